@@ -1,0 +1,13 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from casework.cases import api
+
+urlpatterns = [
+    path("cases/", api.CaseListApi.as_view(), name="api-case-list"),
+    path("cases/<str:reference>/", api.CaseDetailApi.as_view(), name="api-case-detail"),
+    path("cases/<str:reference>/assign/", api.CaseAssignApi.as_view(), name="api-case-assign"),
+    path("cases/<str:reference>/comments/", api.CaseCommentApi.as_view(), name="api-case-comment"),
+    path("cases/<str:reference>/close/", api.CaseCloseApi.as_view(), name="api-case-close"),
+]

@@ -1,0 +1,16 @@
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand
+
+from casework.cases.demo import demo_load
+
+
+class Command(BaseCommand):
+    help = "Load demo people and cases (idempotent) and print the demo logins."
+
+    def handle(self, *args, **options):
+        result = demo_load(stdout=self.stdout)
+        self.stdout.write(self.style.SUCCESS(f"Demo data ready ({result['cases_created']} new cases)."))
+        self.stdout.write("Demo logins (demo data only):")
+        for username, role, _first, _last, password in result["users"]:
+            self.stdout.write(f"  {role:<13} {username:<8} {password}")

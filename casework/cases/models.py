@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from casework.cases.types import CASE_TYPE_CHOICES, CASE_TYPES
+
+
+class Case(models.Model):
+    class Status(models.TextChoices):
+        NEW = "new", "New"
+        IN_PROGRESS = "in_progress", "In progress"
+        AWAITING_RESPONSE = "awaiting_response", "Awaiting response"
+        RESOLVED = "resolved", "Resolved"
+        CLOSED = "closed", "Closed"
+
+    class Priority(models.TextChoices):
+        CRITICAL = "critical", "Critical"
+        HIGH = "high", "High"
+        MEDIUM = "medium", "Medium"
+        LOW = "low", "Low"
+
+    PRIORITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+
+    reference = models.CharField(max_length=20, unique=True, editable=False)
+    case_type = models.CharField(max_length=40, choices=CASE_TYPE_CHOICES, db_index=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.NEW)
+    priority = models.CharField(max_length=10, choices=Priority.choices, default=Priority.MEDIUM)
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="assigned_cases",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="created_cases",
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True, db_index=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["status", "priority"]),
+            models.Index(fields=["case_type", "status"]),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=["new", "in_progress", "awaiting_response", "resolved", "closed"]), name="case_status_valid"),
+            models.CheckConstraint(condition=Q(priority__in=["critical", "high", "medium", "low"]), name="case_priority_valid"),
+            models.CheckConstraint(condition=Q(case_type__in=list(CASE_TYPES)), name="case_type_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reference} {self.title}"
+
+    @property
+    def type_info(self):
+        return CASE_TYPES[self.case_type]
+
+    @property
+    def is_closed(self) -> bool:
+        return self.status == self.Status.CLOSED
+
+    @property
+    def record(self):
+        """This case's case-type record (an alert, a ticket ...), or None."""
+        attr = self.type_info.record_attr
+        return getattr(self, attr, None) if attr else None
+
+
+class CaseCounter(models.Model):
+    """The last reference number handed out per case type (FRA-000123)."""
+
+    case_type = models.CharField(max_length=40, primary_key=True)
+    last = models.PositiveIntegerField(default=0)
+
+
+class Decision(models.Model):
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="decisions")
+    outcome = models.CharField(max_length=40)
+    reason = models.TextField()
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="decisions"
+    )
+    decided_at = models.DateTimeField(auto_now_add=True)
+    final = models.BooleanField(default=True)
+    # What later work attached to the decision (a captured knowledge pattern, ...).
+    data = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-decided_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["case"], condition=Q(final=True), name="one_final_decision_per_case"),
+            models.CheckConstraint(condition=~Q(reason=""), name="decision_reason_required"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.case.reference}: {self.outcome_label}"
+
+    @property
+    def outcome_label(self) -> str:
+        return self.case.type_info.outcome_label(self.outcome)
+
+
+class Comment(models.Model):
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="comments")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="case_comments")
+    body = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.case.reference} comment by {self.author}"

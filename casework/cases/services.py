@@ -1,0 +1,157 @@
+"""Every write to a case goes through these functions; each is audited in its transaction."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from audit.services import audit_record
+from casework.cases.models import Case, CaseCounter, Comment, Decision
+from casework.cases.signals import case_closed
+from casework.cases.types import CASE_TYPES
+from casework.errors import Conflict
+from casework.people.roles import is_investigator
+
+COMMENT_MAX_LENGTH = 10_000
+
+
+def _next_reference(case_type: str) -> str:
+    counter, _ = CaseCounter.objects.get_or_create(case_type=case_type)
+    CaseCounter.objects.filter(pk=counter.pk).update(last=F("last") + 1)
+    counter.refresh_from_db()
+    return f"{CASE_TYPES[case_type].prefix}-{counter.last:06d}"
+
+
+@transaction.atomic
+def case_create(
+    *,
+    actor,
+    case_type: str,
+    title: str,
+    description: str = "",
+    priority: str = Case.Priority.MEDIUM,
+    assignee: User | None = None,
+) -> Case:
+    if case_type not in CASE_TYPES:
+        raise ValidationError({"case_type": f"Unknown case type {case_type!r}."})
+    case = Case(
+        case_type=case_type,
+        title=(title or "").strip(),
+        description=description or "",
+        priority=priority,
+        assignee=assignee,
+        created_by=actor if isinstance(actor, User) else None,
+    )
+    case.full_clean(exclude=["reference"])
+    case.reference = _next_reference(case_type)
+    case.save()
+    audit_record(
+        actor=actor, action="case.created", case=case, obj=case,
+        data={"case_type": case_type, "title": case.title, "priority": case.priority},
+    )
+    return case
+
+
+def _lock(case: Case) -> Case:
+    """Re-read the case under a row lock (PostgreSQL); SQLite's IMMEDIATE BEGIN already serialises."""
+    return Case.objects.select_for_update().select_related("assignee").get(pk=case.pk)
+
+
+def _refuse_if_closed(case: Case) -> None:
+    if case.is_closed:
+        raise Conflict(f"{case.reference} is closed; it can no longer change.", code="case_closed")
+
+
+@transaction.atomic
+def case_assign(*, actor, case: Case, assignee: User | None) -> Case:
+    case = _lock(case)
+    _refuse_if_closed(case)
+    if assignee is not None and not is_investigator(assignee):
+        raise ValidationError({"assignee": f"{assignee.get_username()} is not an investigator."})
+    previous = case.assignee
+    case.assignee = assignee
+    if assignee is not None and case.status == Case.Status.NEW:
+        case.status = Case.Status.IN_PROGRESS
+    case.save(update_fields=["assignee", "status", "updated_at"])
+    audit_record(
+        actor=actor, action="case.assigned", case=case, obj=case,
+        data={
+            "from": previous.get_username() if previous else None,
+            "to": assignee.get_username() if assignee else None,
+        },
+    )
+    return case
+
+
+@transaction.atomic
+def case_set_status(*, actor, case: Case, status: str) -> Case:
+    case = _lock(case)
+    _refuse_if_closed(case)
+    if status == Case.Status.CLOSED:
+        raise ValidationError({"status": "Close a case with a decision, not by setting its status."})
+    if status not in Case.Status.values:
+        raise ValidationError({"status": f"Unknown status {status!r}."})
+    if status == case.status:
+        return case
+    previous = case.status
+    case.status = status
+    case.save(update_fields=["status", "updated_at"])
+    audit_record(actor=actor, action="case.status_changed", case=case, obj=case,
+                 data={"from": previous, "to": status})
+    return case
+
+
+@transaction.atomic
+def case_comment(*, actor, case: Case, body: str) -> Comment:
+    body = (body or "").strip()
+    if not body:
+        raise ValidationError({"body": "A comment cannot be empty."})
+    if len(body) > COMMENT_MAX_LENGTH:
+        raise ValidationError({"body": f"A comment is at most {COMMENT_MAX_LENGTH} characters."})
+    comment = Comment(case=case, author=actor, body=body)
+    comment.full_clean()
+    comment.save()
+    Case.objects.filter(pk=case.pk).update(updated_at=timezone.now())
+    audit_record(actor=actor, action="case.commented", case=case, obj=comment,
+                 data={"body": body[:500]})
+    return comment
+
+
+@transaction.atomic
+def case_close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
+    """Record the case's one final decision and close it.
+
+    Steps: lock the case row; refuse if it is already closed (Conflict, which the API
+    answers with 409); validate outcome and reason; insert the decision (the database's
+    one-final-decision constraint is the last guard against a concurrent close); close
+    the case; audit; after commit, tell case-type packages (knowledge capture ...).
+    """
+    case = _lock(case)
+    existing = case.decisions.filter(final=True).select_related("decided_by").first()
+    if case.is_closed or existing:
+        who = existing.decided_by.get_username() if existing and existing.decided_by else "someone"
+        when = f" at {existing.decided_at:%Y-%m-%d %H:%M} UTC" if existing else ""
+        raise Conflict(f"{case.reference} was already closed by {who}{when}.", code="already_closed")
+    outcomes = dict(case.type_info.outcomes)
+    if outcome not in outcomes:
+        raise ValidationError({"outcome": f"Choose one of: {', '.join(outcomes)}."})
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError({"reason": "Give a reason for the decision."})
+    decision = Decision(case=case, outcome=outcome, reason=reason,
+                        decided_by=actor if isinstance(actor, User) else None)
+    try:
+        with transaction.atomic():
+            decision.save()
+    except IntegrityError as exc:
+        raise Conflict(f"{case.reference} was already closed by someone else.", code="already_closed") from exc
+    case.status = Case.Status.CLOSED
+    case.closed_at = decision.decided_at
+    case.save(update_fields=["status", "closed_at", "updated_at"])
+    audit_record(actor=actor, action="case.closed", case=case, obj=decision,
+                 data={"outcome": outcome, "reason": reason})
+    transaction.on_commit(lambda: case_closed.send(sender=Case, case=case, decision=decision, actor=actor))
+    return decision

@@ -1,0 +1,109 @@
+"""Queue and case pages. An htmx request gets the fragment it swaps, a plain one the page."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from casework.cases import selectors, services
+from casework.cases.filters import CaseFilter
+from casework.cases.forms import CloseForm, CommentForm
+from casework.errors import DomainError
+from casework.people.roles import investigator_required
+
+QUEUE_PAGE_SIZE = 25
+
+
+@require_GET
+@investigator_required
+def queue(request):
+    filterset = CaseFilter(request.GET or None, queryset=selectors.case_list())
+    page = Paginator(filterset.qs, QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
+    params = request.GET.copy()
+    params.pop("page", None)
+    context = {"filter": filterset, "page": page, "params": params.urlencode()}
+    if request.htmx and request.htmx.target == "queue-results":
+        return render(request, "cases/_queue_results.html", context)
+    return render(request, "cases/queue.html", context)
+
+
+@require_POST
+@investigator_required
+def assign_to_me(request, reference: str):
+    case = selectors.case_get_for_user(request.user, reference)
+    try:
+        case = services.case_assign(actor=request.user, case=case, assignee=request.user)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    if request.htmx:
+        case = selectors.case_list().get(pk=case.pk)
+        return render(request, "cases/_queue_row.html", {"case": case})
+    return redirect("cases:detail", reference=case.reference)
+
+
+def _detail_context(request, case, **extra):
+    return {
+        "case": case,
+        "decision": selectors.case_final_decision(case),
+        "comments": selectors.case_comments(case),
+        "timeline": selectors.case_timeline(case),
+        "comment_form": CommentForm(),
+        "close_form": CloseForm(case=case),
+        "tabs": case.type_info.tabs,
+        **extra,
+    }
+
+
+@require_GET
+@investigator_required
+def detail(request, reference: str):
+    case = selectors.case_get_for_user(request.user, reference)
+    return render(request, "cases/detail.html", _detail_context(request, case))
+
+
+@require_GET
+@investigator_required
+def timeline(request, reference: str):
+    case = selectors.case_get_for_user(request.user, reference)
+    return render(request, "cases/_timeline.html", {"timeline": selectors.case_timeline(case)})
+
+
+@require_POST
+@investigator_required
+def comment_add(request, reference: str):
+    case = selectors.case_get_for_user(request.user, reference)
+    form = CommentForm(request.POST)
+    if form.is_valid():
+        try:
+            services.case_comment(actor=request.user, case=case, body=form.cleaned_data["body"])
+            form = CommentForm()
+        except ValidationError as exc:
+            form.add_error(None, exc)
+    if request.htmx:
+        return render(request, "cases/_comments.html",
+                      {"case": case, "comments": selectors.case_comments(case), "comment_form": form})
+    if form.errors:
+        messages.error(request, "; ".join(m for errs in form.errors.values() for m in errs))
+    return redirect("cases:detail", reference=case.reference)
+
+
+@require_POST
+@investigator_required
+def close(request, reference: str):
+    case = selectors.case_get_for_user(request.user, reference)
+    form = CloseForm(request.POST, case=case)
+    if form.is_valid():
+        try:
+            services.case_close(actor=request.user, case=case, **form.cleaned_data)
+            messages.success(request, f"{case.reference} closed.")
+            return redirect("cases:detail", reference=case.reference)
+        except DomainError as exc:
+            messages.error(request, exc.message)
+            return redirect("cases:detail", reference=case.reference)
+        except ValidationError as exc:
+            form.add_error(None, exc)
+    case.refresh_from_db()
+    return render(request, "cases/detail.html", _detail_context(request, case, close_form=form), status=400)

@@ -1,0 +1,99 @@
+"""Prometheus metrics (prometheus-client).
+
+Request latency is measured in this process. Case and agent-run counts are read from the
+database at scrape time, so they are right whichever worker process did the work.
+"""
+
+from __future__ import annotations
+
+import time
+
+from django.db import connection
+from django.db.models import Count
+from django.urls import Resolver404, resolve
+from prometheus_client import REGISTRY, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily
+
+REQUEST_LATENCY = Histogram(
+    "casework_http_request_duration_seconds", "HTTP request latency by route and method.",
+    ["route", "method", "status"],
+)
+TASKS = Counter("casework_celery_tasks_total", "Celery tasks run in this process, by task and outcome.",
+                ["task", "outcome"])
+
+
+class RequestMetricsMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        started = time.perf_counter()
+        response = self.get_response(request)
+        try:
+            route = resolve(request.path_info).route or "unmatched"
+        except Resolver404:
+            route = "unmatched"
+        REQUEST_LATENCY.labels(route, request.method, str(response.status_code)).observe(
+            time.perf_counter() - started
+        )
+        return response
+
+
+class DatabaseCollector:
+    """Counts from the database: cases by type and status, agent runs by pipeline and status."""
+
+    def describe(self):
+        # Named here so that registering the collector does not query the database.
+        yield GaugeMetricFamily("casework_cases", "Cases by type and status.", labels=["case_type", "status"])
+        yield GaugeMetricFamily("casework_agent_runs", "Agent runs by pipeline and status.",
+                                labels=["pipeline", "status"])
+
+    def collect(self):
+        from django.apps import apps
+
+        cases = GaugeMetricFamily("casework_cases", "Cases by type and status.", labels=["case_type", "status"])
+        runs = GaugeMetricFamily("casework_agent_runs", "Agent runs by pipeline and status.",
+                                 labels=["pipeline", "status"])
+        try:
+            Case = apps.get_model("cases", "Case")
+            for row in Case.objects.order_by().values("case_type", "status").annotate(n=Count("id")):
+                cases.add_metric([row["case_type"], row["status"]], row["n"])
+        except Exception:  # noqa: BLE001 - a scrape must not fail because a table is missing
+            pass
+        try:
+            AgentRun = apps.get_model("agents", "AgentRun")
+            for row in AgentRun.objects.order_by().values("pipeline", "status").annotate(n=Count("id")):
+                runs.add_metric([row["pipeline"], row["status"]], row["n"])
+        except Exception:  # noqa: BLE001
+            pass
+        finally:
+            if not connection.in_atomic_block:
+                connection.close_if_unusable_or_obsolete()
+        yield cases
+        yield runs
+
+
+_registered = False
+
+
+def register_collectors() -> None:
+    global _registered
+    if not _registered:
+        REGISTRY.register(DatabaseCollector())
+        connect_task_signals()
+        _registered = True
+
+
+def _count_task(outcome: str):
+    def handler(sender=None, **kwargs):
+        TASKS.labels(getattr(sender, "name", str(sender)), outcome).inc()
+
+    return handler
+
+
+def connect_task_signals() -> None:
+    from celery import signals
+
+    signals.task_success.connect(_count_task("success"), weak=False)
+    signals.task_failure.connect(_count_task("failure"), weak=False)
+    signals.task_retry.connect(_count_task("retry"), weak=False)

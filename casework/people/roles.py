@@ -1,0 +1,43 @@
+"""Roles are Django groups. One place answers "may this user do X"."""
+
+from __future__ import annotations
+
+from functools import wraps
+
+from django.core.exceptions import PermissionDenied
+
+INVESTIGATOR = "investigator"
+MANAGER = "manager"
+ADMIN = "admin"
+ROLES = (INVESTIGATOR, MANAGER, ADMIN)
+
+
+def user_roles(user) -> set[str]:
+    if not getattr(user, "is_authenticated", False):
+        return set()
+    cached = getattr(user, "_casework_roles", None)
+    if cached is None:
+        cached = set(user.groups.values_list("name", flat=True))
+        if user.is_superuser:
+            cached.add(ADMIN)
+        user._casework_roles = cached
+    return cached
+
+
+def is_investigator(user) -> bool:
+    """Investigators (and admins) see and act on cases."""
+    return bool(user_roles(user) & {INVESTIGATOR, ADMIN})
+
+
+def is_manager(user) -> bool:
+    return MANAGER in user_roles(user)
+
+
+def investigator_required(view):
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if not is_investigator(request.user):
+            raise PermissionDenied("Only investigators can see cases.")
+        return view(request, *args, **kwargs)
+
+    return wrapper

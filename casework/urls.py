@@ -1,0 +1,38 @@
+"""Every page and endpoint starts here.
+
+/                 home: sends each person to their work
+/cases/           the investigator's queue and case pages      casework/cases/urls.py
+/api/             REST API (OpenAPI at /api/schema/, Swagger at /api/docs/)
+/admin/           reference data and read-only audit entries
+/healthz /metrics operations                                     casework/ops/views.py
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from casework.ops import views as ops_views
+from casework.people import views as people_views
+from casework.people.urls import auth_urlpatterns
+
+api_urlpatterns = [
+    path("", include("casework.cases.api_urls")),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+]
+
+urlpatterns = [
+    path("", people_views.home, name="home"),
+    *auth_urlpatterns,
+    path("people/", include("casework.people.urls")),
+    path("cases/", include("casework.cases.urls")),
+    path("api/", include(api_urlpatterns)),
+    path("admin/", admin.site.urls),
+    path("healthz", ops_views.healthz, name="healthz"),
+    path("metrics", ops_views.metrics, name="metrics"),
+]
+
+admin.site.site_header = "Casework administration"
+admin.site.site_title = "Casework admin"
