@@ -1,0 +1,30 @@
+# Casework: `make run` to start the product, `make test` to run the whole suite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint migrate seed worker web clean
+
+$(STAMP): requirements.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	@touch $(STAMP)
+
+# A SECRET_KEY made once per checkout for the local server (var/ is never committed).
+var/secret_key:
+	@mkdir -p var
+	@$(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))" > var/secret_key
+
+run: $(STAMP) var/secret_key
+	@bash bin/run
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf var/celery var/traces var/test.sqlite3*

@@ -1,0 +1,43 @@
+"""Shared fixtures: named people (alice the investigator, mona the manager ...)."""
+
+from __future__ import annotations
+
+import pytest
+
+from casework.people.roles import ADMIN, INVESTIGATOR, MANAGER
+from casework.people.services import user_create
+
+
+@pytest.fixture
+def alice(db):
+    return user_create(actor="system", username="alice", password="alice-pass-123", role=INVESTIGATOR)
+
+
+@pytest.fixture
+def ivan(db):
+    return user_create(actor="system", username="ivan", password="ivan-pass-123", role=INVESTIGATOR)
+
+
+@pytest.fixture
+def mona(db):
+    return user_create(actor="system", username="mona", password="mona-pass-123", role=MANAGER)
+
+
+@pytest.fixture
+def admin_user(db):
+    return user_create(actor="system", username="root", password="root-pass-123", role=ADMIN)
+
+
+@pytest.fixture
+def alice_client(client, alice):
+    client.force_login(alice)
+    return client
+
+
+@pytest.fixture
+def api(alice):
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(alice)
+    return client
