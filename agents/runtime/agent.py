@@ -1,0 +1,47 @@
+"""An agent is a plain object: an id, a system prompt, a Pydantic output model, tools."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from agents.runtime.tools import Tool
+
+
+@dataclass(frozen=True)
+class Agent:
+    id: str
+    system_prompt: str
+    output_model: type[BaseModel]
+    tools: tuple[Tool, ...] = field(default_factory=tuple)
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    # A tool-calling agent ends its loop by calling this tool (e.g. file_risk_report);
+    # empty means the agent answers with its output model as JSON.
+    final_tool: str = ""
+
+    def output_schema(self) -> dict:
+        return self.output_model.model_json_schema()
+
+
+@dataclass
+class AgentResult:
+    """What one agent produced: its validated output, or an error (never both)."""
+
+    agent_id: str
+    output: dict | None = None
+    error: str = ""
+    error_type: str = ""
+    attempts: int = 1
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_ms: int = 0
+    model: str = ""
+    provider: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.output is not None and not self.error
