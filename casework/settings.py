@@ -223,6 +223,37 @@ EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
 vars().update(EMAIL_CONFIG)
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="casework@localhost")
 
+# --- LLM providers ---------------------------------------------------------------------
+# offline (default): deterministic rule-based analysts, no key, no network.
+# openai: any OpenAI-compatible endpoint (OPENAI_BASE_URL). gemini: Google's compatible
+# endpoint (chosen automatically when only GOOGLE_API_KEY is set). anthropic: Messages API.
+OPENAI_API_KEY = env("OPENAI_API_KEY", default="")
+OPENAI_BASE_URL = env("OPENAI_BASE_URL", default="")
+GOOGLE_API_KEY = env("GOOGLE_API_KEY", default="")
+ANTHROPIC_API_KEY = env("ANTHROPIC_API_KEY", default="")
+ANTHROPIC_BASE_URL = env("ANTHROPIC_BASE_URL", default="")
+LLM_PROVIDER = env("LLM_PROVIDER", default="gemini" if GOOGLE_API_KEY and not OPENAI_API_KEY else "offline")
+if LLM_PROVIDER not in ("offline", "openai", "gemini", "anthropic"):
+    raise ImproperlyConfigured(f"LLM_PROVIDER={LLM_PROVIDER!r}: use offline, openai, gemini or anthropic.")
+LLM_MODEL = env("LLM_MODEL", default="")
+LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60.0)
+LLM_MAX_CONCURRENCY = env.int("LLM_MAX_CONCURRENCY", default=8)
+LLM_RATE_LIMIT_RETRIES = env.int("LLM_RATE_LIMIT_RETRIES", default=3)
+LLM_RETRY_INITIAL_DELAY = env.float("LLM_RETRY_INITIAL_DELAY", default=1.0)
+LLM_RETRY_MAX_DELAY = env.float("LLM_RETRY_MAX_DELAY", default=60.0)
+AGENT_CALL_DELAY_SECONDS = env.float("AGENT_CALL_DELAY_SECONDS", default=0.0)
+LLM_CONTEXT_TOKENS = env.int("LLM_CONTEXT_TOKENS", default=128_000)
+# Prices per million tokens, as JSON: {"gpt-4o-mini": [0.15, 0.60]} (input, output).
+LLM_PRICES = env.json("LLM_PRICES", default={"gpt-4o-mini": [0.15, 0.60], "gpt-4o": [2.5, 10.0],
+                                             "gemini-2.0-flash": [0.10, 0.40],
+                                             "claude-sonnet-4-5": [3.0, 15.0]})
+# A pipeline run past this many seconds ends timed_out with what it has.
+RUN_TIMEOUT_SECONDS = env.int("RUN_TIMEOUT_SECONDS", default=600)
+# A running run whose worker has not reported for this long is taken to be dead, and resumes.
+RUN_STALE_AFTER_SECONDS = env.int("RUN_STALE_AFTER_SECONDS", default=120)
+if LLM_MAX_CONCURRENCY < 1:
+    raise ImproperlyConfigured("LLM_MAX_CONCURRENCY must be at least 1.")
+
 # --- Observability ---------------------------------------------------------------------
 TRACE_DIR = Path(env("TRACE_DIR", default=str(VAR_DIR / "traces")))
 OTEL_EXPORTER_OTLP_ENDPOINT = env("OTEL_EXPORTER_OTLP_ENDPOINT", default="")

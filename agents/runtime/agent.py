@@ -41,6 +41,13 @@ class AgentResult:
     latency_ms: int = 0
     model: str = ""
     provider: str = ""
+    cost_usd: float = 0.0
+    # Every provider request made for this result (retries included) and every tool call.
+    attempt_log: list[dict] = field(default_factory=list)
+    tool_calls: list[dict] = field(default_factory=list)
+    context_events: list[dict] = field(default_factory=list)
+    trace_id: str = ""
+    span_id: str = ""
 
     @property
     def ok(self) -> bool:

@@ -1,0 +1,100 @@
+"""The provider interface: one shape for every LLM, whatever its wire format."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    # What the model sent, for the record, when it was not valid JSON.
+    raw_arguments: str = ""
+
+
+@dataclass
+class Message:
+    role: str  # system | user | assistant | tool
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str = ""
+    name: str = ""
+
+    def to_dict(self) -> dict:
+        data: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            data["tool_calls"] = [
+                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in self.tool_calls
+            ]
+        if self.tool_call_id:
+            data["tool_call_id"] = self.tool_call_id
+        if self.name:
+            data["name"] = self.name
+        return data
+
+
+@dataclass
+class ToolSpec:
+    """A tool as the provider sees it: name, description, JSON-schema parameters."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass
+class ResponseSchema:
+    name: str
+    schema: dict[str, Any]
+
+
+@dataclass
+class Completion:
+    text: str
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    model: str = ""
+    latency_ms: int = 0
+    finish_reason: str = ""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    tools: bool
+    structured_output: bool
+    context_tokens: int
+
+
+@dataclass
+class LLMRequest:
+    messages: list[Message]
+    tools: list[ToolSpec] = field(default_factory=list)
+    response_schema: ResponseSchema | None = None
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    timeout: float = 60.0
+    # Which agent asks, and the structured input it was given: the offline provider
+    # answers from these; remote providers ignore them.
+    agent_id: str = ""
+    input_data: dict[str, Any] | None = None
+
+
+class Provider(abc.ABC):
+    name: str = "provider"
+    model: str = ""
+
+    @abc.abstractmethod
+    def complete(self, request: LLMRequest) -> Completion: ...
+
+    def estimate_tokens(self, messages: list[Message]) -> int:
+        from agents.llm.tokens import estimate_messages_tokens
+
+        return estimate_messages_tokens(messages)
+
+    @abc.abstractmethod
+    def capabilities(self) -> Capabilities: ...

@@ -1,0 +1,152 @@
+"""Any OpenAI-compatible endpoint through the `openai` SDK (OpenAI, OpenRouter, Ollama,
+vLLM, llama.cpp server, Gemini's compatible endpoint).
+
+The SDK's own retries are off: agents.runtime.retry is the one retry policy. Native tool
+calling and JSON-schema structured output are used where the endpoint accepts them; an
+endpoint that refuses `response_format` is remembered and asked again with the schema in
+the prompt, and the runtime extracts JSON from the text.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import openai
+
+from agents.llm import errors
+from agents.llm.base import Capabilities, Completion, LLMRequest, Message, Provider, ToolCall
+
+GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
+
+
+class OpenAICompatibleProvider(Provider):
+    name = "openai"
+
+    def __init__(self, *, api_key: str, base_url: str | None, model: str, context_tokens: int,
+                 structured_output: bool = True, timeout: float = 60.0, name: str = "openai"):
+        self.name = name
+        self.model = model
+        self._context_tokens = context_tokens
+        self._structured_output = structured_output
+        self._client = openai.OpenAI(api_key=api_key or "not-needed", base_url=base_url or None,
+                                     max_retries=0, timeout=timeout)
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities(tools=True, structured_output=self._structured_output,
+                            context_tokens=self._context_tokens)
+
+    def complete(self, request: LLMRequest) -> Completion:
+        kwargs = {
+            "model": self.model,
+            "messages": [_to_openai(m) for m in request.messages],
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "timeout": request.timeout,
+        }
+        if request.tools:
+            kwargs["tools"] = [
+                {"type": "function", "function": {"name": t.name, "description": t.description,
+                                                  "parameters": t.parameters}}
+                for t in request.tools
+            ]
+        use_schema = request.response_schema is not None and self._structured_output and not request.tools
+        if use_schema:
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": request.response_schema.name, "schema": request.response_schema.schema},
+            }
+        started = time.perf_counter()
+        try:
+            response = self._client.chat.completions.create(**kwargs)
+        except openai.BadRequestError as exc:
+            if use_schema and _mentions_response_format(exc):
+                # This endpoint does not do JSON-schema output: fall back to JSON in text.
+                self._structured_output = False
+                return self.complete(request)
+            raise _normalise(exc) from exc
+        except openai.OpenAIError as exc:
+            raise _normalise(exc) from exc
+        latency_ms = int((time.perf_counter() - started) * 1000)
+        if not getattr(response, "choices", None):
+            raise errors.ProviderError("The endpoint answered without any choices.")
+        choice = response.choices[0]
+        message = choice.message
+        calls = []
+        for call in message.tool_calls or []:
+            raw = call.function.arguments or ""
+            try:
+                arguments = json.loads(raw) if raw.strip() else {}
+                if not isinstance(arguments, dict):
+                    raise ValueError
+                raw_kept = ""
+            except ValueError:
+                arguments, raw_kept = {}, raw
+            calls.append(ToolCall(id=call.id or f"call_{len(calls)}", name=call.function.name,
+                                  arguments=arguments, raw_arguments=raw_kept))
+        usage = response.usage
+        return Completion(
+            text=message.content or "",
+            tool_calls=calls,
+            input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            output_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            model=response.model or self.model,
+            latency_ms=latency_ms,
+            finish_reason=choice.finish_reason or "",
+        )
+
+
+def _to_openai(m: Message) -> dict:
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}
+    data: dict = {"role": m.role, "content": m.content}
+    if m.tool_calls:
+        data["tool_calls"] = [
+            {"id": c.id, "type": "function",
+             "function": {"name": c.name, "arguments": c.raw_arguments or json.dumps(c.arguments)}}
+            for c in m.tool_calls
+        ]
+    return data
+
+
+def _mentions_response_format(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "response_format" in text or "json_schema" in text
+
+
+def _retry_after(exc) -> float | None:
+    response = getattr(exc, "response", None)
+    if response is None:
+        return None
+    value = response.headers.get("retry-after")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _normalise(exc: Exception) -> errors.LLMError:
+    status = getattr(exc, "status_code", None)
+    text = _error_text(exc)
+    if isinstance(exc, openai.APITimeoutError):
+        return errors.TimeoutError(f"No answer before the timeout ({text}).")
+    if isinstance(exc, openai.APIConnectionError):
+        return errors.NetworkError(f"Could not reach the endpoint ({text}).")
+    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        return errors.AuthenticationError(f"HTTP {status}: {text}", status_code=status)
+    if isinstance(exc, openai.RateLimitError):
+        return errors.RateLimitError(f"HTTP 429: {text}", status_code=429, retry_after=_retry_after(exc))
+    if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
+        return errors.ValidationError(f"HTTP {status}: {text}", status_code=status)
+    if isinstance(exc, openai.APIStatusError):
+        return errors.ProviderError(f"HTTP {status}: {text}", status_code=status, retry_after=_retry_after(exc))
+    return errors.ProviderError(text)
+
+
+def _error_text(exc: Exception) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])[:500]
+    return str(exc)[:500]

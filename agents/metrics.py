@@ -1,0 +1,27 @@
+"""Prometheus metrics of the agent runtime (seed 004, section 6)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+LLM_DURATION = Histogram("casework_llm_call_duration_seconds", "Time for one provider.complete().",
+                         ["provider", "model", "agent"], buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60))
+LLM_TOKENS = Counter("casework_llm_tokens_total", "Tokens used, by direction.", ["provider", "model", "direction"])
+LLM_ERRORS = Counter("casework_llm_errors_total", "LLM call errors by type.", ["provider", "error_type"])
+LLM_RETRIES = Counter("casework_llm_retries_total", "LLM call retries.", ["provider", "error_type"])
+LLM_COST = Counter("casework_llm_cost_usd_total", "Estimated LLM cost in US dollars.", ["provider", "model"])
+TOOL_DURATION = Histogram("casework_tool_duration_seconds", "Tool execution time.", ["tool"])
+TOOL_CALLS = Counter("casework_tool_calls_total", "Tool calls by outcome.", ["tool", "outcome"])
+CONTEXT_UTILISATION = Histogram("casework_context_utilisation_ratio", "Share of the context window used.",
+                                ["agent"], buckets=(0.1, 0.25, 0.5, 0.75, 0.9, 1.0))
+AGENT_OUTPUT_INVALID = Counter("casework_agent_invalid_output_total", "Answers that failed their schema.",
+                               ["agent", "repaired"])
+
+
+def estimate_cost(model: str, input_tokens: int, output_tokens: int) -> float:
+    from django.conf import settings
+
+    price = settings.LLM_PRICES.get(model)
+    if not price:
+        return 0.0
+    return (input_tokens * float(price[0]) + output_tokens * float(price[1])) / 1_000_000

@@ -1,0 +1,112 @@
+"""Durable runs: AgentRun is one pipeline execution for a case, AgentCall one agent or tool call.
+
+A run's `state` is saved after every step, so a run whose worker died resumes from its last
+saved step without repeating a finished call (see agents.runtime.pipeline).
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+
+class AgentRun(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        WAITING = "waiting", "Waiting for a person"
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Failed"
+        TIMED_OUT = "timed_out", "Timed out"
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+
+    case = models.ForeignKey("cases.Case", on_delete=models.CASCADE, related_name="agent_runs")
+    pipeline = models.CharField(max_length=40)
+    mode = models.CharField(max_length=40, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    requested_by = models.CharField(max_length=150, blank=True)
+    # {"stage_index": n, "results": {key: {...}}, "input": {...}, ...}
+    state = models.JSONField(default=dict, blank=True)
+    step_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    error = models.TextField(blank=True)
+    trace_id = models.CharField(max_length=32, blank=True)
+    correlation_id = models.CharField(max_length=64, blank=True)
+    provider = models.CharField(max_length=40, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["case", "pipeline", "-created_at"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "waiting", "completed", "failed", "timed_out"]),
+                name="agentrun_status_valid",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pipeline}/{self.mode} run #{self.pk} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE
+
+    @property
+    def results(self) -> dict:
+        return self.state.get("results", {})
+
+    @property
+    def duration_ms(self) -> int | None:
+        if self.started_at and self.finished_at:
+            return int((self.finished_at - self.started_at).total_seconds() * 1000)
+        return None
+
+
+class AgentCall(models.Model):
+    class Kind(models.TextChoices):
+        AGENT = "agent", "Agent"
+        TOOL = "tool", "Tool"
+
+    class Status(models.TextChoices):
+        OK = "ok", "OK"
+        ERROR = "error", "Error"
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="calls")
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.AGENT)
+    key = models.CharField(max_length=80, help_text="The call's key within its run (e.g. the agent id).")
+    name = models.CharField(max_length=80, help_text="Agent id or tool name.")
+    stage = models.CharField(max_length=40, blank=True)
+    input = models.JSONField(default=dict, blank=True)
+    output = models.JSONField(null=True, blank=True)
+    status = models.CharField(max_length=8, choices=Status.choices)
+    error = models.TextField(blank=True)
+    error_type = models.CharField(max_length=40, blank=True)
+    attempts = models.PositiveIntegerField(default=1)
+    attempt_log = models.JSONField(default=list, blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    model = models.CharField(max_length=80, blank=True)
+    provider = models.CharField(max_length=40, blank=True)
+    trace_id = models.CharField(max_length=32, blank=True)
+    span_id = models.CharField(max_length=16, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["run", "key"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name} ({self.status})"
+
+    @property
+    def retries(self) -> int:
+        return max(0, self.attempts - 1)

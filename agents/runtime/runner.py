@@ -1,0 +1,269 @@
+"""Running one agent: a single structured call, or a tool-calling loop.
+
+Neither raises for an agent's failure: the result carries the error and its type, so a
+pipeline can record it and go on. Every provider request goes through the retry policy,
+the process-wide concurrency limit (LLM_MAX_CONCURRENCY) and an OpenTelemetry span.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from opentelemetry import trace as otel_trace
+
+from agents import metrics
+from agents.llm import errors
+from agents.llm.base import Completion, LLMRequest, Message, Provider, ResponseSchema
+from agents.llm.registry import get_provider
+from agents.runtime.agent import Agent, AgentResult
+from agents.runtime.context import manage_context
+from agents.runtime.prompting import fence_data, system_prompt_for
+from agents.runtime.retry import Attempt, RetryPolicy, call_with_retry
+from agents.runtime.structured import OutputError, parse_output, repair_prompt
+from agents.runtime.tools import ToolRegistry
+from audit.tracing import get_tracer
+
+_slots_lock = threading.Lock()
+_slots: threading.BoundedSemaphore | None = None
+_slots_size = 0
+
+
+def _concurrency_slots() -> threading.BoundedSemaphore:
+    """One semaphore per process bounds the LLM requests in flight, whichever thread sends them."""
+    global _slots, _slots_size
+    with _slots_lock:
+        if _slots is None or _slots_size != settings.LLM_MAX_CONCURRENCY:
+            _slots = threading.BoundedSemaphore(settings.LLM_MAX_CONCURRENCY)
+            _slots_size = settings.LLM_MAX_CONCURRENCY
+        return _slots
+
+
+@dataclass
+class _Call:
+    """Book-keeping shared by the single call and the tool loop."""
+
+    agent: Agent
+    provider: Provider
+    policy: RetryPolicy
+    result: AgentResult
+
+    def complete(self, messages: list[Message], *, tools=None, schema: bool = True) -> Completion:
+        agent, provider, result = self.agent, self.provider, self.result
+        request = LLMRequest(
+            messages=messages, tools=tools or [],
+            response_schema=ResponseSchema(agent.id, agent.output_schema()) if schema else None,
+            temperature=agent.temperature, max_tokens=agent.max_tokens, timeout=settings.LLM_TIMEOUT_SECONDS,
+            agent_id=agent.id, input_data=self.input_data,
+        )
+        tracer = get_tracer()
+
+        def attempt_once() -> Completion:
+            slots = _concurrency_slots()
+            with slots, tracer.start_as_current_span("llm.request") as span:
+                span.set_attributes({
+                    "llm.provider": provider.name, "llm.model": provider.model or "", "agent.id": agent.id,
+                    "llm.temperature": agent.temperature, "llm.max_tokens": agent.max_tokens,
+                    "llm.message_count": len(messages), "llm.tools": len(request.tools),
+                })
+                started = time.perf_counter()
+                try:
+                    completion = provider.complete(request)
+                except errors.LLMError as exc:
+                    span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, exc.kind))
+                    span.set_attribute("error.type", exc.kind)
+                    metrics.LLM_ERRORS.labels(provider.name, exc.kind).inc()
+                    raise
+                finally:
+                    metrics.LLM_DURATION.labels(provider.name, provider.model or "", agent.id).observe(
+                        time.perf_counter() - started)
+                    if settings.AGENT_CALL_DELAY_SECONDS > 0:
+                        time.sleep(settings.AGENT_CALL_DELAY_SECONDS)
+                span.set_attributes({
+                    "llm.tokens.input": completion.input_tokens, "llm.tokens.output": completion.output_tokens,
+                    "llm.tokens.total": completion.input_tokens + completion.output_tokens,
+                    "llm.response_model": completion.model, "llm.finish_reason": completion.finish_reason,
+                    "llm.context.tokens_used": completion.input_tokens,
+                    "llm.context.tokens_available": provider.capabilities().context_tokens,
+                })
+                return completion
+
+        self.requests += 1
+        request_number = self.requests
+
+        def on_attempt(attempt: Attempt) -> None:
+            result.attempt_log.append(attempt.as_dict() | {"request": request_number})
+            if attempt.error_type and attempt.backoff_s:
+                metrics.LLM_RETRIES.labels(provider.name, attempt.error_type).inc()
+                with tracer.start_as_current_span("llm.retry") as span:
+                    span.set_attributes({"retry.attempt": attempt.number, "retry.backoff_s": attempt.backoff_s,
+                                         "error.type": attempt.error_type})
+
+        completion = call_with_retry(attempt_once, self.policy, on_attempt=on_attempt)
+        result.input_tokens += completion.input_tokens
+        result.output_tokens += completion.output_tokens
+        result.model = completion.model
+        cost = metrics.estimate_cost(completion.model, completion.input_tokens, completion.output_tokens)
+        result.cost_usd += cost
+        metrics.LLM_TOKENS.labels(provider.name, completion.model, "input").inc(completion.input_tokens)
+        metrics.LLM_TOKENS.labels(provider.name, completion.model, "output").inc(completion.output_tokens)
+        metrics.LLM_COST.labels(provider.name, completion.model).inc(cost)
+        context = provider.capabilities().context_tokens
+        if context:
+            metrics.CONTEXT_UTILISATION.labels(agent.id).observe(min(1.0, completion.input_tokens / context))
+        return completion
+
+    input_data: dict | None = None
+    requests: int = 0
+
+
+def _start(agent: Agent, input_data: dict, provider: Provider | None, policy: RetryPolicy | None):
+    provider = provider or get_provider()
+    result = AgentResult(agent_id=agent.id, provider=provider.name)
+    call = _Call(agent=agent, provider=provider, policy=policy or RetryPolicy.from_settings(), result=result)
+    call.input_data = input_data
+    messages = [
+        Message(role="system", content=system_prompt_for(agent.system_prompt,
+                                                         None if agent.final_tool else agent.output_schema())),
+        Message(role="user", content=fence_data(input_data, label=agent.id)),
+    ]
+    return call, result, messages
+
+
+def _fail(result: AgentResult, exc: errors.LLMError) -> AgentResult:
+    result.output = None
+    result.error = errors.user_message(exc)
+    result.error_type = exc.kind
+    return result
+
+
+def _finish(result: AgentResult, span, started: float) -> AgentResult:
+    result.latency_ms = int((time.perf_counter() - started) * 1000)
+    result.attempts = len(result.attempt_log) or 1
+    ctx = span.get_span_context()
+    result.trace_id, result.span_id = format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")
+    span.set_attributes({"agent.ok": result.ok, "agent.attempts": result.attempts,
+                         "llm.tokens.input": result.input_tokens, "llm.tokens.output": result.output_tokens})
+    if result.error:
+        span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, result.error_type))
+    return result
+
+
+def _parse_with_repair(call: _Call, messages: list[Message], completion: Completion) -> None:
+    """Validate the answer; on failure ask once more, quoting the error; then give up."""
+    agent, result = call.agent, call.result
+    try:
+        result.output = parse_output(completion.text, agent.output_model)
+        return
+    except OutputError as first:
+        metrics.AGENT_OUTPUT_INVALID.labels(agent.id, "attempted").inc()
+        retry_messages = messages + [Message(role="assistant", content=completion.text),
+                                     Message(role="user", content=repair_prompt(first, agent.output_model))]
+        second = call.complete(retry_messages)
+        try:
+            result.output = parse_output(second.text, agent.output_model)
+        except OutputError as exc:
+            metrics.AGENT_OUTPUT_INVALID.labels(agent.id, "failed").inc()
+            result.output = None
+            result.error = f"{agent.id} returned output that does not fit its schema, even after one repair: {exc}"
+            result.error_type = "invalid_output"
+
+
+def run_agent(agent: Agent, input_data: dict, *, provider: Provider | None = None,
+              policy: RetryPolicy | None = None) -> AgentResult:
+    """One agent, one structured answer (seed 000, section 3.1), never raising."""
+    if agent.tools:
+        return run_tool_loop(agent, input_data, provider=provider, policy=policy)
+    call, result, messages = _start(agent, input_data, provider, policy)
+    started = time.perf_counter()
+    with get_tracer().start_as_current_span(f"agent.{agent.id}") as span:
+        span.set_attributes({"agent.id": agent.id, "llm.provider": call.provider.name})
+        try:
+            completion = call.complete(messages)
+            _parse_with_repair(call, messages, completion)
+        except errors.LLMError as exc:
+            _fail(result, exc)
+        return _finish(result, span, started)
+
+
+def run_tool_loop(agent: Agent, input_data: dict, *, provider: Provider | None = None,
+                  policy: RetryPolicy | None = None, max_turns: int = 8, max_tool_calls: int = 16,
+                  context_strategy: str = "truncate") -> AgentResult:
+    """Call, run the tools asked for, return their results, call again (seed 004, section 5).
+
+    Ends with the model's final JSON answer, or with the agent's final tool (whose validated
+    arguments are the output), or with an error once max_turns or max_tool_calls is reached.
+    """
+    call, result, messages = _start(agent, input_data, provider, policy)
+    registry = ToolRegistry(agent.tools)
+    tracer = get_tracer()
+    started = time.perf_counter()
+    with tracer.start_as_current_span(f"agent.{agent.id}") as span:
+        span.set_attributes({"agent.id": agent.id, "llm.provider": call.provider.name, "agent.tool_loop": True})
+        try:
+            for turn in range(1, max_turns + 1):
+                messages, events = manage_context(
+                    messages, context_tokens=call.provider.capabilities().context_tokens,
+                    max_tokens=agent.max_tokens, strategy=context_strategy,
+                    summarise=lambda old: _summarise(call, old),
+                )
+                result.context_events += [e.as_dict() | {"turn": turn} for e in events]
+                completion = call.complete(messages, tools=registry.specs(), schema=False)
+                if not completion.tool_calls:
+                    if agent.final_tool:
+                        messages.append(Message(role="assistant", content=completion.text))
+                        messages.append(Message(role="user", content=f"Finish by calling {agent.final_tool}."))
+                        continue
+                    _parse_with_repair(call, messages, completion)
+                    return _finish(result, span, started)
+                messages.append(Message(role="assistant", content=completion.text, tool_calls=completion.tool_calls))
+                for tool_call in completion.tool_calls:
+                    if len(result.tool_calls) >= max_tool_calls:
+                        result.error = f"{agent.id} stopped after {max_tool_calls} tool calls without finishing."
+                        result.error_type = "tool_call_cap"
+                        return _finish(result, span, started)
+                    outcome = _execute_tool(registry, tool_call, turn, result)
+                    messages.append(Message(role="tool", content=outcome.as_message_content(),
+                                            tool_call_id=tool_call.id, name=tool_call.name))
+                    if outcome.success and tool_call.name == agent.final_tool:
+                        result.output = agent.output_model.model_validate(tool_call.arguments).model_dump(mode="json")
+                if result.output is not None:
+                    return _finish(result, span, started)
+            result.error = f"{agent.id} stopped after {max_turns} turns without a final answer."
+            result.error_type = "turn_cap"
+        except errors.LLMError as exc:
+            _fail(result, exc)
+        return _finish(result, span, started)
+
+
+def _execute_tool(registry: ToolRegistry, tool_call, turn: int, result: AgentResult):
+    with get_tracer().start_as_current_span(f"tool.{tool_call.name}") as span:
+        outcome = registry.execute(tool_call)
+        span.set_attributes({"tool.name": tool_call.name, "tool.success": outcome.success,
+                             "tool.duration_ms": outcome.latency_ms, "tool.error_type": outcome.error_type})
+        if not outcome.success:
+            span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, outcome.error_type))
+    metrics.TOOL_DURATION.labels(tool_call.name).observe(outcome.latency_ms / 1000)
+    metrics.TOOL_CALLS.labels(tool_call.name, "ok" if outcome.success else outcome.error_type).inc()
+    result.tool_calls.append({
+        "turn": turn, "id": tool_call.id, "name": tool_call.name, "arguments": tool_call.arguments,
+        "success": outcome.success, "error_type": outcome.error_type,
+        "result": outcome.content if isinstance(outcome.content, dict | list | str | int | float) else str(outcome.content),
+        "latency_ms": outcome.latency_ms,
+    })
+    return outcome
+
+
+def _summarise(call: _Call, old: list[Message]) -> str:
+    text = "\n".join(f"{m.role}: {m.content[:2000]}" for m in old)
+    summary_agent = Agent(id=f"{call.agent.id}.summary", system_prompt="Summarise the conversation so far "
+                          "in at most 200 words, keeping every fact and tool result that matters.",
+                          output_model=call.agent.output_model)
+    sub = _Call(agent=summary_agent, provider=call.provider, policy=call.policy, result=call.result)
+    sub.input_data = {"conversation": text}
+    completion = sub.complete([Message(role="system", content=summary_agent.system_prompt),
+                               Message(role="user", content=fence_data({"conversation": text}))], schema=False)
+    return completion.text or json.dumps({"summary": "unavailable"})

@@ -1,0 +1,107 @@
+"""Tools: a name, a description, JSON-schema parameters from a Pydantic model, a handler,
+a timeout. Executing one validates the arguments and turns every failure into a result the
+model sees (ToolNotFound, InvalidArguments, ToolExecution, ToolTimeout), never a crash."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
+
+from agents.llm.base import ToolCall, ToolSpec
+
+# Handlers that outlive their timeout keep running on this pool (a thread cannot be killed);
+# their result is discarded.
+_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="tool")
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: type[BaseModel]
+    handler: Callable[..., Any]
+    timeout: float = 10.0
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(name=self.name, description=self.description,
+                        parameters=self.parameters.model_json_schema())
+
+
+@dataclass
+class ToolResult:
+    tool_call_id: str
+    name: str
+    success: bool
+    content: Any
+    error_type: str = ""
+    latency_ms: int = 0
+    arguments: dict = field(default_factory=dict)
+
+    def as_message_content(self) -> str:
+        if self.success:
+            return json.dumps(self.content, default=str)
+        return json.dumps({"error": self.error_type, "message": self.content})
+
+
+class ToolRegistry:
+    def __init__(self, tools: tuple[Tool, ...] | list[Tool] = ()):
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"A tool named {tool.name!r} is already registered.")
+        self._tools[tool.name] = tool
+
+    def get_tools(self) -> list[Tool]:
+        return list(self._tools.values())
+
+    def specs(self) -> list[ToolSpec]:
+        return [t.spec() for t in self._tools.values()]
+
+    def execute(self, call: ToolCall) -> ToolResult:
+        started = time.perf_counter()
+
+        def result(success: bool, content: Any, error_type: str = "") -> ToolResult:
+            return ToolResult(call.id, call.name, success, content, error_type,
+                              int((time.perf_counter() - started) * 1000), call.arguments)
+
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return result(False, f"No tool named {call.name!r}. Available: {', '.join(self._tools) or 'none'}.",
+                          "ToolNotFound")
+        if call.raw_arguments:
+            return result(False, f"Arguments are not valid JSON: {call.raw_arguments[:200]}", "InvalidArguments")
+        try:
+            args = tool.parameters.model_validate(call.arguments)
+        except PydanticValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+            return result(False, f"Invalid arguments for {tool.name}: {problems}", "InvalidArguments")
+        future = _POOL.submit(_run_handler, tool.handler, args)
+        try:
+            value = future.result(timeout=tool.timeout)
+        except concurrent.futures.TimeoutError:
+            return result(False, f"{tool.name} did not finish within {tool.timeout:g} s.", "ToolTimeout")
+        except Exception as exc:  # noqa: BLE001 - a failing tool is reported to the model
+            return result(False, f"{tool.name} failed: {type(exc).__name__}: {exc}", "ToolExecution")
+        if isinstance(value, BaseModel):
+            value = value.model_dump(mode="json")
+        return result(True, value)
+
+
+def _run_handler(handler: Callable[..., Any], args: BaseModel) -> Any:
+    from django.db import connection
+
+    try:
+        return handler(args)
+    finally:
+        # The handler ran on a pool thread: close the connection it may have opened there.
+        connection.close()
