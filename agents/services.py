@@ -1,0 +1,44 @@
+"""Starting runs again: the whole run, or one failed agent (keeping every other result)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from agents.models import AgentRun
+from agents.tasks import pipeline_enqueue
+from casework.errors import Conflict, DomainError
+
+
+def _refuse_if_active(run: AgentRun) -> None:
+    if AgentRun.objects.filter(case=run.case, pipeline=run.pipeline, status__in=AgentRun.ACTIVE).exists():
+        raise Conflict("A run of this pipeline is already in progress for this case.", code="run_active")
+
+
+@transaction.atomic
+def run_rerun(*, actor, run: AgentRun) -> AgentRun:
+    """Run the same pipeline and mode again from scratch."""
+    _refuse_if_active(run)
+    return pipeline_enqueue(case=run.case, pipeline=run.pipeline, mode=run.mode, actor=actor,
+                            initial_state={"rerun_of": run.pk, **_carry_inputs(run)})
+
+
+@transaction.atomic
+def run_rerun_agent(*, actor, run: AgentRun, key: str) -> AgentRun:
+    """A new run that repeats one agent's call and everything that depends on it.
+
+    Results of earlier stages and of the agent's siblings are copied; the agent's own result
+    and those of later stages (which read it) are computed again.
+    """
+    if key not in run.results:
+        raise DomainError(f"This run has no agent {key!r}.", code="unknown_agent")
+    _refuse_if_active(run)
+    stage = run.results[key].get("stage", 0)
+    kept = {k: v for k, v in run.results.items() if k != key and v.get("stage", 0) <= stage}
+    return pipeline_enqueue(case=run.case, pipeline=run.pipeline, mode=run.mode, actor=actor,
+                            initial_state={"rerun_of": run.pk, "rerun_agent": key, "results": kept,
+                                           **_carry_inputs(run)})
+
+
+def _carry_inputs(run: AgentRun) -> dict:
+    """What the pipeline's prepare step put in the state besides results (e.g. the cache source)."""
+    return {k: v for k, v in run.state.items() if k.startswith("input_")}
