@@ -28,6 +28,7 @@ urlpatterns = [
     *auth_urlpatterns,
     path("people/", include("casework.people.urls")),
     path("cases/", include("casework.cases.urls")),
+    path("cases/", include("agents.urls")),
     path("api/", include(api_urlpatterns)),
     path("admin/", admin.site.urls),
     path("healthz", ops_views.healthz, name="healthz"),
