@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+
 from django.contrib.auth.decorators import login_not_required
 from django.db import connection
 from django.http import HttpResponse, JsonResponse
@@ -43,4 +45,17 @@ def healthz(request):
 @login_not_required
 @require_GET
 def metrics(request):
-    return HttpResponse(generate_latest(REGISTRY), content_type=CONTENT_TYPE_LATEST)
+    """Prometheus text. With PROMETHEUS_MULTIPROC_DIR set (make run sets it), the samples of
+    every process on this machine, web and worker, are merged: prometheus-client's
+    multiprocess mode. Otherwise this process's own registry."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import CollectorRegistry, multiprocess
+
+        from casework.ops.metrics import DatabaseCollector
+
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        registry.register(DatabaseCollector())
+    else:
+        registry = REGISTRY
+    return HttpResponse(generate_latest(registry), content_type=CONTENT_TYPE_LATEST)
