@@ -78,7 +78,9 @@ class Pipeline:
     name: str
     modes: dict[str, list[Stage]]
     prepare: Callable[[RunContext], None] = lambda ctx: None
-    finish: Callable[[RunContext], None] = lambda ctx: None
+    # Writes results back through domain services. May return AgentRun.Status.WAITING when
+    # the flow now waits for a person (the next step is a new run, enqueued on the answer).
+    finish: Callable[[RunContext], str | None] = lambda ctx: None
     description: str = ""
     agents: dict[str, Agent] = field(default_factory=dict)
 
@@ -169,8 +171,8 @@ def _execute(ctx: RunContext, pipeline: Pipeline) -> None:
         run.heartbeat_at = timezone.now()
         run.save(update_fields=["state", "step_count", "heartbeat_at"])
         run.refresh_from_db(fields=["step_count"])
-    pipeline.finish(ctx)
-    _end(run, AgentRun.Status.COMPLETED, "")
+    outcome = pipeline.finish(ctx)
+    _end(run, AgentRun.Status.WAITING if outcome == AgentRun.Status.WAITING else AgentRun.Status.COMPLETED, "")
 
 
 def _run_concurrently(specs: list[CallSpec]):
