@@ -8,6 +8,7 @@ DATABASE_URL / CELERY_BROKER_URL switches to PostgreSQL / Redis with no code cha
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import environ
@@ -58,6 +59,7 @@ INSTALLED_APPS = [
     "audit",
     "casework.people",
     "casework.cases",
+    "casework.fraud",
     "casework.ops",
     "agents",
 ]
@@ -111,8 +113,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 30,
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
-    # Tests use a file (not :memory:) so that threads in race tests share the database.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
+    # Tests use a file (not :memory:) so that threads in race tests share the database; one
+    # per test process, so that two test runs on one machine do not collide.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.getpid()}.sqlite3")}
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
