@@ -29,10 +29,11 @@ class AnthropicProvider(Provider):
 
     def complete(self, request: LLMRequest) -> Completion:
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
+        # No temperature: the SDK (2.x) sends anthropic-version 2026-10-21, which rejects
+        # temperature, top_p and top_k with a 400, and its create() no longer accepts them.
         kwargs = {
             "model": self.model,
             "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
             "messages": _to_anthropic([m for m in request.messages if m.role != "system"]),
             "timeout": request.timeout,
         }
