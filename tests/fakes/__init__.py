@@ -1,0 +1,1 @@
+"""Stand-ins for what lies outside the project (LLM endpoints), served over real HTTP."""

@@ -1,0 +1,348 @@
+"""Fake LLM endpoints over real HTTP: an OpenAI-compatible chat-completions server and an
+Anthropic Messages server, each a ThreadingHTTPServer on 127.0.0.1 (port 0) in a daemon thread.
+
+The real SDKs talk to them, so a test exercises the provider code end to end: request
+serialisation, the SDK's response parsing and its exceptions, timeouts, headers.
+
+Scripting, per test:
+- `server.script(reply, reply, ...)` queues answers, used in order, one per request;
+- `server.handler = fn` answers whatever the queue does not: `fn(request_json)` returns a
+  Reply (or a str, taken as a plain text answer);
+- otherwise the server's `default` reply (a short text answer unless given).
+Replies are built with the helpers below (`text`, `json_answer`, `fenced_json`,
+`prose_json`, `tool_calls`, `error`, `rate_limited`) and carry an optional delay.
+
+Every request is recorded (`server.requests`: path, headers, JSON body, arrival and answer
+times), and the number of requests in flight is tracked (`server.max_in_flight`).
+`latency=` adds a fixed delay to every answer: the benchmark's fixed-latency mode.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+# --- Replies ----------------------------------------------------------------------------
+
+
+@dataclass
+class FakeToolCall:
+    name: str
+    # A dict is sent as JSON; a str is sent exactly as given (e.g. broken JSON).
+    arguments: dict | str = field(default_factory=dict)
+    id: str = ""
+
+
+@dataclass
+class Reply:
+    """One scripted answer, rendered in the wire format of the server that sends it."""
+
+    text: str | None = None
+    tool_calls: list[FakeToolCall] = field(default_factory=list)
+    status: int = 200
+    error_message: str = ""
+    error_type: str = ""
+    # A raw body (dict sent as JSON, str as is) instead of the rendered one.
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+def text(content: str, **kw) -> Reply:
+    return Reply(text=content, **kw)
+
+
+def json_answer(obj: Any, **kw) -> Reply:
+    return Reply(text=json.dumps(obj), **kw)
+
+
+def fenced_json(obj: Any, **kw) -> Reply:
+    return Reply(text=f"Here is my analysis:\n\n```json\n{json.dumps(obj, indent=2)}\n```\n\nLet me know.", **kw)
+
+
+def prose_json(obj: Any, **kw) -> Reply:
+    return Reply(text=f"I have looked at the case. My answer: {json.dumps(obj)} -- that is all.", **kw)
+
+
+def tool_calls(*calls: tuple[str, dict | str] | FakeToolCall, content: str = "", **kw) -> Reply:
+    made = [c if isinstance(c, FakeToolCall) else FakeToolCall(name=c[0], arguments=c[1]) for c in calls]
+    return Reply(text=content or None, tool_calls=made, **kw)
+
+
+def error(status: int, message: str, *, type: str = "", headers: dict[str, str] | None = None, **kw) -> Reply:  # noqa: A002
+    return Reply(status=status, error_message=message, error_type=type, headers=headers or {}, **kw)
+
+
+def rate_limited(retry_after: float | None = None, **kw) -> Reply:
+    headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}
+    return error(429, "Rate limit reached for requests.", headers=headers, **kw)
+
+
+# --- Recording --------------------------------------------------------------------------
+
+
+@dataclass
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]
+    json: dict
+    received_at: float  # time.monotonic()
+    answered_at: float | None = None
+    status: int | None = None
+    client_gone: bool = False  # the client hung up before the answer (e.g. its timeout)
+
+    @property
+    def messages(self) -> list[dict]:
+        return self.json.get("messages", [])
+
+
+# --- Servers ----------------------------------------------------------------------------
+
+ReplySource = Reply | str | Callable[[dict], "Reply | str | None"]
+
+
+class FakeLLMServer:
+    route = ""
+
+    def __init__(self, *, latency: float = 0.0, default: ReplySource | None = None):
+        self.latency = latency
+        self.default: ReplySource = default if default is not None else text("ok")
+        self.handler: Callable[[dict], Reply | str | None] | None = None
+        self.requests: list[RecordedRequest] = []
+        self.errors: list[BaseException] = []  # failures inside the fake itself
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._queue: deque[ReplySource] = deque()
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # Life cycle
+
+    def start(self) -> FakeLLMServer:
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(self))
+        self._httpd.daemon_threads = True
+        # A client that gives up (its timeout) makes our late write fail: not an error here.
+        self._httpd.handle_error = lambda request, client_address: None
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name=f"{type(self).__name__}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "start() the server first"
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        raise NotImplementedError
+
+    # Scripting
+
+    def script(self, *replies: ReplySource) -> None:
+        with self._lock:
+            self._queue.extend(replies)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._queue.clear()
+            self.requests.clear()
+            self.max_in_flight = self.in_flight
+
+    @property
+    def request_count(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    def _next_reply(self, body: dict) -> Reply:
+        """The queue first, then the handler (unless it returns None), then the default."""
+        with self._lock:
+            source = self._queue.popleft() if self._queue else None
+        if source is None and self.handler is not None:
+            made = self.handler(body)
+            if made is not None:
+                return _as_reply(made)
+        if source is None:
+            source = self.default
+        if callable(source):
+            source = source(body)
+        return _as_reply(source)
+
+    # Serving
+
+    def _serve(self, handler: BaseHTTPRequestHandler, body: dict) -> None:
+        record = RecordedRequest(path=handler.path, headers={k.lower(): v for k, v in handler.headers.items()},
+                                 json=body, received_at=time.monotonic())
+        with self._lock:
+            self.requests.append(record)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        counted = True
+        try:
+            if handler.path.split("?")[0] != self.route:
+                status, payload, headers = 404, {"error": {"message": f"No route {handler.path}"}}, {}
+            else:
+                try:
+                    reply = self._next_reply(body)
+                except Exception as exc:  # noqa: BLE001 - a broken script answers 500 and is kept for the test
+                    self.errors.append(exc)
+                    reply = error(500, f"The fake's script failed: {type(exc).__name__}: {exc}")
+                wait = self.latency + reply.delay
+                if wait > 0:
+                    time.sleep(wait)
+                status, payload, headers = self._render(reply, body, next(self._ids))
+            data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+            # Out of flight before the client can see the answer and send its next request.
+            with self._lock:
+                self.in_flight -= 1
+            counted = False
+            handler.send_response(status)
+            for name, value in headers.items():
+                handler.send_header(name, value)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(data)))
+            handler.end_headers()
+            handler.wfile.write(data)
+            handler.wfile.flush()
+            record.status = status
+        except (BrokenPipeError, ConnectionResetError):
+            record.client_gone = True
+        finally:
+            record.answered_at = time.monotonic()
+            if counted:
+                with self._lock:
+                    self.in_flight -= 1
+
+    def _render(self, reply: Reply, request: dict, n: int) -> tuple[int, Any, dict[str, str]]:
+        raise NotImplementedError
+
+
+def _as_reply(made: Reply | str) -> Reply:
+    if isinstance(made, str):
+        return text(made)
+    if not isinstance(made, Reply):
+        raise TypeError(f"A fake reply must be a Reply or a str, not {type(made).__name__}.")
+    return made
+
+
+def _handler_class(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints do
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:
+                body = {"_unparsed": raw.decode(errors="replace")}
+            server._serve(self, body)
+
+        def log_message(self, format: str, *args) -> None:  # noqa: A002 - quiet in tests
+            return None
+
+    return Handler
+
+
+def _estimate(value: Any) -> int:
+    """A rough token count for the fake's usage figures (about 4 characters a token)."""
+    return max(1, len(json.dumps(value)) // 4) if value else 0
+
+
+class FakeOpenAIServer(FakeLLMServer):
+    """POST /v1/chat/completions, answering as OpenAI's Chat Completions API does."""
+
+    route = "/v1/chat/completions"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def _render(self, reply: Reply, request: dict, n: int):
+        if reply.body is not None:
+            return reply.status, reply.body, reply.headers
+        if reply.status >= 400:
+            kind = reply.error_type or {400: "invalid_request_error", 401: "invalid_api_key",
+                                        429: "rate_limit_exceeded"}.get(reply.status, "server_error")
+            body = {"error": {"message": reply.error_message, "type": kind, "param": None, "code": kind}}
+            return reply.status, body, reply.headers
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.id or f"call_{n}_{i}", "type": "function",
+                 "function": {"name": c.name,
+                              "arguments": c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments)}}
+                for i, c in enumerate(reply.tool_calls)
+            ]
+        input_tokens = reply.input_tokens if reply.input_tokens is not None else _estimate(request.get("messages"))
+        output_tokens = reply.output_tokens if reply.output_tokens is not None else _estimate(
+            reply.text or [c.arguments for c in reply.tool_calls])
+        body = {
+            "id": f"chatcmpl-fake-{n}", "object": "chat.completion", "created": int(time.time()),
+            "model": request.get("model") or "fake-model",
+            "choices": [{"index": 0, "message": message, "logprobs": None,
+                         "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+            "usage": {"prompt_tokens": input_tokens, "completion_tokens": output_tokens,
+                      "total_tokens": input_tokens + output_tokens},
+        }
+        return reply.status, body, reply.headers
+
+
+class FakeAnthropicServer(FakeLLMServer):
+    """POST /v1/messages, answering as Anthropic's Messages API does (content blocks,
+    stop_reason, usage; errors as {"type": "error", "error": {"type", "message"}})."""
+
+    route = "/v1/messages"
+
+    @property
+    def base_url(self) -> str:
+        # The SDK appends /v1/messages itself.
+        return f"http://127.0.0.1:{self.port}"
+
+    def _render(self, reply: Reply, request: dict, n: int):
+        if reply.body is not None:
+            return reply.status, reply.body, reply.headers
+        if reply.status >= 400:
+            kind = reply.error_type or {400: "invalid_request_error", 401: "authentication_error",
+                                        403: "permission_error", 404: "not_found_error", 429: "rate_limit_error",
+                                        529: "overloaded_error"}.get(reply.status, "api_error")
+            body = {"type": "error", "error": {"type": kind, "message": reply.error_message}}
+            return reply.status, body, reply.headers
+        content: list[dict] = [{"type": "text", "text": reply.text}] if reply.text else []
+        for i, c in enumerate(reply.tool_calls):
+            if not isinstance(c.arguments, dict):
+                raise TypeError("Anthropic tool_use input is always a JSON object.")
+            content.append({"type": "tool_use", "id": c.id or f"toolu_{n}_{i}", "name": c.name, "input": c.arguments})
+        input_tokens = reply.input_tokens if reply.input_tokens is not None else _estimate(
+            [request.get("system"), request.get("messages")])
+        output_tokens = reply.output_tokens if reply.output_tokens is not None else _estimate(content)
+        body = {
+            "id": f"msg_fake_{n}", "type": "message", "role": "assistant",
+            "model": request.get("model") or "fake-claude", "content": content,
+            "stop_reason": "tool_use" if reply.tool_calls else "end_turn", "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+        }
+        return reply.status, body, reply.headers
