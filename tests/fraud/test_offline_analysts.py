@@ -306,3 +306,9 @@ def test_precision_and_recall_on_the_labelled_set(capsys):
         print("\n" + report.text("labelled"))
     assert report.precision >= 0.85, report.text("labelled")
     assert report.recall >= 0.85, report.text("labelled")
+
+
+def test_knowledge_capture_does_not_guess_an_unknown_outcome():
+    output = knowledge_capture_analyst(build_knowledge_capture_input(account(), "escalated", "Sent to AML."))
+    assert output["final_outcome"] == "escalated"
+    assert output["behavioral_pattern"].startswith("undetermined")

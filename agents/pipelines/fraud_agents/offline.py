@@ -567,9 +567,11 @@ def knowledge_capture_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
         dims_named = [d for d, words in _KEYWORDS.items() if any(w in text for w in words)]
     if outcome == "Confirmed Fraud":
         pattern = " + ".join(_FRAUD_PATTERNS[d] for d in dims_named) or "fraud without a recorded signal pattern"
-    else:
+    elif outcome in ("Marked Legit", "False Positive"):
         pattern = ("legitimate: " + " + ".join(_LEGIT_PATTERNS[d] for d in dims_named)
                    if dims_named else "legitimate activity, no elevated signal")
+    else:  # an outcome we do not know: record the signals without calling them fraud or legit
+        pattern = "undetermined: " + (", ".join(dims_named) + " signals" if dims_named else "no elevated signal")
     top = "; ".join(signals[:3]) or "no elevated signal"
     sentence = f"{outcome} on {data.get('account_id') or 'an account'}: {pattern}, seen as {top}"
     if reason:
