@@ -105,6 +105,23 @@ def case_set_status(*, actor, case: Case, status: str) -> Case:
 
 
 @transaction.atomic
+def case_set_priority(*, actor, case: Case, priority: str, reason: str = "") -> Case:
+    """Change a case's priority (an agent's assessment, a person's judgement); no-op if unchanged."""
+    case = _lock(case)
+    _refuse_if_closed(case)
+    if priority not in Case.Priority.values:
+        raise ValidationError({"priority": f"Choose one of: {', '.join(Case.Priority.values)}."})
+    if priority == case.priority:
+        return case
+    previous = case.priority
+    case.priority = priority
+    case.save(update_fields=["priority", "updated_at"])
+    audit_record(actor=actor, action="case.priority_changed", case=case, obj=case,
+                 data={"from": previous, "to": priority, "reason": reason[:500]})
+    return case
+
+
+@transaction.atomic
 def case_comment(*, actor, case: Case, body: str) -> Comment:
     body = (body or "").strip()
     if not body:

@@ -1,0 +1,143 @@
+"""Fraud alerts: the account, the alert that opened a case, and patterns captured on close.
+
+Ranges live in the database as CHECK constraints (non-negative counts and totals, scores
+between 0 and 1, percentages up to 100), so no path around the services can store an
+impossible alert. Alerts are created only by `casework.fraud.services.alert_create`.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from casework.cases.models import Case, Decision
+from casework.fraud.features import FEATURE_NAMES, FEATURES
+
+
+class Account(models.Model):
+    account_id = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["account_id"]
+
+    def __str__(self) -> str:
+        return self.account_id
+
+
+def _range_constraints() -> list[models.CheckConstraint]:
+    constraints = []
+    for feature in FEATURES:
+        condition = Q(**{f"{feature.name}__gte": 0})
+        if feature.maximum is not None:
+            condition &= Q(**{f"{feature.name}__lte": feature.maximum})
+        constraints.append(models.CheckConstraint(condition=condition, name=f"fraud_alert_{feature.name}_range"))
+    return constraints
+
+
+class Alert(models.Model):
+    class RiskLevel(models.TextChoices):
+        LOW = "low", "Low"
+        MEDIUM = "medium", "Medium"
+        HIGH = "high", "High"
+        CRITICAL = "critical", "Critical"
+
+    class ScoreSource(models.TextChoices):
+        UPSTREAM = "upstream", "Upstream model"
+        CASEWORK_SCORER = "casework_scorer", "Casework scorer"
+
+    case = models.OneToOneField(Case, on_delete=models.PROTECT, related_name="fraud_alert")
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="alerts")
+
+    # The 13 raw features, named as upstream names them (see casework/fraud/features.py).
+    declared_income_annual = models.FloatField()
+    deposits_total = models.FloatField()
+    deposits_count = models.PositiveIntegerField()
+    withdrawals_total = models.FloatField()
+    withdrawals_count = models.PositiveIntegerField()
+    deposit_withdraw_cycle_days_avg = models.FloatField()
+    deposits_vs_income_ratio = models.FloatField()
+    kyc_face_match_score = models.FloatField(help_text="0 to 1; 1 is a certain match.")
+    account_age_days = models.PositiveIntegerField()
+    vpn_usage_pct = models.FloatField(help_text="0 to 100.")
+    countries_accessed_count = models.PositiveIntegerField()
+    device_shared_count = models.PositiveIntegerField()
+    ip_shared_count = models.PositiveIntegerField()
+
+    # The upstream model's outputs, or our scorer's when upstream sent none. Always filled
+    # once saved; blank=True only so that a form may leave them for the scorer.
+    fraud_probability = models.FloatField(blank=True, help_text="0 to 1.")
+    anomaly_score = models.FloatField(blank=True, help_text="0 to 1.")
+    risk_level = models.CharField(max_length=10, choices=RiskLevel.choices, blank=True)
+    one_line_explanation = models.CharField(max_length=500, blank=True)
+    risk_factors = models.JSONField(default=list, blank=True)
+    score_source = models.CharField(max_length=20, choices=ScoreSource.choices, blank=True)
+    # When upstream sent some of the five score fields, the ones our scorer filled in.
+    scorer_filled = models.JSONField(default=list, blank=True)
+
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            *_range_constraints(),
+            models.CheckConstraint(condition=Q(fraud_probability__gte=0, fraud_probability__lte=1),
+                                   name="fraud_alert_fraud_probability_range"),
+            models.CheckConstraint(condition=Q(anomaly_score__gte=0, anomaly_score__lte=1),
+                                   name="fraud_alert_anomaly_score_range"),
+            models.CheckConstraint(condition=Q(risk_level__in=["low", "medium", "high", "critical"]),
+                                   name="fraud_alert_risk_level_valid"),
+            models.CheckConstraint(condition=Q(score_source__in=["upstream", "casework_scorer"]),
+                                   name="fraud_alert_score_source_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.case.reference} {self.account.account_id}"
+
+    @property
+    def features(self) -> dict[str, float]:
+        return {name: getattr(self, name) for name in FEATURE_NAMES}
+
+    @property
+    def scores(self) -> dict:
+        return {
+            "fraud_probability": self.fraud_probability,
+            "anomaly_score": self.anomaly_score,
+            "risk_level": self.risk_level,
+            "one_line_explanation": self.one_line_explanation,
+            "risk_factors": list(self.risk_factors),
+        }
+
+    @property
+    def share_withdrawn(self) -> float | None:
+        return self.withdrawals_total / self.deposits_total if self.deposits_total else None
+
+
+class KnowledgePattern(models.Model):
+    """What a closed fraud case taught us (the knowledge_capture agent's output).
+
+    One per final decision; capturing again (a re-run of knowledge capture) updates it.
+    A copy is kept in `decision.data["knowledge_pattern"]` so that the decision carries it.
+    """
+
+    decision = models.OneToOneField(Decision, on_delete=models.CASCADE, related_name="knowledge_pattern")
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="knowledge_patterns")
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="knowledge_patterns")
+    key_signals = models.JSONField(default=list)
+    behavioral_pattern = models.TextField()
+    final_outcome = models.CharField(max_length=100)
+    one_sentence_description = models.CharField(max_length=500)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=~Q(behavioral_pattern=""), name="fraud_pattern_behavior_required"),
+            models.CheckConstraint(condition=~Q(one_sentence_description=""),
+                                   name="fraud_pattern_description_required"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.case.reference}: {self.one_sentence_description[:60]}"
