@@ -1,7 +1,8 @@
 """The one retry policy for LLM calls (the SDKs' own retries are off).
 
 Rate limits, network errors, timeouts and 5xx answers are retried with exponential backoff
-and full jitter (1 s, 2 s, 4 s ... capped), waiting at least what Retry-After asks;
+plus up to 25% jitter (1 s, 2 s, 4 s ... capped at max_delay, jitter included), waiting at
+least what Retry-After asks (up to max_delay);
 authentication and validation errors fail at once. Every attempt is reported to `on_attempt`.
 """
 
@@ -35,7 +36,8 @@ class RetryPolicy:
 
     def delay(self, retry_number: int, retry_after: float | None, rng: random.Random | None = None) -> float:
         base = min(self.max_delay, self.initial_delay * self.factor ** (retry_number - 1))
-        base += base * self.jitter * (rng or random).random()
+        # The cap holds with the jitter added (it used to overshoot max_delay by up to 25%).
+        base = min(self.max_delay, base + base * self.jitter * (rng or random).random())
         if retry_after is not None:
             base = max(base, min(retry_after, self.max_delay))
         return base
