@@ -229,7 +229,14 @@ def run_tool_loop(agent: Agent, input_data: dict, *, provider: Provider | None =
                     messages.append(Message(role="tool", content=outcome.as_message_content(),
                                             tool_call_id=tool_call.id, name=tool_call.name))
                     if outcome.success and tool_call.name == agent.final_tool:
-                        result.output = agent.output_model.model_validate(tool_call.arguments).model_dump(mode="json")
+                        try:
+                            result.output = parse_output(json.dumps(tool_call.arguments), agent.output_model)
+                        except OutputError as exc:
+                            # The tool took these arguments but the output model does not: an agent's
+                            # error is a result, never an exception out of the pipeline.
+                            result.error = f"{agent.id} finished with {agent.final_tool} arguments that do not fit its output: {exc}"
+                            result.error_type = "invalid_output"
+                            return _finish(result, span, started)
                 if result.output is not None:
                     return _finish(result, span, started)
             result.error = f"{agent.id} stopped after {max_turns} turns without a final answer."
