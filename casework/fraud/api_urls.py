@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from casework.fraud import api
+
+urlpatterns = [
+    path("fraud/alerts/", api.AlertCreateApi.as_view(), name="api-fraud-alert-create"),
+    path("fraud/alerts/<str:reference>/", api.AlertDetailApi.as_view(), name="api-fraud-alert-detail"),
+]

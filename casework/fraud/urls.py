@@ -1,0 +1,14 @@
+from __future__ import annotations
+
+from django.urls import path
+from django.views.generic import RedirectView
+
+from casework.fraud import views
+
+app_name = "fraud"
+
+urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="fraud:patterns"), name="index"),
+    path("import/", views.alert_import, name="import"),
+    path("patterns/", views.patterns, name="patterns"),
+]

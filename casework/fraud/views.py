@@ -1,0 +1,63 @@
+"""Fraud pages: CSV import and the captured-patterns library. Investigators only."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.shortcuts import render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from casework.fraud import selectors
+from casework.fraud.csv_import import LINE_NOTE, CsvRefused, import_alerts_file
+from casework.fraud.forms import AlertImportForm, PatternSearchForm
+from casework.people.roles import investigator_required
+
+PATTERNS_PAGE_SIZE = 25
+# The result lists the first created cases; the rest are one click away in the queue.
+CREATED_SHOWN = 50
+
+
+@require_http_methods(["GET", "POST"])
+@investigator_required
+def alert_import(request):
+    form = AlertImportForm(request.POST, request.FILES) if request.method == "POST" else AlertImportForm()
+    context = {"form": form, "line_note": LINE_NOTE, "created_shown": CREATED_SHOWN}
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        try:
+            report = import_alerts_file(actor=request.user, file=form.cleaned_data["file"],
+                                        skip_invalid=form.cleaned_data["skip_invalid"], via="csv_upload")
+        except CsvRefused as exc:
+            context["file_errors"] = exc.errors
+            status = 400
+        except ValidationError as exc:
+            context["file_errors"] = exc.messages
+            status = 400
+        else:
+            context["report"] = report
+            context["created_more"] = max(0, len(report.created) - CREATED_SHOWN)
+            if report.refused:
+                status = 400
+            elif report.created:
+                messages.success(request, report.summary())
+                form = AlertImportForm()
+                context["form"] = form
+            else:
+                context["file_errors"] = ["No valid rows; nothing imported."]
+                status = 400
+    elif request.method == "POST":
+        status = 400
+    return render(request, "fraud/import.html", context, status=status)
+
+
+@require_GET
+@investigator_required
+def patterns(request):
+    form = PatternSearchForm(request.GET or None)
+    q = form.cleaned_data["q"] if form.is_valid() else ""
+    page = Paginator(selectors.patterns_search(q), PATTERNS_PAGE_SIZE).get_page(request.GET.get("page"))
+    context = {"form": form, "q": q, "page": page}
+    if request.htmx and request.htmx.target == "pattern-results":
+        return render(request, "fraud/_pattern_results.html", context)
+    return render(request, "fraud/patterns.html", context)
