@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import User
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
 from rest_framework.permissions import BasePermission
@@ -63,6 +63,7 @@ class CaseListApi(ListAPIView):
 class CaseDetailApi(APIView):
     permission_classes = [IsInvestigator]
 
+    @extend_schema_serializer(component_name="CaseDetail")
     class OutputSerializer(CaseOutputSerializer):
         description = serializers.CharField()
         decision = serializers.SerializerMethodField()
@@ -87,6 +88,8 @@ class CaseDetailApi(APIView):
 class CaseAssignApi(APIView):
     permission_classes = [IsInvestigator]
 
+    # Named components: nested InputSerializers would otherwise collide in the OpenAPI schema.
+    @extend_schema_serializer(component_name="CaseAssignInput")
     class InputSerializer(serializers.Serializer):
         assignee = serializers.CharField(allow_null=True, help_text="Username of an investigator, or null to unassign.")
 
@@ -111,6 +114,7 @@ class CaseAssignApi(APIView):
 class CaseCommentApi(APIView):
     permission_classes = [IsInvestigator]
 
+    @extend_schema_serializer(component_name="CaseCommentInput")
     class InputSerializer(serializers.Serializer):
         body = serializers.CharField(max_length=services.COMMENT_MAX_LENGTH)
 
@@ -127,6 +131,7 @@ class CaseCommentApi(APIView):
 class CaseCloseApi(APIView):
     permission_classes = [IsInvestigator]
 
+    @extend_schema_serializer(component_name="CaseCloseInput")
     class InputSerializer(serializers.Serializer):
         outcome = serializers.CharField(help_text="One of the case type's outcomes, e.g. confirmed_fraud.")
         reason = serializers.CharField(max_length=5_000)

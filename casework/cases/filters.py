@@ -11,7 +11,8 @@ from casework.cases.types import CASE_TYPE_CHOICES
 from casework.people.roles import ADMIN, INVESTIGATOR
 
 
-def _investigators():
+def _investigators(request=None):
+    # django-filter calls a queryset callable with the request.
     return User.objects.filter(groups__name__in=[INVESTIGATOR, ADMIN]).distinct().order_by("username")
 
 

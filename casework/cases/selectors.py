@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import Case as When_, IntegerField, QuerySet, Value, When
+from django.db.models import Case as CaseExpression  # Case is the model here
+from django.db.models import IntegerField, QuerySet, Value, When
 from django.shortcuts import get_object_or_404
 
 from audit.models import AuditEntry
@@ -14,7 +15,7 @@ from casework.people.roles import is_investigator
 def case_list() -> QuerySet[Case]:
     """Cases for the queue, each with the columns the queue shows and a sortable priority."""
     return Case.objects.select_related("assignee").annotate(
-        priority_rank=When_(
+        priority_rank=CaseExpression(
             *[When(priority=p, then=Value(rank)) for p, rank in Case.PRIORITY_RANK.items()],
             output_field=IntegerField(),
         )

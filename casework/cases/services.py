@@ -56,8 +56,12 @@ def case_create(
 
 
 def _lock(case: Case) -> Case:
-    """Re-read the case under a row lock (PostgreSQL); SQLite's IMMEDIATE BEGIN already serialises."""
-    return Case.objects.select_for_update().select_related("assignee").get(pk=case.pk)
+    """Re-read the case under a row lock (PostgreSQL); SQLite's IMMEDIATE BEGIN already serialises.
+
+    of=("self",): PostgreSQL refuses FOR UPDATE on the nullable side of the assignee join,
+    and only the case row needs locking.
+    """
+    return Case.objects.select_for_update(of=("self",)).select_related("assignee").get(pk=case.pk)
 
 
 def _refuse_if_closed(case: Case) -> None:

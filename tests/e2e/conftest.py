@@ -1,0 +1,78 @@
+"""Browser tests: Debian's Chromium driven by Playwright's sync API against live_server.
+
+Fixtures for every browser test:
+  browser          one headless Chromium for the whole session
+  page             a fresh context (own cookies) and page per test, closed afterwards
+  log_in(page, user, password)  logs in through the login form and waits for the landing page
+
+Mark browser tests `@pytest.mark.e2e` and `@pytest.mark.django_db(transaction=True)`: the
+live server runs in another thread and only sees committed rows.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+# Playwright's sync API runs an asyncio loop in this thread; Django would otherwise refuse
+# the test's own ORM calls ("You cannot call this from an async context").
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+TIMEOUT_MS = 10_000
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # PBKDF2's million rounds cost ~0.3 s per user; these tests are not about hashing.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not shutil.which(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, live_server):
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.js_errors = errors
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def log_in():
+    """log_in(page, username, password): through the real form; returns the landing path."""
+
+    def do_log_in(page, username: str, password: str, next_path: str = "/") -> str:
+        page.goto(f"/login/?next={next_path}")
+        page.get_by_label("Username").fill(username)
+        page.get_by_label("Password").fill(password)
+        with page.expect_navigation():
+            page.get_by_role("button", name="Log in").click()
+        assert "/login/" not in page.url, f"login as {username} failed"
+        return page.url
+
+    return do_log_in
