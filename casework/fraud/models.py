@@ -100,6 +100,11 @@ class Alert(models.Model):
         return {name: getattr(self, name) for name in FEATURE_NAMES}
 
     @property
+    def feature_items(self) -> list[tuple[str, float, str]]:
+        """(name, value, description) for each feature, in the upstream order, for templates."""
+        return [(f.name, getattr(self, f.name), f.description) for f in FEATURES]
+
+    @property
     def scores(self) -> dict:
         return {
             "fraud_probability": self.fraud_probability,

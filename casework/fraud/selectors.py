@@ -95,6 +95,15 @@ def similar_confirmed_count(alert: Alert, *, max_distance: float = SIMILAR_MAX_D
     return len(_distances(alert, max_distance))
 
 
+def similar_confirmed_patterns(alert: Alert, *, limit: int = 3) -> list[KnowledgePattern]:
+    """The knowledge patterns captured on the nearest similar confirmed-fraud cases, nearest
+    first (for outcome_similarity's explanation and the Similar Cases tab)."""
+    near = [similar.case_id for similar, _ in similar_confirmed_cases(alert, limit=limit)]
+    found = {p.case_id: p for p in KnowledgePattern.objects.select_related("case", "account")
+             .filter(case_id__in=near)}
+    return [found[case_id] for case_id in near if case_id in found]
+
+
 def patterns_search(q: str = "") -> QuerySet[KnowledgePattern]:
     """Captured knowledge patterns, newest first; every word of `q` must appear somewhere
     (signals, behavioural pattern, description, outcome, account or case reference)."""

@@ -35,6 +35,12 @@ CYCLING = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    # The named users (and the demo's) get passwords; the default hasher costs ~0.3 s each.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def alert_data(**overrides) -> dict:
     return {**CLEAN, **overrides}
 

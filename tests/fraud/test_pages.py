@@ -178,3 +178,13 @@ def test_editing_a_pattern_in_the_admin_updates_the_decision_copy(client, admin_
     pattern = KnowledgePattern.objects.get(pk=pattern.pk)
     assert pattern.one_sentence_description == "Edited by an admin."
     assert pattern.decision.data["knowledge_pattern"]["one_sentence_description"] == "Edited by an admin."
+
+
+def test_the_alert_facts_partial_renders_features_and_scores(make_alert):
+    from django.template.loader import render_to_string
+
+    alert = make_alert(**CYCLING)
+    html = render_to_string("fraud/_alert_facts.html", {"alert": alert})
+    assert "ACC-1043" in html and "Casework scorer" in html
+    assert "<code>deposit_withdraw_cycle_days_avg</code></dt><dd>1.30</dd>" in html
+    assert "<code>deposits_total</code></dt><dd>148,500</dd>" in html

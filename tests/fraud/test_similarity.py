@@ -94,3 +94,16 @@ def test_alert_get_for_case(alice, make_alert):
     alert = make_alert()
     assert alert_get_for_case(alert.case) == alert
     assert alert_get_for_case(case_create(actor=alice, case_type="fraud_alert", title="By hand")) is None
+
+
+def test_similar_patterns_come_from_the_nearest_confirmed_cases(alice, make_alert, decide):
+    from casework.fraud.selectors import similar_confirmed_patterns
+    from casework.fraud.services import pattern_capture
+
+    decision = decide(make_alert(**cycling("ACC-1")), alice)
+    pattern_capture(decision=decision, actor="system", pattern={
+        "key_signals": ["fast cycling"], "behavioral_pattern": "Cycling.", "final_outcome": "Confirmed Fraud",
+        "one_sentence_description": "A pass-through account."})
+    decide(make_alert(**cycling("ACC-2", deposit_withdraw_cycle_days_avg=1.5)), alice)  # no pattern captured
+    new = make_alert(**cycling("ACC-3"))
+    assert [p.one_sentence_description for p in similar_confirmed_patterns(new)] == ["A pass-through account."]

@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import pytest
+
+from casework.cases.demo import demo_load
+from casework.cases.models import Case, Decision
+from casework.fraud.demo_data import FRAUD_ARCHETYPES, demo_alerts
+from casework.fraud.models import Alert, KnowledgePattern
+from casework.fraud.selectors import similar_confirmed_count
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_demo_loads_fifty_alerts_with_decided_history_once():
+    demo_load()
+    assert Alert.objects.count() == len(demo_alerts()) == 50
+    fraud_cases = Case.objects.filter(case_type="fraud_alert")
+    assert fraud_cases.count() == 50  # the generic demo fraud cases are not made
+    decisions = Decision.objects.filter(case__case_type="fraud_alert")
+    assert decisions.count() == 10
+    assert decisions.filter(outcome="confirmed_fraud").count() == 7
+    assert KnowledgePattern.objects.count() == 10
+    assert all("knowledge_pattern" in d.data for d in decisions)
+
+    demo_load()  # idempotent
+    assert Alert.objects.count() == 50
+
+
+def test_demo_fraud_is_prioritised_above_legitimate_accounts():
+    demo_load()
+    kinds = {d.row["account_id"]: d.archetype for d in demo_alerts()}
+    for alert in Alert.objects.select_related("case", "account"):
+        if kinds[alert.account.account_id] in FRAUD_ARCHETYPES:
+            assert alert.case.priority in ("high", "critical"), alert.case.title
+        else:
+            assert alert.case.priority in ("low", "medium"), alert.case.title
+
+
+def test_open_demo_fraud_has_similar_confirmed_cases():
+    demo_load()
+    kinds = {d.row["account_id"]: d.archetype for d in demo_alerts()}
+    open_mules = [a for a in Alert.objects.filter(case__closed_at__isnull=True).select_related("account")
+                  if kinds[a.account.account_id] == "mule_network"]
+    assert open_mules and all(similar_confirmed_count(a) >= 1 for a in open_mules)
