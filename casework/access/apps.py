@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class AccessConfig(AppConfig):
+    name = "casework.access"
+    label = "access"
+    verbose_name = "Access changes"
+
+    def ready(self) -> None:
+        from casework.access import signals  # noqa: F401 - connects the case_closed receiver
+        from casework.access.demo import demo_load_access
+        from casework.cases.demo import demo_register
+        from casework.cases.types import CASE_TYPES, Tab, case_type_register_tab
+
+        CASE_TYPES["access_change"].record_attr = "access_change"
+        for tab in (
+            Tab("access-change", "Change & evidence", "access/tabs/change.html"),
+            Tab("access-messages", "Agent messages", "access/tabs/messages.html"),
+            Tab("access-answers", "Answers", "access/tabs/answers.html"),
+            Tab("access-report", "Advisory report & decision", "access/tabs/report.html"),
+        ):
+            case_type_register_tab("access_change", tab)
+        demo_register("access_change", demo_load_access)

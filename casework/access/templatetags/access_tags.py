@@ -1,0 +1,40 @@
+"""Template helpers for the access pages and the navigation bar."""
+
+from __future__ import annotations
+
+import json
+
+from django import template
+
+from casework.access import selectors
+
+register = template.Library()
+
+
+@register.simple_tag
+def access_overview(case):
+    """Everything the access tabs of a case page show (read once per page)."""
+    return selectors.mutation_overview(case)
+
+
+@register.simple_tag
+def access_message_rows(messages):
+    return selectors.message_rows(messages)
+
+
+@register.simple_tag
+def access_nav(user) -> dict:
+    """Counts for the navigation bar: unread notifications, open inbox requests."""
+    if not getattr(user, "is_authenticated", False):
+        return {"unread": 0, "inbox": 0}
+    return {"unread": selectors.unread_count(user), "inbox": selectors.open_inbox_count(user)}
+
+
+@register.filter
+def pretty_json(value) -> str:
+    return json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False, default=str)
+
+
+@register.filter
+def request_state(req, now=None) -> str:
+    return req.state(now)

@@ -1,0 +1,119 @@
+"""A small organisation for access-change tests.
+
+Finance: Mona Marsh manages Priya (analyst: Write on FinanceApp, her old Admin grant ended
+in 2024), Kees (Finance admin, on sick leave 9-12 Nov 2025) and Jan. IT: Mark Mensah
+manages Sara. Payroll's authorisation registry is down. The change under investigation is
+usually Priya's: on 10 Nov 2025 she changed Jan's FinanceApp access, which needs Admin.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from types import SimpleNamespace
+
+import pytest
+
+from casework.access.models import (
+    AccessLevel,
+    DirectAuthorisation,
+    Employee,
+    InfoRequest,
+    Role,
+    RoleAuthorisation,
+    SickLeave,
+    System,
+    Vacation,
+)
+from casework.people.roles import MANAGER
+from casework.people.services import user_create
+
+CHANGED_AT = datetime(2025, 11, 10, 9, 14, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _locmem_email(settings):
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+
+
+@pytest.fixture
+def mark(db):
+    return user_create(actor="system", username="mark", password="mark-pass-123", role=MANAGER,
+                       first_name="Mark", last_name="Mensah", email="mark@example.com")
+
+
+@pytest.fixture
+def org(db, mona, mark):
+    mona.first_name, mona.last_name, mona.email = "Mona", "Marsh", "mona@example.com"
+    mona.save()
+    read = AccessLevel.objects.create(name="Read", rank=10)
+    write = AccessLevel.objects.create(name="Write", rank=20)
+    admin = AccessLevel.objects.create(name="Admin", rank=30)
+    finance = System.objects.create(code="FinanceApp", description="General ledger")
+    hr = System.objects.create(code="HRPortal")
+    payroll = System.objects.create(code="Payroll", available=False)
+    analyst = Role.objects.create(role_id="R-FA", name="Finance Analyst", department="Finance")
+    fin_admin = Role.objects.create(role_id="R-FD", name="Finance Admin", department="Finance")
+    RoleAuthorisation.objects.create(role=analyst, system=finance, access_level=read)
+    RoleAuthorisation.objects.create(role=fin_admin, system=finance, access_level=admin)
+    RoleAuthorisation.objects.create(role=fin_admin, system=payroll, access_level=write)
+
+    def employee(eid, name, dept, **kw):
+        return Employee.objects.create(employee_id=eid, name=name, department=dept,
+                                       email=f"{name.split()[0].lower()}@example.com", hire_date=date(2020, 1, 1), **kw)
+
+    mona_e = employee("u100", "Mona Marsh", "Finance", job_title="Finance Manager", user=mona)
+    mark_e = employee("u200", "Mark Mensah", "IT", job_title="IT Manager", user=mark)
+    priya = employee("u001", "Priya Patel", "Finance", job_title="Finance Analyst", role=analyst, manager=mona_e)
+    kees = employee("u002", "Kees Bakker", "Finance", job_title="Finance Admin", role=fin_admin, manager=mona_e)
+    jan = employee("u003", "Jan de Vries", "Finance", job_title="Finance Analyst", role=analyst, manager=mona_e)
+    sara = employee("u004", "Sara Lind", "IT", job_title="Engineer", manager=mark_e)
+    DirectAuthorisation.objects.create(authorisation_id="A1", employee=priya, system=finance, access_level=write,
+                                       valid_from=date(2024, 1, 1))
+    DirectAuthorisation.objects.create(authorisation_id="A2", employee=priya, system=finance, access_level=admin,
+                                       valid_from=date(2023, 1, 1), valid_to=date(2024, 12, 31),
+                                       status=DirectAuthorisation.Status.REVOKED)
+    DirectAuthorisation.objects.create(authorisation_id="A3", employee=sara, system=hr, access_level=admin,
+                                       valid_from=date(2022, 1, 1))
+    sick = SickLeave.objects.create(employee=kees, start_date=date(2025, 11, 9), end_date=date(2025, 11, 12))
+    vacation = Vacation.objects.create(employee=kees, start_date=date(2025, 8, 1), end_date=date(2025, 8, 14))
+    return SimpleNamespace(read=read, write=write, admin=admin, finance=finance, hr=hr, payroll=payroll,
+                           analyst=analyst, fin_admin=fin_admin, mona=mona_e, mark=mark_e, priya=priya, kees=kees,
+                           jan=jan, sara=sara, sick=sick, vacation=vacation, mona_user=mona, mark_user=mark)
+
+
+@pytest.fixture
+def submit(org, alice):
+    """Submit a change (by default Priya's Admin-level change to Jan's FinanceApp access)."""
+    from casework.access.services import mutation_submit
+
+    def make(**overrides):
+        data = {"actor": alice, "changed_by": org.priya, "changed_for": org.jan, "system": org.finance,
+                "access_level": org.admin, "field_changed": "Access level", "old_value": "Read",
+                "new_value": "Write", "changed_at": CHANGED_AT}
+        data.update(overrides)
+        mutation = mutation_submit(**data)
+        mutation.refresh_from_db()
+        return mutation
+
+    return make
+
+
+def employee_link(mutation) -> str:
+    from casework.access.links import link_path
+
+    request = InfoRequest.objects.get(mutation=mutation, kind=InfoRequest.Kind.EMPLOYEE, answered_at__isnull=True,
+                                      cancelled_at__isnull=True)
+    return link_path(request)
+
+
+def token_of(path: str) -> str:
+    return path.rstrip("/").split("/")[-1]
+
+
+def manager_request(mutation) -> InfoRequest:
+    return InfoRequest.objects.get(mutation=mutation, kind=InfoRequest.Kind.MANAGER)
