@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "audit",
     "casework.people",
     "casework.cases",
+    "casework.access",
     "casework.fraud",
     "casework.ops",
     "agents",
@@ -228,6 +229,29 @@ SPECTACULAR_SETTINGS = {
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
 vars().update(EMAIL_CONFIG)
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="casework@localhost")
+
+# --- Access changes (casework/access) ---------------------------------------------------
+# The employee's answer link works once and expires after ACCESS_LINK_MAX_AGE_DAYS. A request
+# nobody answered gets a reminder after ACCESS_REMINDER_DAYS and is escalated to the
+# investigator after ACCESS_ESCALATION_DAYS (fractions allowed: 0.5 is twelve hours).
+# SITE_URL is how links in emails start.
+SITE_URL = env("SITE_URL", default="http://127.0.0.1:8000")
+ACCESS_LINK_MAX_AGE_DAYS = env.int("ACCESS_LINK_MAX_AGE_DAYS", default=7)
+ACCESS_REMINDER_DAYS = env.float("ACCESS_REMINDER_DAYS", default=2.0)
+ACCESS_ESCALATION_DAYS = env.float("ACCESS_ESCALATION_DAYS", default=4.0)
+ACCESS_REMINDER_CHECK_MINUTES = env.int("ACCESS_REMINDER_CHECK_MINUTES", default=30)
+if not 0 < ACCESS_REMINDER_DAYS < ACCESS_ESCALATION_DAYS:
+    raise ImproperlyConfigured("ACCESS_REMINDER_DAYS must be above 0 and below ACCESS_ESCALATION_DAYS.")
+if ACCESS_LINK_MAX_AGE_DAYS < 1 or ACCESS_REMINDER_CHECK_MINUTES < 1:
+    raise ImproperlyConfigured("ACCESS_LINK_MAX_AGE_DAYS and ACCESS_REMINDER_CHECK_MINUTES must be at least 1.")
+# Periodic tasks, run by `celery worker --beat` (bin/run); beat keeps its schedule under var/.
+CELERY_BEAT_SCHEDULE = {
+    "access-reminders": {
+        "task": "casework.access.tasks.access_send_reminders",
+        "schedule": ACCESS_REMINDER_CHECK_MINUTES * 60.0,
+    },
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 # --- LLM providers ---------------------------------------------------------------------
 # offline (default): deterministic rule-based analysts, no key, no network.
