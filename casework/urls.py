@@ -3,6 +3,7 @@
 /                 home: sends each person to their work
 /cases/           the investigator's queue and case pages      casework/cases/urls.py
 /fraud/           fraud alert import and captured patterns     casework/fraud/urls.py
+/access/          access changes: employee links, manager inbox, notifications   casework/access/urls.py
 /api/             REST API (OpenAPI at /api/schema/, Swagger at /api/docs/)
 /admin/           reference data and read-only audit entries
 /healthz /metrics operations                                     casework/ops/views.py
@@ -21,6 +22,7 @@ from casework.people.urls import auth_urlpatterns
 api_urlpatterns = [
     path("", include("casework.cases.api_urls")),
     path("", include("casework.fraud.api_urls")),
+    path("", include("casework.access.api_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
 ]
@@ -31,6 +33,7 @@ urlpatterns = [
     path("people/", include("casework.people.urls")),
     path("cases/", include("casework.cases.urls")),
     path("fraud/", include("casework.fraud.urls")),
+    path("access/", include("casework.access.urls")),
     path("cases/", include("agents.urls")),
     path("api/", include(api_urlpatterns)),
     path("admin/", admin.site.urls),
