@@ -64,12 +64,12 @@ class ImportReport:
         return 0 if self.refused else len(self.bad_lines)
 
     def summary(self) -> str:
+        """One sentence for a person; the line numbers' meaning (LINE_NOTE) goes beside it."""
         if self.refused:
-            return (f"Nothing imported: {len(self.bad_lines)} of {self.rows} rows have errors. {LINE_NOTE} "
-                    "Fix them, or import with skip invalid rows to import the rest.")
+            return f"Nothing imported: {len(self.bad_lines)} of {self.rows} rows have errors."
         text = f"Imported {len(self.created)} alert{'s' if len(self.created) != 1 else ''}"
         if self.skipped:
-            text += f"; skipped {self.skipped} invalid row{'s' if self.skipped != 1 else ''}. {LINE_NOTE}"
+            text += f"; skipped {self.skipped} invalid row{'s' if self.skipped != 1 else ''}"
         return text + "."
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import render
@@ -40,9 +39,7 @@ def alert_import(request):
             if report.refused:
                 status = 400
             elif report.created:
-                messages.success(request, report.summary())
-                form = AlertImportForm()
-                context["form"] = form
+                context["form"] = AlertImportForm()
             else:
                 context["file_errors"] = ["No valid rows; nothing imported."]
                 status = 400

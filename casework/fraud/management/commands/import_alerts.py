@@ -5,7 +5,7 @@ from pathlib import Path
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError
 
-from casework.fraud.csv_import import CsvRefused, import_alerts_csv
+from casework.fraud.csv_import import LINE_NOTE, CsvRefused, import_alerts_csv
 
 
 class Command(BaseCommand):
@@ -39,8 +39,10 @@ class Command(BaseCommand):
         prefix = "Skipped " if not report.refused else ""
         for error in report.errors:
             (self.stderr if report.refused else self.stdout).write(f"{prefix}{path}: {error}")
+        if report.errors:
+            (self.stderr if report.refused else self.stdout).write(LINE_NOTE)
         if report.refused:
-            raise CommandError(report.summary() + " Or run with --skip-invalid.")
+            raise CommandError(f"{report.summary()} Fix them, or run with --skip-invalid to import the rest.")
         if not report.created:
             raise CommandError(f"{path}: no valid rows; nothing imported.")
         self.stdout.write(self.style.SUCCESS(report.summary()))
