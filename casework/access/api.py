@@ -54,6 +54,8 @@ def _lookup(model, field: str, label: str):
 # --- output -----------------------------------------------------------------------------------
 
 class MessageOutputSerializer(serializers.ModelSerializer):
+    status = serializers.CharField(help_text="pending, success or error.")
+
     class Meta:
         model = AgentMessage
         fields = ["sender", "receiver", "action", "context", "correlation_id", "timestamp", "status", "error"]
@@ -84,6 +86,7 @@ class VerdictOutputSerializer(serializers.ModelSerializer):
 
 class RequestOutputSerializer(serializers.ModelSerializer):
     recipient = serializers.CharField(source="recipient.employee_id")
+    kind = serializers.CharField(help_text="employee_clarification or manager_validation.")
     state = serializers.SerializerMethodField()
 
     class Meta:
@@ -96,6 +99,9 @@ class RequestOutputSerializer(serializers.ModelSerializer):
 
 
 class ReportOutputSerializer(serializers.ModelSerializer):
+    kind = serializers.CharField(help_text="standard or manual_intervention.")
+    recommendation = serializers.CharField(help_text="accept, reject_investigate or manual_intervention.")
+
     class Meta:
         model = AdvisoryReport
         fields = ["report_id", "kind", "summary", "recommendation", "details", "created_at"]
@@ -108,6 +114,7 @@ class MutationOutputSerializer(serializers.ModelSerializer):
     system = serializers.CharField(source="system.code")
     access_level = serializers.CharField(source="access_level.name")
     manager = serializers.CharField(source="manager.employee_id", default=None)
+    status = serializers.CharField(help_text="The access status (the seed's change_investigation).")
     status_label = serializers.CharField()
 
     class Meta:
