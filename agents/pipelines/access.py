@@ -274,7 +274,7 @@ def _rights_accept(flow: Flow, key: str, output: dict) -> str:
     result = _matching_check(flow, key)
     if result is None:
         if failed:
-            return f"check_authorization failed: {failed.error}"
+            return failed.error
         return "The rights check did not call check_authorization for this change's employee, system, level and day."
     if bool(output.get("authorized")) != bool(result.get("authorized")):
         return (f"The rights check concluded authorized={output.get('authorized')} but check_authorization "
@@ -311,8 +311,7 @@ def _request_accept(kind: str) -> Callable[[Flow, str, dict], str]:
         if not sent:
             failed = AgentCall.objects.filter(run=flow.ctx.run, kind=AgentCall.Kind.TOOL, key__startswith=f"{key}.",
                                               name="send_notification", status=AgentCall.Status.ERROR).last()
-            return f"send_notification failed: {failed.error}" if failed else \
-                f"The request for information did not notify the {recipient}."
+            return failed.error if failed else f"The request for information did not notify the {recipient}."
         if not InfoRequest.objects.filter(mutation=flow.mutation, kind=kind, answered_at__isnull=True,
                                           cancelled_at__isnull=True).exists():
             return f"No open request to the {recipient} exists after send_notification."
