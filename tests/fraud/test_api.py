@@ -101,3 +101,13 @@ def test_the_openapi_schema_documents_single_and_bulk_requests(api):
     assert variants[0]["properties"]["vpn_usage_pct"]["maximum"] == 100
     assert "examples" in body
     assert "/api/fraud/alerts/{reference}/" in schema["paths"]
+
+
+def test_a_batch_over_the_limit_is_refused(api, monkeypatch):
+    from casework.fraud import services
+
+    monkeypatch.setattr(services, "MAX_ALERTS_PER_BATCH", 2)
+    response = api.post(URL, [CLEAN, CLEAN, CLEAN], format="json")
+    assert response.status_code == 400
+    assert "At most 2 alerts at a time" in response.json()["non_field_errors"][0]
+    assert not Alert.objects.exists()

@@ -206,3 +206,14 @@ def test_the_command_imports_the_demo_csv(capsys):
 def test_the_command_fails_for_a_missing_file():
     with pytest.raises(CommandError, match="no such file"):
         call_command("import_alerts", "/nonexistent/alerts.csv")
+
+
+def test_a_large_file_is_committed_in_batches(alice, monkeypatch):
+    from casework.fraud import csv_import
+
+    monkeypatch.setattr(csv_import, "COMMIT_BATCH", 2)
+    data = rows(5)
+    data[2]["vpn_usage_pct"] = "101"
+    report = import_alerts_csv(actor=alice, data=csv_text(data), skip_invalid=True)
+    assert [a.account.account_id for a in report.created] == ["ACC-1", "ACC-2", "ACC-4", "ACC-5"]
+    assert report.skipped == 1

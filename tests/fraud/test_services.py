@@ -81,6 +81,12 @@ def test_upstream_scores_are_kept_and_missing_ones_filled(alice):
     assert set(alert.scorer_filled) == {"anomaly_score", "risk_level", "one_line_explanation"}
 
 
+def test_an_upstream_alert_our_rules_do_not_explain_is_titled_as_upstreams(alice):
+    alert = alert_create(actor=alice, data=alert_data(risk_level="high"))
+    assert alert.case.title == "Account ACC-2001: flagged by the upstream model (high risk)"
+    assert alert.case.priority == "high"
+
+
 def test_an_unknown_field_is_refused_by_name(alice):
     with pytest.raises(ValidationError) as exc:
         alert_create(actor=alice, data=alert_data(colour="red"))
