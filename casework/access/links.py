@@ -76,5 +76,5 @@ def link_check(token: str, *, now=None) -> LinkCheck:
                .filter(pk=request_id, kind=InfoRequest.Kind.EMPLOYEE).first())
     if request is None or request.nonce != nonce:
         return LinkCheck("forged")
-    state = request.state(now)
-    return LinkCheck("ok" if state == "open" else state, request)
+    state = {"open": "ok", "answered": "used"}.get(request.state(now), request.state(now))
+    return LinkCheck(state, request)

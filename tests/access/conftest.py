@@ -117,3 +117,46 @@ def token_of(path: str) -> str:
 
 def manager_request(mutation) -> InfoRequest:
     return InfoRequest.objects.get(mutation=mutation, kind=InfoRequest.Kind.MANAGER)
+
+
+@pytest.fixture
+def asked(submit):
+    """A mutation whose employee has been sent a link: the investigation's steps, by hand
+    (no agent runs, so these tests need no transactional database)."""
+    from casework.access.services import request_send, rights_check_record
+    from casework.access.states import AccessStatus, mutation_transition
+
+    mutation = submit(investigate=False)
+    for status in (AccessStatus.INVESTIGATION_STARTED, AccessStatus.CLARIFICATION_REQUESTED):
+        mutation_transition(actor="system", mutation=mutation, to=status, reason="test")
+    rights_check_record(mutation=mutation, message="Priya did not hold Admin on FinanceApp.", result={
+        "authorized": False, "held_level": "Write",
+        "evidence": [{"source": "direct", "reference": "A1", "system": "FinanceApp", "level": "Write",
+                      "covers": False, "note": "Write is below the required Admin"}]})
+    request, created = request_send(actor="system", mutation=mutation, kind=InfoRequest.Kind.EMPLOYEE,
+                                    subject="Please explain", body="You changed Jan's access without the rights.")
+    assert created
+    mutation_transition(actor="system", mutation=mutation, to=AccessStatus.AWAITING_USER_RESPONSE, reason="test")
+    return request
+
+
+@pytest.fixture
+def awaiting_manager(org, asked):
+    """The employee answered, the records confirmed it, and Mona has been asked."""
+    from casework.access.links import link_token
+    from casework.access.services import claim_record_validation, claim_submit, request_send
+    from casework.access.states import AccessStatus, mutation_transition
+
+    claim = claim_submit(token=link_token(asked), claim_type="sick_leave_cover", colleague=org.kees,
+                         period_start=date(2025, 11, 9), period_end=date(2025, 11, 12),
+                         explanation="Kees was ill and asked me to.")
+    claim_record_validation(claim=claim, status="valid", result={
+        "message": "Confirmed: Kees was on approved sick leave.",
+        "checks": [{"check": "An approved sick leave covers 2025-11-10", "passed": True, "detail": "sick_leave:1"}]})
+    mutation = asked.mutation
+    mutation_transition(actor="system", mutation=mutation, to=AccessStatus.MANAGER_VERIFICATION_REQUESTED,
+                        reason="test")
+    request, _ = request_send(actor="system", mutation=mutation, kind=InfoRequest.Kind.MANAGER,
+                              subject="Please validate", body="Priya says she covered Kees.")
+    mutation_transition(actor="system", mutation=mutation, to=AccessStatus.AWAITING_MANAGER_RESPONSE, reason="test")
+    return request

@@ -1,0 +1,152 @@
+"""The employee's link: it works once, expires, cannot be forged; a refused link gets a page
+saying why and changes nothing, through the page and the API alike."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core import signing
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from audit.models import AuditEntry
+from casework.access.links import SALT, link_check, link_path, link_token
+from casework.access.models import EmployeeClaim, InfoRequest
+from casework.access.services import LinkRefused, claim_submit
+from casework.access.states import AccessStatus, mutation_transition
+
+pytestmark = pytest.mark.django_db
+
+
+def form(org, **overrides):
+    return {"claim_type": "sick_leave_cover", "colleague": org.kees.pk, "period_start": "2025-11-09",
+            "period_end": "2025-11-12", "explanation": "Kees was ill.", **overrides}
+
+
+def snapshot():
+    return (EmployeeClaim.objects.count(), AuditEntry.objects.count(),
+            list(InfoRequest.objects.values_list("answered_at", "cancelled_at")))
+
+
+def test_the_link_shows_the_change_and_needs_no_login(client, asked):
+    response = client.get(link_path(asked))
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Please explain a change you made" in page
+    assert "Jan de Vries" in page and "FinanceApp" in page and "Admin" in page
+    assert response["Cache-Control"].startswith("max-age=0")
+
+
+def test_it_works_once(client, org, asked, django_capture_on_commit_callbacks):
+    path = link_path(asked)
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = client.post(path, form(org))
+    assert response.status_code == 200 and b"Thank you" in response.content
+    assert len(callbacks) == 1  # the claim's validation is enqueued once the answer commits
+    asked.refresh_from_db()
+    assert asked.answered_at is not None and asked.claim.colleague == org.kees
+    before = snapshot()
+
+    again = client.get(path)
+    assert again.status_code == 410
+    assert b"You already answered" in again.content
+    resubmitted = client.post(path, form(org, explanation="A different story."))
+    assert resubmitted.status_code == 410
+    assert snapshot() == before
+    assert EmployeeClaim.objects.get().explanation == "Kees was ill."
+
+
+def test_a_second_submission_racing_the_first_is_refused_by_the_database(org, asked):
+    token = link_token(asked)
+    claim_submit(token=token, claim_type="other", explanation="First.")
+    # As if a second request had passed the checks before the first committed: the
+    # conditional update finds the request already answered.
+    with pytest.raises(LinkRefused) as exc:
+        claim_submit(token=token, claim_type="other", explanation="Second.")
+    assert exc.value.code == "link_used" and exc.value.status_code == 410
+    assert EmployeeClaim.objects.count() == 1
+
+
+def test_an_expired_link_is_refused_and_changes_nothing(client, org, asked):
+    InfoRequest.objects.filter(pk=asked.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    before = snapshot()
+    response = client.get(link_path(asked))
+    assert response.status_code == 410
+    assert b"This link has expired" in response.content
+    assert client.post(link_path(asked), form(org)).status_code == 410
+    assert snapshot() == before
+
+
+def test_expiry_follows_the_setting(settings, asked):
+    assert asked.expires_at - asked.sent_at == timedelta(days=settings.ACCESS_LINK_MAX_AGE_DAYS)
+    assert link_check(link_token(asked), now=asked.expires_at - timedelta(seconds=1)).ok
+    assert link_check(link_token(asked), now=asked.expires_at).state == "expired"
+
+
+@pytest.mark.parametrize("make_token", [
+    lambda req: link_token(req)[:-2] + ("AA" if not link_token(req).endswith("AA") else "BB"),  # tampered signature
+    lambda req: signing.dumps({"r": req.pk, "n": req.nonce}, salt="another.salt"),  # signed for something else
+    lambda req: signing.dumps({"r": req.pk, "n": "guessed-nonce"}, salt=SALT),  # wrong nonce
+    lambda req: signing.dumps({"r": req.pk + 999, "n": req.nonce}, salt=SALT),  # no such request
+    lambda req: "not-a-token",
+])
+def test_a_forged_link_is_refused_and_changes_nothing(client, org, asked, make_token):
+    token = make_token(asked)
+    before = snapshot()
+    response = client.get(f"/access/respond/{token}/")
+    assert response.status_code == 400
+    assert b"This link is not valid" in response.content
+    assert client.post(f"/access/respond/{token}/", form(org)).status_code == 400
+    assert snapshot() == before
+
+
+def test_a_link_for_a_replaced_request_no_longer_works(org, asked):
+    old_token = link_token(asked)
+    InfoRequest.objects.filter(pk=asked.pk).update(cancelled_at=timezone.now(), cancel_reason="replaced")
+    assert link_check(old_token).state == "cancelled"
+
+
+def test_an_incomplete_answer_is_shown_again_and_keeps_the_link_usable(client, org, asked):
+    path = link_path(asked)
+    response = client.post(path, form(org, colleague="", explanation=""))
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "Name the colleague you covered for." in page and "This field is required." in page
+    asked.refresh_from_db()
+    assert asked.answered_at is None
+    assert client.post(path, form(org)).status_code == 200
+
+
+def test_naming_yourself_as_the_colleague_is_refused(org, asked):
+    with pytest.raises(Exception) as exc:
+        claim_submit(token=link_token(asked), claim_type="sick_leave_cover", colleague=org.priya,
+                     period_start=None, period_end=None, explanation="Me.")
+    assert "not yourself" in str(exc.value)
+    asked.refresh_from_db()
+    assert asked.answered_at is None
+
+
+def test_the_api_applies_the_same_rules(org, asked):
+    api = APIClient()
+    token = link_token(asked)
+    body = {"token": token, "claim_type": "sick_leave_cover", "colleague": "u002", "period_start": "2025-11-09",
+            "period_end": "2025-11-12", "explanation": "Kees was ill."}
+    forged = api.post("/api/access/answers/employee/", {**body, "token": token + "x"}, format="json")
+    assert forged.status_code == 400 and forged.json()["code"] == "link_forged"
+    bad = api.post("/api/access/answers/employee/", {**body, "colleague": "u999"}, format="json")
+    assert bad.status_code == 400 and "colleague" in bad.json()
+    ok = api.post("/api/access/answers/employee/", body, format="json")
+    assert ok.status_code == 201 and ok.json()["reference"] == asked.mutation.case.reference
+    used = api.post("/api/access/answers/employee/", body, format="json")
+    assert used.status_code == 410 and used.json()["code"] == "link_used"
+    assert EmployeeClaim.objects.count() == 1
+
+
+def test_an_answer_after_the_flow_moved_on_is_refused(client, org, asked):
+    mutation_transition(actor="system", mutation=asked.mutation, to=AccessStatus.MANUAL_INTERVENTION_REQUIRED,
+                        reason="Taken over")
+    response = client.post(link_path(asked), form(org))
+    assert response.status_code == 409
+    assert b"no longer waiting" in response.content
+    assert EmployeeClaim.objects.count() == 0
