@@ -1,0 +1,54 @@
+"""The demo loader leaves a change in every state, and adds nothing when run again."""
+
+from __future__ import annotations
+
+import pytest
+
+from casework.access.demo import demo_load_access
+from casework.access.models import Employee, HRMutation, InfoRequest, Notification, System
+from casework.cases.demo import DEMO_USERS
+from casework.people.services import user_create
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def users(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    return {u: user_create(actor="system", username=u, password=pw, role=role, first_name=first,
+                           last_name=last, email=f"{u}@example.com") for u, role, first, last, pw in DEMO_USERS}
+
+
+def test_the_demo_walks_every_path_and_is_idempotent(users):
+    assert demo_load_access(users=users) == 8
+    assert Employee.objects.count() == 30
+    assert System.objects.count() == 5 and System.objects.filter(available=False).count() == 1
+    assert set(Employee.objects.exclude(user=None).values_list("user__username", flat=True)) == {"mona", "mark"}
+
+    def by(changed_by):
+        return HRMutation.objects.get(changed_by__employee_id=changed_by)
+
+    def path(m):
+        from audit.models import AuditEntry
+
+        return [d["to"] for d in AuditEntry.objects.filter(case_id=m.case_id, action="access.status_changed")
+                .order_by("id").values_list("data", flat=True)]
+
+    authorised, approved, denied, invalid, failing = by("u102"), by("u101"), by("u201"), by("u213"), by("u111")
+    assert path(authorised) == ["investigation_started", "approved", "advisory_report_generated"]
+    assert "approved" in path(approved) and approved.reports.get().recommendation == "accept"
+    assert "rejected_manager_denied" in path(denied) and denied.reports.get().recommendation == "reject_investigate"
+    assert "rejected_invalid_claim" in path(invalid)
+    assert "manual_intervention_required" in path(failing)
+    assert failing.reports.get().kind == "manual_intervention"
+    assert by("u106").status == "awaiting_user_response"
+    assert by("u113").status == "awaiting_manager_response"
+    assert by("u206").status == "awaiting_manager_response"
+    for m in (approved, denied, failing):
+        assert m.case.status == "closed"
+    assert InfoRequest.objects.get(mutation=by("u106")).reminder_count == 1
+    assert InfoRequest.objects.get(mutation=by("u206"), kind="manager_validation").escalated_at is not None
+    assert Notification.objects.filter(kind="escalation", recipient_user=users["alice"]).exists()
+
+    assert demo_load_access(users=users) == 0
+    assert HRMutation.objects.count() == 8 and Employee.objects.count() == 30
