@@ -219,8 +219,8 @@ class Step:
     reply: str  # the reply's action
     needed: Callable[[Flow], bool]
     build: Callable[[Flow], dict]
-    # The gate: returns "" when the output is acceptable, else why not.
-    accept: Callable[[Flow, str, dict], str]
+    # The gate: returns "" when the output is acceptable, else why not (or (why, error type)).
+    accept: Callable[[Flow, str, dict], str | tuple[str, str]]
     # Writes the accepted output back; returns the reply's context.
     done: Callable[[Flow, str, dict], dict]
     # Who the reply goes to (default: the sender).
@@ -268,13 +268,13 @@ def _matching_check(flow: Flow, key: str) -> dict | None:
     return None
 
 
-def _rights_accept(flow: Flow, key: str, output: dict) -> str:
+def _rights_accept(flow: Flow, key: str, output: dict) -> str | tuple[str, str]:
     failed = AgentCall.objects.filter(run=flow.ctx.run, kind=AgentCall.Kind.TOOL, key__startswith=f"{key}.",
                                       name="check_authorization", status=AgentCall.Status.ERROR).last()
     result = _matching_check(flow, key)
     if result is None:
         if failed:
-            return failed.error
+            return failed.error, "tool_error"
         return "The rights check did not call check_authorization for this change's employee, system, level and day."
     if bool(output.get("authorized")) != bool(result.get("authorized")):
         return (f"The rights check concluded authorized={output.get('authorized')} but check_authorization "
@@ -300,8 +300,8 @@ def _rights_done(flow: Flow, key: str, output: dict) -> dict:
 
 # --- request for information: the employee ----------------------------------------------------
 
-def _request_accept(kind: str) -> Callable[[Flow, str, dict], str]:
-    def accept(flow: Flow, key: str, output: dict) -> str:
+def _request_accept(kind: str) -> Callable[[Flow, str, dict], str | tuple[str, str]]:
+    def accept(flow: Flow, key: str, output: dict) -> str | tuple[str, str]:
         from casework.access.models import InfoRequest
 
         recipient = "employee" if kind == InfoRequest.Kind.EMPLOYEE else "manager"
@@ -311,7 +311,8 @@ def _request_accept(kind: str) -> Callable[[Flow, str, dict], str]:
         if not sent:
             failed = AgentCall.objects.filter(run=flow.ctx.run, kind=AgentCall.Kind.TOOL, key__startswith=f"{key}.",
                                               name="send_notification", status=AgentCall.Status.ERROR).last()
-            return failed.error if failed else f"The request for information did not notify the {recipient}."
+            return (failed.error, "tool_error") if failed else \
+                f"The request for information did not notify the {recipient}."
         if not InfoRequest.objects.filter(mutation=flow.mutation, kind=kind, answered_at__isnull=True,
                                           cancelled_at__isnull=True).exists():
             return f"No open request to the {recipient} exists after send_notification."
@@ -614,8 +615,9 @@ def _handle(flow: Flow, step: Step, attempt: int, key: str) -> None:
     error, error_type = entry.get("error") or "", entry.get("error_type") or ""
     reply_context: dict = {}
     if not error:
-        error = step.accept(flow, key, entry["output"] or {})
-        error_type = "gate" if error else ""
+        verdict = step.accept(flow, key, entry["output"] or {})
+        # A gate returns "" (accepted), why not, or (why not, error type) when a tool failed.
+        error, error_type = verdict if isinstance(verdict, tuple) else (verdict, "gate" if verdict else "")
     if not error:
         try:
             reply_context = step.done(flow, key, entry["output"])

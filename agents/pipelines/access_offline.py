@@ -76,14 +76,16 @@ def rights_check(data: dict, messages=None):
         return {"checked": False, "authorized": False, "held_level": "", "covering_references": [],
                 "message": f"The rights could not be checked: {result['message']}"}
     covering = [row["reference"] for row in result["evidence"] if row.get("covers")]
+    who = data.get("context", {}).get("changed_by", {}).get("name")
+    who = f"{who} ({data['user_id']})" if who else data["user_id"]
     if result["authorized"]:
-        message = (f"{data['user_id']} held {data['access_level']} or higher on {data['system']} on "
+        message = (f"{who} held {data['access_level']} or higher on {data['system']} on "
                    f"{data['change_date']} through {', '.join(covering)}.")
     else:
         held = result.get("held_level")
         reasons = [f"{row['reference']}: {row['note']}" for row in result["evidence"]
                    if row.get("system") in (data["system"], "") and row.get("note") and row.get("reference")]
-        message = (f"{data['user_id']} did not hold {data['access_level']} on {data['system']} on "
+        message = (f"{who} did not hold {data['access_level']} on {data['system']} on "
                    f"{data['change_date']}" + (f" (highest level held: {held})" if held else " (no rights on it)")
                    + (". " + "; ".join(reasons[:4]) if reasons else "."))
     return {"checked": True, "authorized": bool(result["authorized"]), "held_level": result.get("held_level") or "",
@@ -235,9 +237,10 @@ def advisory(data: dict, messages=None):
         details.append(f"Rights check: {rights['message']}")
     claim = data.get("claim")
     if claim:
-        details.append(f"Employee's explanation: {claim['claim_type_label']}"
-                       + (f", covering {claim['colleague_name']} {claim['period_start']} to {claim['period_end']}"
-                          if claim.get("colleague_name") else "") + f". \"{claim['explanation']}\"")
+        absence = {"sick_leave_cover": "sick leave", "vacation_cover": "vacation"}.get(claim["claim_type"])
+        story = (f"covered {claim['colleague_name']}'s {absence} ({claim['period_start']} to {claim['period_end']})"
+                 if absence else "another reason")
+        details.append(f"Employee's explanation: {story}: \"{claim['explanation']}\"")
         if claim.get("validation_detail"):
             details.append(f"Claim validation ({claim['validation']}): {claim['validation_detail'].get('message', '')}")
     verdict = data.get("manager_verdict")
@@ -250,7 +253,7 @@ def advisory(data: dict, messages=None):
     for concern in data.get("concerns") or []:
         details.append(f"Concern: {concern}")
     if trail:
-        details.append("Status history: " + " → ".join(r["new_status"] for r in trail))
+        details.append("Status history: " + " → ".join(r.get("new_status_label") or r["new_status"] for r in trail))
     kind = data["report_kind"]
     summary = (f"{'Manual intervention needed' if kind == 'manual_intervention' else data['status_label']}: "
                f"{why} {m['changed_by_name']}'s change of {m['field_changed']} for {m['changed_for_name']} on "

@@ -162,7 +162,8 @@ def lookup_data(args: LookupDataArgs) -> dict:
         entries = (AuditEntry.objects.filter(case_id=mutation.case_id, action="access.status_changed")
                    .order_by("id")[:MAX_ROWS])
         rows = [{"timestamp": e.timestamp, "old_status": e.data.get("from"), "new_status": e.data.get("to"),
-                 "agent": e.actor, "comment": e.data.get("reason", "")} for e in entries]
+                 "new_status_label": e.data.get("to_label"), "agent": e.actor, "comment": e.data.get("reason", "")}
+                for e in entries]
     else:  # answers
         mutation = _mutation(args.mutation_id)
         rows = []

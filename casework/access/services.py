@@ -208,10 +208,12 @@ def message_send(*, case, sender: str, receiver: str, action: str, context: dict
                            reply_to=reply_to, run_id=run_id, key=key)
     message.full_clean(exclude=["reply_to"])
     message.save()
-    audit_record(actor=f"agent:{sender}" if sender.endswith("Agent") else "system", action="access.message",
+    audit_record(actor=f"agent:{sender}" if sender.endswith("Agent") else "system", action="access.message_sent",
                  case=case, obj=message,
                  data={"sender": sender, "receiver": receiver, "action": action, "status": status,
-                       "correlation_id": message.correlation_id, "error": error})
+                       "correlation_id": message.correlation_id, "error": error,
+                       # what the case timeline shows after the arrow
+                       "to": f"{receiver}: {action}" + (" (error)" if status == "error" else "")})
     return message
 
 
