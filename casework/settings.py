@@ -200,8 +200,9 @@ CELERY_TIMEZONE = "UTC"
 # --- REST API --------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
+        # Token first: DRF answers 401 (not 403) from the first class's authenticate header.
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
@@ -222,6 +223,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Several case types have status/priority fields; name the shared enums once.
+    "ENUM_NAME_OVERRIDES": {
+        "CaseStatusEnum": "casework.cases.models.Case.Status",
+        "CasePriorityEnum": "casework.cases.models.Case.Priority",
+    },
 }
 
 # --- Email -----------------------------------------------------------------------------
