@@ -17,7 +17,10 @@ def exception_handler(exc, context):
         return Response({"detail": exc.message, "code": exc.code}, status=exc.status_code)
     if isinstance(exc, DjangoValidationError):
         if hasattr(exc, "error_dict"):
-            body = {field: [str(m) for m in msgs] for field, msgs in exc.message_dict.items()}
+            body = {
+                ("non_field_errors" if field == "__all__" else field): [str(m) for m in msgs]
+                for field, msgs in exc.message_dict.items()
+            }
         else:
             body = {"non_field_errors": exc.messages}
         return Response(body, status=status.HTTP_400_BAD_REQUEST)

@@ -41,3 +41,11 @@ def api(alice):
     client = APIClient()
     client.force_authenticate(alice)
     return client
+
+
+@pytest.fixture(autouse=True)
+def _fast_test_settings(settings):
+    """PBKDF2's many rounds cost ~0.3 s per user, and WhiteNoise without autorefresh indexes
+    every static file once per test; neither is what these tests are about."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.WHITENOISE_AUTOREFRESH = True
