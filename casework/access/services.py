@@ -354,6 +354,35 @@ def _notify_request(request: InfoRequest, *, actor, reminder: bool) -> Notificat
 
 
 @transaction.atomic
+def request_resend(*, actor, request: InfoRequest, now: datetime | None = None) -> InfoRequest:
+    """Send the employee a fresh link (the old one stops working), for a request that expired
+    unanswered or whose email went astray. Only while the flow still waits for that answer."""
+    now = now or timezone.now()
+    request = InfoRequest.objects.select_related("mutation__case", "recipient").get(pk=request.pk)
+    mutation = request.mutation
+    if request.kind != InfoRequest.Kind.EMPLOYEE:
+        raise DomainError("Only an employee's link can be sent again; a manager answers in their inbox.",
+                          code="not_a_link")
+    if request.answered_at or request.cancelled_at:
+        raise Conflict("This request is already answered or withdrawn.", code="request_closed")
+    if mutation.status != AccessStatus.AWAITING_USER_RESPONSE or mutation.case.is_closed:
+        raise Conflict("The change is no longer waiting for the employee.", code="not_waiting")
+    taken = InfoRequest.objects.filter(pk=request.pk, answered_at__isnull=True, cancelled_at__isnull=True).update(
+        cancelled_at=now, cancel_reason="replaced by a new link")
+    if taken != 1:
+        raise Conflict("This request was answered a moment ago.", code="request_closed")
+    fresh = InfoRequest.objects.create(mutation=mutation, kind=request.kind, recipient=request.recipient,
+                                       subject=request.subject, body=request.body,
+                                       correlation_id=request.correlation_id, sent_at=now,
+                                       expires_at=now + timedelta(days=settings.ACCESS_LINK_MAX_AGE_DAYS))
+    _notify_request(fresh, actor=actor, reminder=False)
+    audit_record(actor=actor, action="access.request_resent", case=mutation.case, obj=fresh,
+                 data={"replaces": request.pk, "to": request.recipient.employee_id,
+                       "expires_at": fresh.expires_at.isoformat()})
+    return fresh
+
+
+@transaction.atomic
 def requests_cancel_open(*, actor, mutation: HRMutation, reason: str, now: datetime | None = None) -> int:
     now = now or timezone.now()
     ids = list(InfoRequest.objects.filter(mutation=mutation, answered_at__isnull=True, cancelled_at__isnull=True)

@@ -19,4 +19,5 @@ urlpatterns = [
     path("new/", views.mutation_new, name="mutation_new"),
     path("cases/<str:reference>/tabs/<str:tab>/", views.case_tab, name="case_tab"),
     path("cases/<str:reference>/decide/", views.decide, name="decide"),
+    path("cases/<str:reference>/requests/<int:pk>/resend/", views.resend, name="resend"),
 ]

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from casework.access import selectors, services
 from casework.access.forms import ClaimForm, DecideForm, MutationForm, VerdictForm
 from casework.access.links import link_check
-from casework.access.models import Notification
+from casework.access.models import InfoRequest, Notification
 from casework.cases.selectors import case_get_for_user
 from casework.errors import Conflict, DomainError
 from casework.people.roles import investigator_required, is_manager
@@ -185,4 +185,18 @@ def decide(request, reference: str):
             messages.error(request, exc.message)
         except ValidationError as exc:
             messages.error(request, "; ".join(exc.messages))
+    return redirect("cases:detail", reference=case.reference)
+
+
+@require_POST
+@investigator_required
+def resend(request, reference: str, pk: int):
+    case = case_get_for_user(request.user, reference)
+    req = get_object_or_404(InfoRequest, pk=pk, mutation__case=case)
+    try:
+        fresh = services.request_resend(actor=request.user, request=req)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"A new link was sent to {fresh.recipient.name}; the old one no longer works.")
     return redirect("cases:detail", reference=case.reference)
