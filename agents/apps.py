@@ -13,3 +13,8 @@ class AgentsConfig(AppConfig):
         # Every case type's page gets the agent runs tab (live status, trace, re-run).
         for key in CASE_TYPES:
             case_type_register_tab(key, Tab("agents", "Agent runs", "agents/_run_tab.html"))
+
+        # Pipelines register themselves and connect their signal receivers on import.
+        from agents.pipelines import load_all
+
+        load_all()

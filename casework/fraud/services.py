@@ -12,9 +12,11 @@ from django.db import transaction
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from pydantic import ValidationError as PydanticValidationError
 
+from agents.tasks import pipeline_enqueue
 from audit.services import audit_record
 from casework.cases.models import Case, Decision
 from casework.cases.services import case_create, case_set_priority
+from casework.errors import Conflict
 from casework.fraud.features import FEATURE_NAMES, SCORE_NAMES
 from casework.fraud.models import Account, Alert, KnowledgePattern
 from casework.fraud.schemas import AlertIn, alert_validate, alerts_validate
@@ -29,18 +31,6 @@ MAX_ALERTS_PER_BATCH = 1_000
 
 PRIORITY_FOR_RISK = {"critical": Case.Priority.CRITICAL, "high": Case.Priority.HIGH,
                      "medium": Case.Priority.MEDIUM, "low": Case.Priority.LOW}
-
-
-def pipeline_enqueue_for_alert(alert: Alert, *, actor=None) -> None:
-    """Start the fraud pipeline's alert_creation run for this alert (called on commit)."""
-    try:
-        from agents.tasks import pipeline_enqueue
-    except ImportError:
-        # The agent runtime is not installed in this checkout yet; the alert is saved and
-        # its pipeline can be started later from the case page.
-        logger.warning("agents.tasks is not available; fraud pipeline not enqueued for %s", alert.case.reference)
-        return
-    pipeline_enqueue(case=alert.case, pipeline="fraud", mode="alert_creation", actor=actor)
 
 
 def _title(account_id: str, label: str) -> str:
@@ -92,7 +82,8 @@ def _create_one(*, actor, alert_in: AlertIn, via: str) -> Alert:
               "scorer_filled": filled, "risk_level": alert.risk_level,
               "fraud_probability": alert.fraud_probability, "features": alert.features},
     )
-    transaction.on_commit(lambda: pipeline_enqueue_for_alert(alert, actor=actor))
+    # The run is queued in this transaction; its task starts once the alert has committed.
+    pipeline_enqueue(case=case, pipeline="fraud", mode="alert_creation", actor=actor)
     return alert
 
 
@@ -240,3 +231,25 @@ def pattern_capture(*, decision: Decision, pattern: dict, actor) -> KnowledgePat
     audit_record(actor=actor, action="fraud.pattern_captured" if created else "fraud.pattern_updated",
                  case=decision.case, obj=knowledge, data=data.model_dump())
     return knowledge
+
+
+def _refuse_if_running(alert: Alert) -> None:
+    from agents.models import AgentRun
+
+    if AgentRun.objects.filter(case=alert.case, pipeline="fraud", status__in=AgentRun.ACTIVE).exists():
+        raise Conflict(f"{alert.case.reference} is already being assessed; wait for that run to finish.",
+                       code="run_active")
+
+
+@transaction.atomic
+def alert_reassess(*, actor, alert: Alert):
+    """Run only the orchestrator again over this account's cached specialist results (one LLM call)."""
+    _refuse_if_running(alert)
+    return pipeline_enqueue(case=alert.case, pipeline="fraud", mode="case_open", actor=actor)
+
+
+@transaction.atomic
+def alert_rerun_all(*, actor, alert: Alert):
+    """Run all six agents again (six LLM calls); the earlier runs are kept."""
+    _refuse_if_running(alert)
+    return pipeline_enqueue(case=alert.case, pipeline="fraud", mode="alert_creation", actor=actor)

@@ -50,24 +50,17 @@ def test_creation_is_audited_with_the_channel_and_features(alice):
     assert AuditEntry.objects.filter(action="case.created", case_id=alert.case_id).exists()
 
 
-def test_it_enqueues_the_fraud_pipeline_after_commit(alice, django_capture_on_commit_callbacks, monkeypatch):
-    tasks = pytest.importorskip("agents.tasks")
-    calls = []
-    monkeypatch.setattr(tasks, "pipeline_enqueue", lambda **kwargs: calls.append(kwargs))
+def test_it_queues_the_fraud_pipeline_and_starts_it_only_after_commit(alice, django_capture_on_commit_callbacks):
+    from agents.models import AgentRun
+
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         alert = alert_create(actor=alice, data=CYCLING)
-    assert calls == []  # nothing before commit
-    for callback in callbacks:
-        callback()
-    assert calls == [{"case": alert.case, "pipeline": "fraud", "mode": "alert_creation", "actor": alice}]
-
-
-def test_without_the_agent_runtime_it_logs_and_carries_on(alice, django_capture_on_commit_callbacks, monkeypatch,
-                                                           caplog):
-    monkeypatch.setitem(sys.modules, "agents.tasks", None)  # makes the import fail
-    with caplog.at_level(logging.WARNING), django_capture_on_commit_callbacks(execute=True):
-        alert = alert_create(actor=alice, data=CYCLING)
-    assert f"fraud pipeline not enqueued for {alert.case.reference}" in caplog.text
+    run = AgentRun.objects.get(case=alert.case)
+    assert (run.pipeline, run.mode, run.status) == ("fraud", "alert_creation", "queued")
+    assert len(callbacks) == 1  # the task, waiting for the commit
+    callbacks[0]()
+    run.refresh_from_db()
+    assert run.status == "completed"
 
 
 def test_upstream_scores_are_kept_and_missing_ones_filled(alice):

@@ -572,10 +572,12 @@ def knowledge_capture_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
                    if dims_named else "legitimate activity, no elevated signal")
     else:  # an outcome we do not know: record the signals without calling them fraud or legit
         pattern = "undetermined: " + (", ".join(dims_named) + " signals" if dims_named else "no elevated signal")
-    top = "; ".join(signals[:3]) or "no elevated signal"
+    top = "; ".join(s[:100] for s in signals[:3]) or "no elevated signal"
     sentence = f"{outcome} on {data.get('account_id') or 'an account'}: {pattern}, seen as {top}"
     if reason:
-        sentence += f"; investigator's reason: {reason[:200]}"
+        sentence += f"; investigator's reason: {reason[:120]}"
+    if len(sentence) > 490:  # the schema's limit is 500
+        sentence = sentence[:489].rstrip() + "…"
     return {
         "key_signals": signals,
         "behavioral_pattern": pattern[:300],

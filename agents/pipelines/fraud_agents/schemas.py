@@ -156,11 +156,13 @@ class KnowledgeCaptureOutput(_Output):
     behavioral_pattern: Text = Field(
         description="A short name for the behaviour, e.g. 'deposit-withdraw cycling' or 'household device sharing'."
     )
+    # The limits are those of the stored pattern (casework.fraud.models.KnowledgePattern).
     final_outcome: Text = Field(
-        description="The decision: Confirmed Fraud, Marked Legit or False Positive."
+        description="The decision: Confirmed Fraud, Marked Legit or False Positive.", max_length=100
     )
     one_sentence_description: Text = Field(
-        description="One sentence an investigator can recognise the pattern by next time."
+        description="One sentence (at most 500 characters) an investigator can recognise the pattern by next time.",
+        max_length=500,
     )
 
 

@@ -1,0 +1,170 @@
+"""Fraud alerts (seed 000): five specialists in parallel, then the orchestrator; knowledge
+capture when the case is closed.
+
+Modes:
+- alert_creation: the five specialists concurrently, then the orchestrator on their merged
+  outputs (errors stripped). Six LLM calls.
+- case_open ("Re-assess"): the specialists' results are copied from this account's latest
+  run (the per-account cache), and only the orchestrator runs. One LLM call.
+- close: knowledge_capture on the alert, the decision's outcome and reason. One LLM call.
+Opening a case reads the stored results and calls no LLM.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+from django.dispatch import receiver
+
+from agents.models import AgentRun
+from agents.pipelines.fraud_agents import FRAUD_AGENTS, SPECIALISTS
+from agents.pipelines.fraud_agents import inputs as build
+from agents.runtime.pipeline import CallSpec, Pipeline, RunContext, Stage, register_pipeline
+from casework.cases.signals import case_closed
+
+logger = logging.getLogger(__name__)
+
+PIPELINE = "fraud"
+SIMILAR_CASES_SHOWN = 5
+
+
+def alert_input(alert) -> dict:
+    """The alert as the agents see it: the 13 features, the account and the upstream scores."""
+    from casework.fraud.features import FEATURES
+
+    data = {f.name: getattr(alert, f.name) for f in FEATURES}
+    data.update(
+        account_id=alert.account.account_id,
+        fraud_probability=alert.fraud_probability,
+        anomaly_score=alert.anomaly_score,
+        risk_level=alert.risk_level,
+        one_line_explanation=alert.one_line_explanation,
+        risk_factors=alert.risk_factors,
+    )
+    return data
+
+
+def _alert(ctx: RunContext):
+    return ctx.case.fraud_alert
+
+
+def _specialist_calls(ctx: RunContext) -> list[CallSpec]:
+    from casework.fraud import selectors
+
+    alert = _alert(ctx)
+    data = alert_input(alert)
+    similar = selectors.similar_confirmed_cases(alert, limit=SIMILAR_CASES_SHOWN)
+    similar_count = selectors.similar_confirmed_count(alert)
+    patterns = [
+        {"behavioral_pattern": p.behavioral_pattern, "one_sentence_description": p.one_sentence_description}
+        for p in selectors.similar_confirmed_patterns(alert, limit=3)
+    ]
+    ctx.state["input_similar_cases"] = [
+        {"reference": other.case.reference, "account_id": other.account.account_id, "distance": round(distance, 3)}
+        for other, distance in similar
+    ]
+    ctx.state["input_similar_count"] = similar_count
+    inputs = {
+        "transaction": build.build_transaction_input(data),
+        "identity": build.build_identity_input(data),
+        "geo": build.build_geo_input(data),
+        "network": build.build_network_input(data),
+        "outcome_similarity": build.build_outcome_similarity_input(
+            data,
+            similar_confirmed_cases_count_from_system=similar_count,
+            similar_cases=ctx.state["input_similar_cases"],
+            knowledge_patterns=patterns,
+        ),
+    }
+    return [CallSpec(agent_id, FRAUD_AGENTS[agent_id], inputs[agent_id]) for agent_id in SPECIALISTS]
+
+
+def _orchestrator_calls(ctx: RunContext) -> list[CallSpec]:
+    outputs = {key: ctx.output(key) for key in SPECIALISTS}
+    return [CallSpec("orchestrator", FRAUD_AGENTS["orchestrator"],
+                     build.build_orchestrator_input({k: v for k, v in outputs.items() if v is not None}))]
+
+
+def _knowledge_capture_calls(ctx: RunContext) -> list[CallSpec]:
+    from casework.cases.models import Decision
+
+    decision = Decision.objects.get(pk=ctx.state["input_decision"])
+    latest = _latest_assessment(ctx.case)
+    specialists = {k: v.get("output") for k, v in (latest.results if latest else {}).items()
+                   if k in SPECIALISTS and not v.get("error")}
+    return [CallSpec("knowledge_capture", FRAUD_AGENTS["knowledge_capture"],
+                     build.build_knowledge_capture_input(alert_input(_alert(ctx)), decision.outcome, decision.reason,
+                                                         specialists))]
+
+
+def _latest_assessment(case) -> AgentRun | None:
+    return (AgentRun.objects.filter(case=case, pipeline=PIPELINE, mode__in=("alert_creation", "case_open"))
+            .exclude(status__in=AgentRun.ACTIVE).order_by("-created_at", "-id").first())
+
+
+def _copy_cached_specialists(ctx: RunContext) -> None:
+    """case_open: take the specialists' results from this account's latest assessment."""
+    if ctx.results:
+        return  # a re-run of one agent already carries its results
+    alert = _alert(ctx)
+    cached = (AgentRun.objects.filter(pipeline=PIPELINE, mode="alert_creation", status=AgentRun.Status.COMPLETED,
+                                      case__fraud_alert__account=alert.account)
+              .exclude(pk=ctx.run.pk).order_by("-created_at", "-id").first())
+    if cached is None:
+        raise RuntimeError("No earlier assessment of this account to re-assess from; use Re-run all.")
+    ctx.state["input_cached_from_run"] = cached.pk
+    for key in ("input_similar_cases", "input_similar_count"):
+        if key in cached.state:
+            ctx.state[key] = cached.state[key]
+    for key in SPECIALISTS:
+        if key in cached.results:
+            ctx.results[key] = {**cached.results[key], "cached": True}
+
+
+def _finish(ctx: RunContext) -> None:
+    from casework.fraud.services import alert_apply_assessment, pattern_capture
+
+    if ctx.run.mode in ("alert_creation", "case_open"):
+        alert_apply_assessment(alert=_alert(ctx), orchestrator=ctx.output("orchestrator"),
+                               actor="agent:orchestrator")
+    elif ctx.run.mode == "close":
+        pattern = ctx.output("knowledge_capture")
+        if pattern is not None:
+            from casework.cases.models import Decision
+
+            decision = Decision.objects.get(pk=ctx.state["input_decision"])
+            pattern_capture(decision=decision, pattern=pattern, actor="agent:knowledge_capture")
+
+
+def _prepare(ctx: RunContext) -> None:
+    if ctx.run.mode == "case_open":
+        _copy_cached_specialists(ctx)
+
+
+specialists_stage = Stage("specialists", _specialist_calls)
+orchestrator_stage = Stage("orchestrator", _orchestrator_calls)
+
+fraud_pipeline = register_pipeline(Pipeline(
+    name=PIPELINE,
+    description="Fraud alert investigation (seed 000).",
+    modes={
+        "alert_creation": [specialists_stage, orchestrator_stage],
+        "case_open": [specialists_stage, orchestrator_stage],  # specialists come from the cache
+        "close": [Stage("knowledge_capture", _knowledge_capture_calls)],
+    },
+    prepare=_prepare,
+    finish=_finish,
+    agents=FRAUD_AGENTS,
+))
+
+
+@receiver(case_closed, dispatch_uid="fraud_knowledge_capture")
+def _capture_knowledge_on_close(sender, case, decision, actor, **kwargs) -> None:
+    if case.case_type != "fraud_alert":
+        return
+    from agents.tasks import pipeline_enqueue
+
+    with transaction.atomic():
+        pipeline_enqueue(case=case, pipeline=PIPELINE, mode="close", actor=actor,
+                         initial_state={"input_decision": decision.pk})
