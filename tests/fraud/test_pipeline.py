@@ -7,9 +7,9 @@ import pytest
 from agents.models import AgentCall, AgentRun
 from audit.models import AuditEntry
 from casework.cases.services import case_close
+from casework.errors import Conflict
 from casework.fraud.models import KnowledgePattern
 from casework.fraud.services import alert_create, alert_reassess, alert_rerun_all
-from casework.errors import Conflict
 from tests.fraud.conftest import CLEAN, CYCLING
 
 pytestmark = pytest.mark.django_db(transaction=True)

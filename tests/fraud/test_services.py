@@ -1,8 +1,5 @@
 from __future__ import annotations
 
-import logging
-import sys
-
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
