@@ -1,11 +1,11 @@
 """The employee's answer link: signed, single-use, expiring, no account needed.
 
-The token is `django.core.signing.dumps({"r": request id, "n": request nonce})` under its own
-salt, so it cannot be forged without SECRET_KEY and cannot be replayed against another
-request row. Whether it may still be used is the database's answer, not the token's:
+The token is `{"r": request id, "n": request nonce}` signed with django.core.signing.Signer
+under its own salt, so it cannot be forged without SECRET_KEY and cannot be replayed against
+another request row. Whether it may still be used is the database's answer, not the token's:
 `expires_at`, `answered_at` (set by a conditional UPDATE, so a second submission finds
-nothing to update) and `cancelled_at`. Because the link can be derived again from the row,
-a reminder carries the same link rather than a new one.
+nothing to update) and `cancelled_at`. The token carries no timestamp, so the same row always
+gives the same link: a reminder carries the link the first email did.
 """
 
 from __future__ import annotations
@@ -22,8 +22,12 @@ from casework.access.models import InfoRequest
 SALT = "casework.access.respond.v1"
 
 
+def _signer() -> signing.Signer:
+    return signing.Signer(salt=SALT)
+
+
 def link_token(request: InfoRequest) -> str:
-    return signing.dumps({"r": request.pk, "n": request.nonce}, salt=SALT)
+    return _signer().sign_object({"r": request.pk, "n": request.nonce})
 
 
 def link_path(request: InfoRequest) -> str:
@@ -67,7 +71,7 @@ def link_check(token: str, *, now=None) -> LinkCheck:
     its request (ok, used, expired, cancelled). Reads only; changes nothing."""
     now = now or timezone.now()
     try:
-        data = signing.loads(token, salt=SALT)
+        data = _signer().unsign_object(token)
         request_id, nonce = int(data["r"]), str(data["n"])
     except (signing.BadSignature, KeyError, TypeError, ValueError):
         return LinkCheck("forged")

@@ -86,9 +86,10 @@ def test_expiry_follows_the_setting(settings, asked):
 
 @pytest.mark.parametrize("make_token", [
     lambda req: link_token(req)[:-2] + ("AA" if not link_token(req).endswith("AA") else "BB"),  # tampered signature
-    lambda req: signing.dumps({"r": req.pk, "n": req.nonce}, salt="another.salt"),  # signed for something else
-    lambda req: signing.dumps({"r": req.pk, "n": "guessed-nonce"}, salt=SALT),  # wrong nonce
-    lambda req: signing.dumps({"r": req.pk + 999, "n": req.nonce}, salt=SALT),  # no such request
+    lambda req: signing.Signer(salt="another.salt").sign_object({"r": req.pk, "n": req.nonce}),  # another purpose
+    lambda req: signing.Signer(salt=SALT).sign_object({"r": req.pk, "n": "guessed-nonce"}),  # wrong nonce
+    lambda req: signing.Signer(salt=SALT).sign_object({"r": req.pk + 999, "n": req.nonce}),  # no such request
+    lambda req: signing.dumps({"r": req.pk, "n": req.nonce}, salt=SALT),  # the right data, another format
     lambda req: "not-a-token",
 ])
 def test_a_forged_link_is_refused_and_changes_nothing(client, org, asked, make_token):
