@@ -173,7 +173,8 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # --- Celery ----------------------------------------------------------------------------
 # Default: kombu's filesystem transport under var/celery (one machine, no server).
 # CELERY_BROKER_URL=redis://127.0.0.1:6379/0 (or amqp://...) for workers on many machines.
-CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="filesystem://")
+# (kombu ignores the host of a filesystem URL; naming one keeps it from warning about it)
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="filesystem://localhost//")
 CELERY_BROKER_DIR = VAR_DIR / "celery"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for sub in ("queue", "processed", "control"):
