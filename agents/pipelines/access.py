@@ -560,6 +560,15 @@ def _attempt_calls(step: Step, attempt: int, mode: str, ctx: RunContext) -> list
     is needed now, a later one when the attempt before it failed."""
     from casework.access.services import message_send
 
+    # Most stages are retries that are not due; tell from the run's state alone, without a
+    # database read, unless a finished call is still waiting to be handled.
+    state = ctx.state.get("access", {})
+    info = state.get("steps", {}).get(step.name, {})
+    unsettled = any(key not in state.get("processed", []) for key in ctx.results)
+    if not unsettled and (info.get("status") in ("ok", "exhausted")
+                          or (attempt > 1 and (info.get("status") != "failed"
+                                               or len(info.get("errors", [])) != attempt - 1))):
+        return []
     flow = Flow(ctx)
     _settle(flow, mode)
     if flow.closed:

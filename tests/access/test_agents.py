@@ -42,22 +42,22 @@ def test_the_orchestrator_reads_the_mutation_and_names_its_concerns(submit, org)
     assert "The change needed admin rights." in result.output["concerns"]
 
 
-@pytest.mark.parametrize(("who", "level", "authorized", "covering"), [
-    ("kees", "admin", True, ["R-FD"]),
-    ("priya", "write", True, ["A1"]),
-    ("priya", "admin", False, []),
-])
-def test_the_rights_check_follows_check_authorization(submit, org, who, level, authorized, covering):
-    mutation = submit(investigate=False, changed_by=getattr(org, who), access_level=getattr(org, level))
-    result = run_agent(RIGHTS_CHECK, rights_input(mutation))
-    assert result.ok, result.error
-    assert tools_called(result) == [("check_authorization", True)]
-    assert result.output["checked"] is True
-    assert result.output["authorized"] is authorized
-    assert result.output["covering_references"] == covering
-    if not authorized:
-        assert "did not hold Admin on FinanceApp" in result.output["message"]
-        assert "A2: ended on 2024-12-31" in result.output["message"]
+# Cases share one test (and one database flush): transactional tests are the slow ones.
+RIGHTS_CASES = [("kees", "admin", True, ["R-FD"]), ("priya", "write", True, ["A1"]), ("priya", "admin", False, [])]
+
+
+def test_the_rights_check_follows_check_authorization(submit, org):
+    for who, level, authorized, covering in RIGHTS_CASES:
+        mutation = submit(investigate=False, changed_by=getattr(org, who), access_level=getattr(org, level))
+        result = run_agent(RIGHTS_CHECK, rights_input(mutation))
+        assert result.ok, result.error
+        assert tools_called(result) == [("check_authorization", True)]
+        assert result.output["checked"] is True
+        assert result.output["authorized"] is authorized, (who, level)
+        assert result.output["covering_references"] == covering
+        if not authorized:
+            assert "did not hold Admin on FinanceApp" in result.output["message"]
+            assert "A2: ended on 2024-12-31" in result.output["message"]
 
 
 def test_the_rights_check_reports_a_failing_tool_honestly(submit, org):
@@ -119,22 +119,18 @@ def test_the_claim_is_confirmed_by_an_approved_absence_covering_the_day(submit, 
     assert all(check["passed"] for check in result.output["checks"])
 
 
-@pytest.mark.parametrize(("claim_type", "start", "end", "failing"), [
-    ("vacation_cover", "2025-11-09", "2025-11-12", "An approved vacation of the colleague covers 2025-11-10"),
-    ("sick_leave_cover", "2025-11-11", "2025-11-12", "The period the employee states includes 2025-11-10"),
-])
-def test_the_claim_is_invalid_when_the_records_disagree(submit, org, claim_type, start, end, failing):
+def test_the_claim_is_invalid_when_the_records_disagree(submit, org):
     mutation = submit(investigate=False)
-    result = run_agent(REQUEST_INFO, claim_input(mutation, claim_type, org.kees, start, end))
-    assert result.output["claim_status"] == "invalid"
-    assert [c["check"] for c in result.output["checks"] if not c["passed"]] == [failing]
-    assert result.output["cited_records"] == []
-
-
-def test_a_pending_absence_does_not_confirm_a_claim(submit, org):
-    org.sick.status = "pending"
+    for claim_type, start, end, failing in [
+        ("vacation_cover", "2025-11-09", "2025-11-12", "An approved vacation of the colleague covers 2025-11-10"),
+        ("sick_leave_cover", "2025-11-11", "2025-11-12", "The period the employee states includes 2025-11-10"),
+    ]:
+        result = run_agent(REQUEST_INFO, claim_input(mutation, claim_type, org.kees, start, end))
+        assert result.output["claim_status"] == "invalid"
+        assert [c["check"] for c in result.output["checks"] if not c["passed"]] == [failing]
+        assert result.output["cited_records"] == []
+    org.sick.status = "pending"  # a pending absence confirms nothing either
     org.sick.save()
-    mutation = submit(investigate=False)
     result = run_agent(REQUEST_INFO, claim_input(mutation, "sick_leave_cover", org.kees, "2025-11-09", "2025-11-12"))
     assert result.output["claim_status"] == "invalid"
 
@@ -146,7 +142,7 @@ def test_another_reason_cannot_be_checked_against_records(submit):
     assert tools_called(result) == []
 
 
-@pytest.mark.parametrize(("status", "rights", "claim", "verdict", "recommendation"), [
+ADVISORY_CASES = [
     ("approved", {"authorized": True, "message": "held through R-FD"}, None, None, "accept"),
     ("approved", {"authorized": False, "message": "no"}, {"validation": "valid"}, {"approved": True}, "accept"),
     ("approved", {"authorized": False, "message": "no"}, {"validation": "unverifiable"}, {"approved": True},
@@ -156,26 +152,29 @@ def test_another_reason_cannot_be_checked_against_records(submit):
     ("rejected_manager_denied", {"authorized": False, "message": "no"}, {"validation": "valid"}, {"approved": False},
      "reject_investigate"),
     ("manual_intervention_required", None, None, None, "manual_intervention"),
-])
-def test_the_advisory_agent_files_a_report_with_the_right_recommendation(submit, status, rights, claim, verdict,
-                                                                         recommendation):
+]
+
+
+def test_the_advisory_agent_files_a_report_with_the_right_recommendation(submit):
     mutation = submit(investigate=False)
-    claim = claim and {"claim_type": "sick_leave_cover", "claim_type_label": "Sick leave cover",
-                       "explanation": "Covering.", "colleague_name": "Kees", "period_start": "2025-11-09",
-                       "period_end": "2025-11-12", "validation_detail": {"message": "checked"}, **claim}
-    verdict = verdict and {"comment": "ok", "manager": "Mona", **verdict}
-    manual = status == "manual_intervention_required"
-    result = run_agent(ADVISORY, {
-        "action": "generate_advisory_report", "mutation_id": mutation.mutation_id, "status": status,
-        "status_label": AccessStatus(status).label, "report_kind": "manual_intervention" if manual else "standard",
-        "context": facts(mutation), "rights_check": rights, "claim": claim, "manager_verdict": verdict,
-        "failures": [{"label": "Rights check", "attempts": 3, "errors": [{"error": "registry down"}]}] if manual else [],
-    })
-    assert result.ok, result.error
-    assert tools_called(result) == [("lookup_data", True), ("generate_report", True)]
-    assert result.output["recommendation"] == recommendation
-    assert result.output["mutation_id"] == mutation.mutation_id
-    assert result.output["details"][0].startswith("Change: Priya Patel changed Access level for Jan de Vries")
-    if manual:
-        assert result.output["report_kind"] == "manual_intervention"
-        assert "Rights check failed 3 times; last error: registry down" in result.output["details"]
+    for status, rights, claim, verdict, recommendation in ADVISORY_CASES:
+        claim = claim and {"claim_type": "sick_leave_cover", "claim_type_label": "Sick leave cover",
+                           "explanation": "Covering.", "colleague_name": "Kees", "period_start": "2025-11-09",
+                           "period_end": "2025-11-12", "validation_detail": {"message": "checked"}, **claim}
+        verdict = verdict and {"comment": "ok", "manager": "Mona", **verdict}
+        manual = status == "manual_intervention_required"
+        result = run_agent(ADVISORY, {
+            "action": "generate_advisory_report", "mutation_id": mutation.mutation_id, "status": status,
+            "status_label": AccessStatus(status).label, "report_kind": "manual_intervention" if manual else "standard",
+            "context": facts(mutation), "rights_check": rights, "claim": claim, "manager_verdict": verdict,
+            "failures": [{"label": "Rights check", "attempts": 3, "errors": [{"error": "registry down"}]}]
+            if manual else [],
+        })
+        assert result.ok, result.error
+        assert tools_called(result) == [("lookup_data", True), ("generate_report", True)]
+        assert result.output["recommendation"] == recommendation, (status, claim, verdict)
+        assert result.output["mutation_id"] == mutation.mutation_id
+        assert result.output["details"][0].startswith("Change: Priya Patel changed Access level for Jan de Vries")
+        if manual:
+            assert result.output["report_kind"] == "manual_intervention"
+            assert "Rights check failed 3 times; last error: registry down" in result.output["details"]
