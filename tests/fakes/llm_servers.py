@@ -15,6 +15,11 @@ Replies are built with the helpers below (`text`, `json_answer`, `fenced_json`,
 Every request is recorded (`server.requests`: path, headers, JSON body, arrival and answer
 times), and the number of requests in flight is tracked (`server.max_in_flight`).
 `latency=` adds a fixed delay to every answer: the benchmark's fixed-latency mode.
+
+Run on its own (bench/llm_fanout.py does, so that the fake's CPU is not the client's GIL):
+    python -m tests.fakes.llm_servers --latency 0.2 --reply-json '{"note": "ok"}'
+prints `PORT <n>` and serves until stopped; GET /_stats answers {"requests", "in_flight",
+"max_in_flight"} and POST /_reset clears them.
 """
 
 from __future__ import annotations
@@ -130,7 +135,7 @@ class FakeLLMServer:
     # Life cycle
 
     def start(self) -> FakeLLMServer:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(self))
+        self._httpd = _Server(("127.0.0.1", 0), _handler_class(self))
         self._httpd.daemon_threads = True
         # A client that gives up (its timeout) makes our late write fail: not an error here.
         self._httpd.handle_error = lambda request, client_address: None
@@ -191,6 +196,10 @@ class FakeLLMServer:
             source = source(body)
         return _as_reply(source)
 
+    def stats(self) -> dict:
+        with self._lock:
+            return {"requests": len(self.requests), "in_flight": self.in_flight, "max_in_flight": self.max_in_flight}
+
     # Serving
 
     def _serve(self, handler: BaseHTTPRequestHandler, body: dict) -> None:
@@ -240,6 +249,12 @@ class FakeLLMServer:
         raise NotImplementedError
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: a burst of new connections (a benchmark's
+    # hundred threads) overflows it, and the dropped SYNs come back a second later.
+    request_queue_size = 1024
+
+
 def _as_reply(made: Reply | str) -> Reply:
     if isinstance(made, str):
         return text(made)
@@ -251,15 +266,36 @@ def _as_reply(made: Reply | str) -> Reply:
 def _handler_class(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints do
+        # http.server sends headers and body in two writes; with Nagle on, the body waits for
+        # the client's delayed ACK (~40 ms a request). Real endpoints do not add that.
+        disable_nagle_algorithm = True
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            if self.path == "/_stats":
+                self._send_json(200, server.stats())
+            else:
+                self._send_json(404, {"error": {"message": f"No route GET {self.path}"}})
+
+        def do_POST(self) -> None:  # noqa: N802
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
+            if self.path == "/_reset":
+                server.reset()
+                self._send_json(200, server.stats())
+                return
             try:
                 body = json.loads(raw or b"{}")
             except ValueError:
                 body = {"_unparsed": raw.decode(errors="replace")}
             server._serve(self, body)
+
+        def _send_json(self, status: int, payload: dict) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
         def log_message(self, format: str, *args) -> None:  # noqa: A002 - quiet in tests
             return None
@@ -346,3 +382,30 @@ class FakeAnthropicServer(FakeLLMServer):
             "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
         }
         return reply.status, body, reply.headers
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+    import signal
+    import sys
+
+    parser = argparse.ArgumentParser(description="Serve a fake LLM endpoint until stopped.")
+    parser.add_argument("--kind", choices=["openai", "anthropic"], default="openai")
+    parser.add_argument("--latency", type=float, default=0.2, help="Seconds before every answer.")
+    parser.add_argument("--reply-json", default='{"note": "ok"}', help="The JSON object every answer holds.")
+    args = parser.parse_args(argv)
+    cls = FakeOpenAIServer if args.kind == "openai" else FakeAnthropicServer
+    server = cls(latency=args.latency, default=json_answer(json.loads(args.reply_json))).start()
+    print(f"PORT {server.port}", flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *a: stop.set())
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    server.stop()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
