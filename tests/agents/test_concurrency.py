@@ -17,7 +17,7 @@ from agents.tasks import pipeline_enqueue, run_pipeline
 from casework.cases.services import case_create
 from tests.fakes.llm_servers import json_answer
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 LATENCY = 0.2
 
@@ -85,6 +85,7 @@ def test_independent_calls_all_go_out_together_under_a_higher_limit(endpoint, qu
     assert elapsed < 2 * LATENCY + 0.25  # one wave, not six (slack for a slow CI machine)
 
 
+@pytest.mark.django_db(transaction=True)  # two runs, two threads, two connections
 def test_the_limit_holds_across_runs_executing_at_the_same_time(endpoint, queued_runs, settings):
     settings.LLM_MAX_CONCURRENCY = 3
     runs = queued_runs(2)

@@ -28,7 +28,7 @@ class ReleaseQuery(BaseModel):
     release_id: str = Field(description="The release, e.g. v2.1.0.")
 
 
-class TestDetailsQuery(BaseModel):
+class SuiteQuery(BaseModel):
     release_id: str
     suite: str = Field(description="Test suite name.")
 
@@ -44,7 +44,7 @@ def get_release_summary(args: ReleaseQuery) -> dict:
     return SUMMARIES[args.release_id]
 
 
-def get_test_details(args: TestDetailsQuery) -> dict:
+def get_test_details(args: SuiteQuery) -> dict:
     """The failing tests of one suite."""
     return {"suite": args.suite, "failed": ["test_refund_rounding", "test_card_declined_retry"]}
 
@@ -57,7 +57,7 @@ def file_risk_report(args: RiskReport) -> dict:
 
 TOOLS = (
     Tool("get_release_summary", get_release_summary.__doc__, ReleaseQuery, get_release_summary),
-    Tool("get_test_details", get_test_details.__doc__, TestDetailsQuery, get_test_details),
+    Tool("get_test_details", get_test_details.__doc__, SuiteQuery, get_test_details),
     Tool("file_risk_report", file_risk_report.__doc__, RiskReport, file_risk_report),
 )
 detective = Agent(id="test_detective", system_prompt="Assess the release's risk, then file a report.",
