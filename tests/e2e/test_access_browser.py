@@ -67,5 +67,5 @@ def test_the_employee_answers_by_link_and_the_manager_approves_in_the_inbox(page
     page.get_by_role("tab", name="Advisory report & decision").click()
     assert page.locator("#access-recommendation").inner_text() == "Recommendation: Accept"
     page.get_by_role("tab", name="Agent messages").click()
-    assert page.get_by_text("manager_validation_response").is_visible()
+    assert page.locator("#access-tab-messages").get_by_text("manager_validation_response").is_visible()
     assert page.js_errors == []
