@@ -164,7 +164,7 @@ def _execute(ctx: RunContext, pipeline: Pipeline) -> None:
             return
         stage = stages[index]
         pending = [spec for spec in stage.calls(ctx) if spec.key not in ctx.results]
-        for spec, result in _run_concurrently(pending):
+        for spec, result in _run_concurrently(pending, run):
             _record(ctx, stage, index, spec, result)
         run.state["stage_index"] = index + 1
         run.step_count = F("step_count") + 1
@@ -175,13 +175,12 @@ def _execute(ctx: RunContext, pipeline: Pipeline) -> None:
     _end(run, AgentRun.Status.WAITING if outcome == AgentRun.Status.WAITING else AgentRun.Status.COMPLETED, "")
 
 
-def _run_concurrently(specs: list[CallSpec]):
+def _run_concurrently(specs: list[CallSpec], run: AgentRun):
     """Yield (spec, result) as each call finishes. Worker threads make LLM calls only; the
-    caller's thread does every database write."""
+    caller's thread does every database write, including the heartbeat: one call may last
+    longer than RUN_STALE_AFTER_SECONDS (timeouts, retries, backoff), and a run whose
+    heartbeat goes stale is handed to another worker, which would repeat the calls."""
     if not specs:
-        return
-    if len(specs) == 1:
-        yield specs[0], run_agent(specs[0].agent, specs[0].input)
         return
     parent = otel_context.get_current()
 
@@ -192,11 +191,22 @@ def _run_concurrently(specs: list[CallSpec]):
         finally:
             otel_context.detach(token)
 
+    beat_every = max(0.5, settings.RUN_STALE_AFTER_SECONDS / 3)
     workers = min(len(specs), settings.LLM_MAX_CONCURRENCY)
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agent") as pool:
-        futures = {pool.submit(call, spec): spec for spec in specs}
-        for future in concurrent.futures.as_completed(futures):
-            yield futures[future], future.result()
+        pending = {pool.submit(call, spec): spec for spec in specs}
+        while pending:
+            done, _ = concurrent.futures.wait(pending, timeout=beat_every,
+                                              return_when=concurrent.futures.FIRST_COMPLETED)
+            if not done:
+                _beat(run)
+            for future in done:
+                yield pending.pop(future), future.result()
+
+
+def _beat(run: AgentRun) -> None:
+    run.heartbeat_at = timezone.now()
+    AgentRun.objects.filter(pk=run.pk, status=AgentRun.Status.RUNNING).update(heartbeat_at=run.heartbeat_at)
 
 
 @transaction.atomic
