@@ -10,6 +10,7 @@ calls; one test goes through the fake OpenAI endpoint and counts requests there 
 from __future__ import annotations
 
 import threading
+import time
 from datetime import timedelta
 
 import pytest
@@ -66,6 +67,8 @@ def _register(agent_id: str) -> Agent:
                 raise WorkerKilled(agent_id)
         if data.get("fail") == agent_id:
             raise RuntimeError(f"{agent_id} analyst crashed")
+        if data.get("slow") == agent_id:
+            time.sleep(2.5)
         inputs = [v for k, v in data.items() if k in ("a", "b") and v]
         score = 10 + sum(v["score"] for v in inputs)
         return {"summary": f"{agent_id} on {data['case']} ({len(inputs)} inputs)", "score": min(score, 100)}
@@ -293,3 +296,32 @@ def test_one_failing_agent_leaves_an_error_in_its_result_and_the_run_completes(
     assert b_call.status == AgentCall.Status.ERROR and b_call.error_type == "provider"
     assert sorted(actions(case)) == sorted(["agent.run_queued", "agent.call_completed", "agent.call_failed",
                                             "agent.call_completed", "agent.run_completed"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_live_worker_in_a_long_call_keeps_its_run(case, monkeypatch, settings):
+    """A call may outlast RUN_STALE_AFTER_SECONDS (timeouts, retries): the worker must keep
+    its heartbeat fresh meanwhile, or the sweeper hands its run to a second worker."""
+    settings.RUN_STALE_AFTER_SECONDS = 1
+    monkeypatch.setattr(run_pipeline, "delay", lambda run_id: None)
+    with transaction.atomic():
+        run = pipeline_enqueue(case=case, pipeline=PIPELINE, mode="full", actor="system",
+                               initial_state={"input": {"slow": "test_a"}})
+
+    def worker():
+        try:
+            execute_run(run.pk)
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=worker)
+    first.start()
+    time.sleep(1.6)  # test_a is still thinking; the run started 1.6 s ago
+    redelivered = resume_stale_runs.delay().get()
+    first.join(timeout=30)
+
+    assert redelivered == 0
+    assert sorted(CALLS) == ["test_a", "test_b", "test_c"]
+    assert AgentCall.objects.filter(run=run).count() == 3
+    run.refresh_from_db()
+    assert run.status == AgentRun.Status.COMPLETED
