@@ -22,6 +22,10 @@ class CaseType:
     tabs: list[Tab] = field(default_factory=list)
     # Name of the reverse one-to-one from Case to this type's record (e.g. "fraud_alert").
     record_attr: str = ""
+    # Partials that replace the case page's plain overview and decision box when the case
+    # has its record (set from the case-type package's AppConfig.ready); "" keeps the plain ones.
+    overview_template: str = ""
+    decision_template: str = ""
 
     def outcome_label(self, outcome: str) -> str:
         return dict(self.outcomes).get(outcome, outcome)

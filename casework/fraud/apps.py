@@ -2,6 +2,15 @@ from __future__ import annotations
 
 from django.apps import AppConfig
 
+# The case page's evidence tabs, in the seed's order; each shows its agent's findings.
+EVIDENCE_TABS = (
+    ("fraud-transactions", "Transactions", "fraud/evidence/transaction.html"),
+    ("fraud-geo", "Access & Geo", "fraud/evidence/geo.html"),
+    ("fraud-identity", "Identity", "fraud/evidence/identity.html"),
+    ("fraud-network", "Network", "fraud/evidence/network.html"),
+    ("fraud-similar", "Similar Cases", "fraud/evidence/similar.html"),
+)
+
 
 class FraudConfig(AppConfig):
     name = "casework.fraud"
@@ -10,8 +19,15 @@ class FraudConfig(AppConfig):
 
     def ready(self) -> None:
         from casework.cases.demo import demo_register
-        from casework.cases.types import CASE_TYPES
+        from casework.cases.types import CASE_TYPES, Tab, case_type_register_tab
         from casework.fraud.demo import demo_load_fraud
 
-        CASE_TYPES["fraud_alert"].record_attr = "fraud_alert"
+        fraud = CASE_TYPES["fraud_alert"]
+        fraud.record_attr = "fraud_alert"
+        # The overview leads with the risk block, the copilot summary and the predictive
+        # line; the decision box becomes the three fraud outcomes sharing one reason.
+        fraud.overview_template = "fraud/_overview.html"
+        fraud.decision_template = "fraud/_decision.html"
+        for tab_id, label, template in EVIDENCE_TABS:
+            case_type_register_tab("fraud_alert", Tab(tab_id, label, template))
         demo_register("fraud_alert", demo_load_fraud)

@@ -1,20 +1,68 @@
-"""Fraud pages: CSV import and the captured-patterns library. Investigators only."""
+"""Fraud pages: the case page's live assessment and its buttons, CSV import and the
+captured-patterns library. Investigators only."""
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.shortcuts import render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from casework.fraud import selectors
+from casework.cases.selectors import case_get_for_user
+from casework.errors import DomainError
+from casework.fraud import selectors, services
 from casework.fraud.csv_import import LINE_NOTE, CsvRefused, import_alerts_file
 from casework.fraud.forms import AlertImportForm, PatternSearchForm
+from casework.fraud.templatetags.fraud_tags import remember
 from casework.people.roles import investigator_required
 
 PATTERNS_PAGE_SIZE = 25
 # The result lists the first created cases; the rest are one click away in the queue.
 CREATED_SHOWN = 50
+
+
+def _case_and_alert(request, reference: str):
+    case = case_get_for_user(request.user, reference)
+    alert = selectors.alert_get_for_case(case)
+    if alert is None:
+        raise Http404(f"{case.reference} has no fraud alert.")
+    return case, alert
+
+
+@require_GET
+@investigator_required
+def assessment(request, reference: str):
+    """The overview's assessment block, polled by htmx while a run is active; the evidence
+    tabs and the captured pattern come along as out-of-band swaps."""
+    case, _ = _case_and_alert(request, reference)
+    fraud = remember(case, selectors.fraud_assessment(case))
+    return render(request, "fraud/_assessment_poll.html", {"case": case, "fraud": fraud})
+
+
+@require_POST
+@investigator_required
+def reassess(request, reference: str):
+    case, alert = _case_and_alert(request, reference)
+    try:
+        services.alert_reassess(actor=request.user, alert=alert)
+        messages.success(request, "Re-assessing: the orchestrator reads the cached specialist findings again.")
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    return redirect("cases:detail", reference=case.reference)
+
+
+@require_POST
+@investigator_required
+def rerun(request, reference: str):
+    case, alert = _case_and_alert(request, reference)
+    try:
+        services.alert_rerun_all(actor=request.user, alert=alert)
+        messages.success(request, "Re-running all six agents.")
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    return redirect("cases:detail", reference=case.reference)
 
 
 @require_http_methods(["GET", "POST"])
