@@ -8,14 +8,22 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.http import Http404
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casework.cases import selectors as case_selectors
-from casework.cases.api import IsInvestigator
+from casework.cases import services as case_services
+from casework.cases.api import DecisionOutputSerializer, IsInvestigator
+from casework.cases.types import CASE_TYPES
 from casework.fraud import selectors, services
 from casework.fraud.models import Alert
 from casework.fraud.schemas import AlertIn
@@ -147,26 +155,270 @@ class AlertCreateApi(APIView):
         return Response(self.OutputSerializer(alert).data, status=status.HTTP_201_CREATED)
 
 
+# --- One fraud case: every agent's latest result, re-assess, re-run, close ---------------
+
+AGENT_STATUS_HELP = ("completed (output holds the agent's fields), failed (error says why), pending (the run "
+                     "is still going) or not_run (the run ended before this agent, or there is no run).")
+FRAUD_OUTCOMES = CASE_TYPES["fraud_alert"].outcomes
+
+
+def _alert_for(request, reference: str) -> Alert:
+    case = case_selectors.case_get_for_user(request.user, reference)
+    alert = selectors.alert_get_for_case(case)
+    if alert is None:
+        raise Http404(f"{case.reference} has no fraud alert.")
+    return alert
+
+
+@extend_schema_serializer(component_name="FraudRun")
+class RunOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    mode = serializers.CharField(help_text="alert_creation (all six agents), case_open (re-assess: the "
+                                           "orchestrator over cached specialists) or close (knowledge capture).")
+    status = serializers.CharField(help_text="queued, running, completed, failed or timed_out.")
+    active = serializers.BooleanField(source="is_active", help_text="True while queued or running.")
+    provider = serializers.CharField(help_text="The LLM provider that answered; \"offline\" for the rule-based "
+                                               "analysts.")
+    requested_by = serializers.CharField()
+    error = serializers.CharField(help_text="Why the whole run stopped, if it did.")
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+@extend_schema_serializer(component_name="FraudAgentResult")
+class AgentResultSerializer(serializers.Serializer):
+    status = serializers.CharField(help_text=AGENT_STATUS_HELP)
+    output = serializers.JSONField(allow_null=True, help_text="The agent's fields, named as in seed 000's table.")
+    error = serializers.CharField(help_text="What went wrong, as the case page says it.")
+    error_type = serializers.CharField(help_text="rate_limit, timeout, network, authentication, validation, "
+                                                 "invalid_output, provider ... or empty.")
+    cached = serializers.BooleanField(help_text="Copied from an earlier run of this account (re-assess).")
+    latency_ms = serializers.IntegerField()
+    attempts = serializers.IntegerField()
+
+
+@extend_schema_serializer(component_name="FraudAgentResults")
+class AgentResultsSerializer(serializers.Serializer):
+    transaction = AgentResultSerializer()
+    identity = AgentResultSerializer()
+    geo = AgentResultSerializer()
+    network = AgentResultSerializer()
+    outcome_similarity = AgentResultSerializer()
+    orchestrator = AgentResultSerializer()
+
+
+@extend_schema_serializer(component_name="FraudSimilarCase")
+class SimilarCaseSerializer(serializers.Serializer):
+    reference = serializers.CharField()
+    account_id = serializers.CharField()
+    distance = serializers.FloatField(help_text="Distance between the alerts' standardised features (<= 3.0).")
+
+
+@extend_schema_serializer(component_name="FraudAssessment")
+class AssessmentSerializer(serializers.Serializer):
+    run = RunOutputSerializer(allow_null=True, help_text="The newest assessment run (alert_creation or case_open).")
+    agents = AgentResultsSerializer(help_text="Each agent's result in that run.")
+    similar_confirmed_cases = SimilarCaseSerializer(many=True, source="similar_cases")
+
+
+@extend_schema_serializer(component_name="FraudKnowledgePattern")
+class PatternSerializer(serializers.Serializer):
+    key_signals = serializers.ListField(child=serializers.CharField())
+    behavioral_pattern = serializers.CharField()
+    final_outcome = serializers.CharField()
+    one_sentence_description = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+_EXAMPLE_RESULTS = {
+    "transaction": {"status": "completed", "output": {
+        "anomaly_score": 0.9, "detected_patterns": ["rapid deposit-withdraw cycling: 1.3 days on average"],
+        "short_explanation": "Deposits leave within 1.3 days and total 4.6x the declared income."},
+        "error": "", "error_type": "", "cached": False, "latency_ms": 412, "attempts": 1},
+    "identity": {"status": "completed", "output": {
+        "identity_risk": "low", "indicators": ["good KYC face match 0.94"],
+        "explanation": "The selfie matches the document; the account is three months old."},
+        "error": "", "error_type": "", "cached": False, "latency_ms": 388, "attempts": 1},
+    "geo": {"status": "failed", "output": None, "error": "Rate limit reached. Please try again in a minute.",
+            "error_type": "rate_limit", "cached": False, "latency_ms": 9012, "attempts": 4},
+    "network": {"status": "completed", "output": {
+        "cluster_size": 1, "known_fraud_links": 0, "shared_signals": ["IP address shared with 1 other account"],
+        "explanation": "Consistent with a household."},
+        "error": "", "error_type": "", "cached": False, "latency_ms": 377, "attempts": 1},
+    "outcome_similarity": {"status": "completed", "output": {
+        "fraud_likelihood": 0.8, "similar_confirmed_cases_count": 2,
+        "explanation": "Two similar accounts were confirmed as deposit-withdraw cycling."},
+        "error": "", "error_type": "", "cached": False, "latency_ms": 402, "attempts": 1},
+    "orchestrator": {"status": "completed", "output": {
+        "risk_level": "high", "confidence": 0.7, "priority": "high",
+        "key_drivers": ["Transaction: rapid deposit-withdraw cycling", "Outcome similarity: likelihood 0.80"],
+        "investigation_summary": "High risk: money cycles through the account far beyond declared income; "
+                                 "identity and network look ordinary; geo was unavailable."},
+        "error": "", "error_type": "", "cached": False, "latency_ms": 655, "attempts": 1},
+}
+_EXAMPLE_RUN = {"id": 41, "mode": "alert_creation", "status": "completed", "active": False, "provider": "openai",
+                "requested_by": "api-bot", "error": "", "created_at": "2025-11-20T09:14:02Z",
+                "finished_at": "2025-11-20T09:14:04Z"}
+
+
 class AlertDetailApi(APIView):
-    """A fraud case's alert: its account, features and scores."""
+    """A fraud case's alert, its latest assessment (every agent's result and the run's status),
+    its decision and the pattern captured when it was closed."""
 
     permission_classes = [IsInvestigator]
 
+    @extend_schema_serializer(component_name="FraudAlertDetail")
     class OutputSerializer(AlertOutputSerializer):
         title = serializers.CharField(source="case.title")
         similar_confirmed_cases_count = serializers.SerializerMethodField()
+        assessment = serializers.SerializerMethodField()
+        decision = serializers.SerializerMethodField()
+        knowledge_pattern = serializers.SerializerMethodField()
+        knowledge_capture = serializers.SerializerMethodField()
 
         class Meta(AlertOutputSerializer.Meta):
-            fields = [*AlertOutputSerializer.Meta.fields, "title", "similar_confirmed_cases_count"]
+            fields = [*AlertOutputSerializer.Meta.fields, "title", "similar_confirmed_cases_count", "assessment",
+                      "decision", "knowledge_pattern", "knowledge_capture"]
+
+        def _view(self, alert) -> dict:
+            if not hasattr(self, "_assessment"):
+                self._assessment = selectors.fraud_assessment(alert.case)
+            return self._assessment
 
         def get_similar_confirmed_cases_count(self, alert) -> int:
             return selectors.similar_confirmed_count(alert)
 
-    @extend_schema(operation_id="fraud_alerts_retrieve", responses=OutputSerializer)
+        @extend_schema_field(AssessmentSerializer)
+        def get_assessment(self, alert) -> dict:
+            return AssessmentSerializer(self._view(alert)).data
+
+        @extend_schema_field(DecisionOutputSerializer(allow_null=True))
+        def get_decision(self, alert) -> dict | None:
+            decision = case_selectors.case_final_decision(alert.case)
+            return DecisionOutputSerializer(decision).data if decision else None
+
+        @extend_schema_field(PatternSerializer(allow_null=True))
+        def get_knowledge_pattern(self, alert) -> dict | None:
+            pattern = self._view(alert)["pattern"]
+            return PatternSerializer(pattern).data if pattern else None
+
+        @extend_schema_field(AgentResultSerializer(allow_null=True))
+        def get_knowledge_capture(self, alert) -> dict | None:
+            capture = self._view(alert)["capture"]
+            return AgentResultSerializer(capture).data if capture else None
+
+    @extend_schema(
+        operation_id="fraud_alerts_retrieve",
+        responses=OutputSerializer,
+        description="Opening a case calls no LLM: this reads the stored results. Poll it while "
+                    "assessment.run.active is true; agents' results appear as they land.",
+        examples=[OpenApiExample("Assessed, one specialist rate-limited", response_only=True, value={
+            "reference": "FRA-000042", "case_status": "new", "priority": "high", "account_id": "ACC-1043",
+            "title": "Account ACC-1043: deposit-withdraw cycling", "similar_confirmed_cases_count": 2,
+            "assessment": {"run": _EXAMPLE_RUN, "agents": _EXAMPLE_RESULTS, "similar_confirmed_cases": [
+                {"reference": "FRA-000007", "account_id": "ACC-0311", "distance": 1.42}]},
+            "decision": None, "knowledge_pattern": None, "knowledge_capture": None,
+        })],
+    )
     def get(self, request, reference: str):
-        case = case_selectors.case_get_for_user(request.user, reference)
-        alert = selectors.alert_get_for_case(case)
-        if alert is None:
-            raise Http404(f"{case.reference} has no fraud alert.")
+        alert = _alert_for(request, reference)
         return Response(self.OutputSerializer(alert).data)
 
+
+_RUN_RESPONSES = {
+    202: OpenApiResponse(RunOutputSerializer, description="The run is queued; follow it on GET "
+                                                          "/api/fraud/alerts/{reference}/."),
+    409: OpenApiResponse(description="A run of this case is already queued or running."),
+}
+
+
+class AlertReassessApi(APIView):
+    """Re-assess: only the orchestrator runs again, over the specialists' cached results (one LLM call)."""
+
+    permission_classes = [IsInvestigator]
+
+    @extend_schema(
+        operation_id="fraud_alerts_reassess", request=None, responses=_RUN_RESPONSES,
+        examples=[OpenApiExample("Queued", response_only=True, status_codes=["202"],
+                                 value={**_EXAMPLE_RUN, "id": 42, "mode": "case_open", "status": "queued",
+                                        "active": True, "finished_at": None}),
+                  OpenApiExample("Already running", response_only=True, status_codes=["409"],
+                                 value={"detail": "FRA-000042 is already being assessed; wait for that run to "
+                                                  "finish.", "code": "run_active"})],
+    )
+    def post(self, request, reference: str):
+        run = services.alert_reassess(actor=request.user, alert=_alert_for(request, reference))
+        run.refresh_from_db()  # with an eager queue (tests, demos) it may already be done
+        return Response(RunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class AlertRerunApi(APIView):
+    """Re-run all: the five specialists and the orchestrator run again (six LLM calls); earlier runs are kept."""
+
+    permission_classes = [IsInvestigator]
+
+    @extend_schema(
+        operation_id="fraud_alerts_rerun", request=None, responses=_RUN_RESPONSES,
+        examples=[OpenApiExample("Queued", response_only=True, status_codes=["202"],
+                                 value={**_EXAMPLE_RUN, "id": 43, "status": "queued", "active": True,
+                                        "finished_at": None})],
+    )
+    def post(self, request, reference: str):
+        run = services.alert_rerun_all(actor=request.user, alert=_alert_for(request, reference))
+        run.refresh_from_db()
+        return Response(RunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class AlertCloseApi(APIView):
+    """Close the fraud case: Confirm Fraud, Mark Legit or Dismiss as False Positive, with a reason.
+
+    One decision per case. Closing starts the knowledge capture agent; its pattern appears on
+    GET /api/fraud/alerts/{reference}/ as knowledge_pattern.
+    """
+
+    permission_classes = [IsInvestigator]
+
+    @extend_schema_serializer(component_name="FraudCloseInput")
+    class InputSerializer(serializers.Serializer):
+        outcome = serializers.ChoiceField(choices=FRAUD_OUTCOMES,
+                                          help_text="confirmed_fraud, legit or false_positive.")
+        reason = serializers.CharField(max_length=5_000, help_text="Why; kept with the decision and audited.")
+
+    @extend_schema_serializer(component_name="FraudCloseOutput")
+    class OutputSerializer(DecisionOutputSerializer):
+        reference = serializers.CharField(source="case.reference")
+        knowledge_pattern = serializers.SerializerMethodField()
+
+        class Meta(DecisionOutputSerializer.Meta):
+            fields = ["reference", *DecisionOutputSerializer.Meta.fields, "knowledge_pattern"]
+
+        @extend_schema_field(PatternSerializer(allow_null=True))
+        def get_knowledge_pattern(self, decision) -> dict | None:
+            pattern = selectors.pattern_for_case(decision.case)
+            return PatternSerializer(pattern).data if pattern else None
+
+    @extend_schema(
+        operation_id="fraud_alerts_close",
+        request=InputSerializer,
+        responses={
+            201: OutputSerializer,
+            400: OpenApiResponse(description="A missing or invalid field, named."),
+            409: OpenApiResponse(description="The case is already closed."),
+        },
+        examples=[
+            OpenApiExample("Confirm fraud", request_only=True, value={
+                "outcome": "confirmed_fraud",
+                "reason": "Deposits leave within two days; the income does not explain them."}),
+            OpenApiExample("Missing reason", response_only=True, status_codes=["400"],
+                           value={"reason": ["This field is required."]}),
+            OpenApiExample("Second close", response_only=True, status_codes=["409"], value={
+                "detail": "FRA-000042 was already closed by alice at 2025-11-20 09:30 UTC.",
+                "code": "already_closed"}),
+        ],
+    )
+    def post(self, request, reference: str):
+        alert = _alert_for(request, reference)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        decision = case_services.case_close(actor=request.user, case=alert.case, **data.validated_data)
+        return Response(self.OutputSerializer(decision).data, status=status.HTTP_201_CREATED)
