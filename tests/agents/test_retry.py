@@ -74,7 +74,7 @@ def test_a_slow_answer_times_out_is_retried_and_ends_in_a_timeout_result(fake_op
     assert "did not answer in time" in result.error
     assert fake_openai.request_count == 2
     assert [a["error_type"] for a in result.attempt_log] == ["timeout", "timeout"]
-    assert 0.4 <= elapsed < 0.9  # two 0.2 s timeouts, not two 1 s answers
+    assert 0.4 <= elapsed < 1.8  # two 0.2 s timeouts, not two 1 s answers (loose for a loaded machine)
 
 
 def test_a_401_fails_at_once(fake_openai):
