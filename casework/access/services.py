@@ -268,6 +268,10 @@ def notification_mark_read(*, user: User, notification: Notification) -> None:
     Notification.objects.filter(pk=notification.pk, read_at__isnull=True).update(read_at=timezone.now())
 
 
+def notifications_mark_all_read(*, user: User) -> int:
+    return Notification.objects.filter(recipient_user=user, read_at__isnull=True).update(read_at=timezone.now())
+
+
 def investigators_to_notify(case) -> list[User]:
     from casework.people.roles import INVESTIGATOR
 

@@ -124,14 +124,8 @@ def notification_open(request, pk: int):
 
 @require_POST
 def notifications_read_all(request):
-    selectors.notifications_for(request.user).filter(read_at__isnull=True).update(read_at=_now())
+    services.notifications_mark_all_read(user=request.user)
     return redirect("access:notifications")
-
-
-def _now():
-    from django.utils import timezone
-
-    return timezone.now()
 
 
 # --- the investigator -------------------------------------------------------------------------

@@ -103,3 +103,29 @@ def test_notifications_are_listed_counted_and_marked_read(client, org, alice):
     assert Notification.objects.get().read_at is not None
     client.force_login(org.mona_user)
     assert client.get(f"/access/notifications/{note.pk}/").status_code == 403
+
+
+def test_the_admin_lists_and_edits_reference_data(client, admin_user, asked):
+    from django.urls import reverse
+
+    client.force_login(admin_user)
+    for model in ("accesslevel", "system", "role", "roleauthorisation", "employee", "directauthorisation", "sickleave",
+                  "vacation", "hrmutation", "inforequest", "agentmessage", "rightscheck", "notification"):
+        assert client.get(reverse(f"admin:access_{model}_changelist")).status_code == 200, model
+    system = asked.mutation.system
+    response = client.post(reverse("admin:access_system_change", args=[system.pk]),
+                           {"code": system.code, "description": "Ledger", "available": ""})
+    assert response.status_code == 302
+    system.refresh_from_db()
+    assert not system.available
+    # A mutation's status moves only through the state machine: the admin shows it read-only.
+    page = client.get(reverse("admin:access_hrmutation_change", args=[asked.mutation.pk])).content.decode()
+    assert 'name="status"' not in page
+
+
+def test_mark_all_read(client, alice):
+    notification_send(actor="system", kind="x", subject="One", body="b", user=alice)
+    notification_send(actor="system", kind="x", subject="Two", body="b", user=alice)
+    client.force_login(alice)
+    assert client.post("/access/notifications/read-all/").status_code == 302
+    assert not Notification.objects.filter(read_at__isnull=True).exists()
