@@ -31,7 +31,6 @@ import math
 import re
 
 from django.db.models import Q, QuerySet
-from django.utils.text import Truncator
 
 from casework.cases.models import Case
 from casework.fraud.features import FEATURE_NAMES, FEATURES
@@ -215,6 +214,17 @@ def agent_result(run, key: str) -> dict:
     }
 
 
+def _shorten(text: str, limit: int) -> str:
+    """At most `limit` characters, cut at a word boundary, with an ellipsis when cut."""
+    text = " ".join(str(text or "").split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if " " in cut:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip(" ,;:(") + "…"
+
+
 def _first_sentence(text: str) -> str:
     text = " ".join(str(text or "").split())
     match = re.search(r"(?<=[.!?])\s", text)
@@ -262,7 +272,7 @@ def _specialist_row(result: dict) -> dict:
             row["line"] = _first_sentence(out.get("explanation"))
     except (KeyError, TypeError, ValueError):
         row["level"] = ""
-    row["line"] = Truncator(row["line"]).chars(ONE_LINE_CHARS)
+    row["line"] = _shorten(row["line"], ONE_LINE_CHARS)
     return row
 
 
@@ -302,6 +312,7 @@ def _risk_block(alert: Alert, orchestrator: dict) -> dict:
         "drivers": [str(f) for f in alert.risk_factors or []],
         "note": f"{why}; showing the rule-based risk factors and fraud probability from the "
                 f"{alert.get_score_source_display().lower()} instead.",
+        "note_is_warning": status == "failed",
     }
 
 
@@ -377,7 +388,7 @@ def fraud_assessment(case: Case) -> dict | None:
         "agents": agents,
         "warnings": [a["warning"] for a in agents.values() if a["warning"]],
         "risk": risk,
-        "copilot": Truncator(risk["summary"]).chars(COPILOT_CHARS) if risk["summary"] else "",
+        "copilot": _shorten(risk["summary"], COPILOT_CHARS),
         "predictive": _predictive(alert, agents["outcome_similarity"], lambda: similar_confirmed_count(alert)),
         "specialists": specialists,
         "disagreement": disagreement,

@@ -248,8 +248,9 @@ def test_similar_cases_link_to_the_confirmed_cases_and_their_patterns(alice_clie
     alert = alert_create(actor=alice, data={**CYCLING, "account_id": "ACC-2"})
     similar = part(page(alice_client, alert.case), "fraud-evidence-similar")
     assert f'<a href="/cases/{earlier.case.reference}/">{earlier.case.reference}</a>' in similar
-    assert "<td>ACC-1</td>" in similar
-    assert pattern.one_sentence_description[:40] in similar.replace("&#x27;", "'")
+    assert '<td class="fraud-nowrap">ACC-1</td>' in similar
+    assert f"<strong>{esc(pattern.behavioral_pattern)}</strong>" in similar
+    assert esc(pattern.one_sentence_description[:40]) in similar
     assert "<strong>1</strong>" in similar  # the agent's count of similar confirmed cases
     line = text(part(page(alice_client, alert.case), "fraud-predictive"))
     assert "1 similar confirmed fraud case " in line + " "
