@@ -40,6 +40,8 @@ class AgentRun(models.Model):
     trace_id = models.CharField(max_length=32, blank=True)
     correlation_id = models.CharField(max_length=64, blank=True)
     provider = models.CharField(max_length=40, blank=True)
+    # Set by the worker that claimed the run; its writes are conditional on it.
+    claim_token = models.CharField(max_length=32, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -257,6 +257,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "casework.access.tasks.access_send_reminders",
         "schedule": ACCESS_REMINDER_CHECK_MINUTES * 60.0,
     },
+    # Runs whose worker died (running, heartbeat stale) are delivered again and resume.
+    "agents-resume-stale-runs": {
+        "task": "agents.tasks.resume_stale_runs",
+        "schedule": 60.0,
+    },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 

@@ -30,6 +30,8 @@ class OfflineProvider(Provider):
         started = time.perf_counter()
         _load_analysts()
         analyst = OFFLINE_ANALYSTS.get(request.agent_id)
+        if analyst is None and request.agent_id.endswith(".summary"):
+            analyst = summarise_conversation
         if analyst is None:
             raise ProviderError(f"The offline provider has no analyst for agent {request.agent_id!r}.")
         if request.input_data is None:
@@ -58,3 +60,15 @@ def _load_analysts() -> None:
     from agents.pipelines import load_all
 
     load_all()
+
+
+def summarise_conversation(data: dict) -> dict:
+    """The context manager's summariser, offline: keep the first line of each message and
+    every tool result's first 300 characters, most recent last, within about 1,500 characters."""
+    lines = []
+    for line in str(data.get("conversation", "")).splitlines():
+        line = line.strip()
+        if line and line.split(":", 1)[0] in ("user", "assistant", "tool", "system"):
+            lines.append(line[:300])
+    text = "\n".join(lines)
+    return {"summary": text[-1500:] or "Nothing to summarise."}

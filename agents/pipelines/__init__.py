@@ -16,5 +16,8 @@ def load_all() -> None:
     if _loaded:
         return
     for module in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{module.name}")
+        try:
+            importlib.import_module(f"{__name__}.{module.name}")
+        except Exception:  # noqa: BLE001 - one broken pipeline must not stop the others' runs
+            logger.exception("Pipeline module %s failed to import; its runs will fail.", module.name)
     _loaded = True

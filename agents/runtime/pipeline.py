@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -102,23 +103,47 @@ def get_pipeline(name: str) -> Pipeline:
     return PIPELINES[name]
 
 
-def claim_run(run_id: int) -> bool:
+class LostClaim(Exception):
+    """Another worker took this run over (our heartbeat went stale); stop writing to it."""
+
+
+def claim_run(run_id: int) -> str | None:
+    """Claim the run for this worker; returns the claim token, or None if it is not claimable.
+
+    Every later write to the run is conditional on that token (`_save`), so a worker whose
+    run was taken over after a stale heartbeat cannot overwrite the new holder's work."""
     now = timezone.now()
     stale = now - timedelta(seconds=settings.RUN_STALE_AFTER_SECONDS)
+    token = uuid.uuid4().hex
     claimed = (
         AgentRun.objects.filter(pk=run_id)
         .filter(Q(status=AgentRun.Status.QUEUED) | Q(status=AgentRun.Status.RUNNING, heartbeat_at__lt=stale))
-        .update(status=AgentRun.Status.RUNNING, heartbeat_at=now, started_at=Coalesce(F("started_at"), Value(now)))
+        .update(status=AgentRun.Status.RUNNING, heartbeat_at=now, claim_token=token,
+                started_at=Coalesce(F("started_at"), Value(now)))
     )
-    return claimed == 1
+    return token if claimed == 1 else None
+
+
+def _save(run: AgentRun, fields: list[str]) -> None:
+    """Write these fields of the run, only while this worker still holds it."""
+    updated = AgentRun.objects.filter(pk=run.pk, claim_token=run.claim_token).update(
+        **{name: getattr(run, name) for name in fields}
+    )
+    if updated != 1:
+        raise LostClaim(f"Run {run.pk} was taken over by another worker.")
+    expressions = [name for name in fields if hasattr(getattr(run, name), "resolve_expression")]
+    if expressions:
+        run.refresh_from_db(fields=expressions)
 
 
 def execute_run(run_id: int) -> AgentRun | None:
     """Run (or resume) one pipeline run. Returns None when another worker holds it."""
-    if not claim_run(run_id):
+    token = claim_run(run_id)
+    if token is None:
         logger.info("Run %s is not claimable (done, or held by a live worker); skipping.", run_id)
         return None
     run = AgentRun.objects.select_related("case").get(pk=run_id)
+    run.claim_token = token
     pipeline = get_pipeline(run.pipeline)
     ctx = RunContext(run)
     tracer = get_tracer()
@@ -130,13 +155,18 @@ def execute_run(run_id: int) -> AgentRun | None:
                              "case.reference": run.case.reference, "run.resumed": bool(run.state.get("prepared"))})
         if not run.trace_id:
             run.trace_id = format(span.get_span_context().trace_id, "032x")
-            run.save(update_fields=["trace_id"])
+            _save(run, ["trace_id"])
         try:
             _execute(ctx, pipeline)
+        except LostClaim:
+            logger.warning("Run %s was taken over by another worker; this worker stops.", run.pk)
         except Exception as exc:  # noqa: BLE001 - the run records the failure; the worker lives on
             logger.exception("Run %s failed", run.pk)
             span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, str(exc)[:200]))
-            _end(run, AgentRun.Status.FAILED, f"{type(exc).__name__}: {exc}")
+            try:
+                _end(run, AgentRun.Status.FAILED, f"{type(exc).__name__}: {exc}")
+            except LostClaim:
+                logger.warning("Run %s failed here but is held by another worker now.", run.pk)
     return run
 
 
@@ -155,7 +185,7 @@ def _execute(ctx: RunContext, pipeline: Pipeline) -> None:
     if not run.state.get("prepared"):
         pipeline.prepare(ctx)
         run.state["prepared"] = True
-        run.save(update_fields=["state"])
+        _save(run, ["state"])
     for index in range(run.state.get("stage_index", 0), len(stages)):
         if _timed_out(run):
             _finish_quietly(ctx, pipeline)
@@ -169,8 +199,7 @@ def _execute(ctx: RunContext, pipeline: Pipeline) -> None:
         run.state["stage_index"] = index + 1
         run.step_count = F("step_count") + 1
         run.heartbeat_at = timezone.now()
-        run.save(update_fields=["state", "step_count", "heartbeat_at"])
-        run.refresh_from_db(fields=["step_count"])
+        _save(run, ["state", "step_count", "heartbeat_at"])
     outcome = pipeline.finish(ctx)
     _end(run, AgentRun.Status.WAITING if outcome == AgentRun.Status.WAITING else AgentRun.Status.COMPLETED, "")
 
@@ -206,12 +235,15 @@ def _run_concurrently(specs: list[CallSpec], run: AgentRun):
 
 def _beat(run: AgentRun) -> None:
     run.heartbeat_at = timezone.now()
-    AgentRun.objects.filter(pk=run.pk, status=AgentRun.Status.RUNNING).update(heartbeat_at=run.heartbeat_at)
+    _save(run, ["heartbeat_at"])
 
 
 @transaction.atomic
 def _record(ctx: RunContext, stage: Stage, stage_index: int, spec: CallSpec, result: AgentResult) -> None:
     run = ctx.run
+    # Fail before writing anything if another worker holds the run now.
+    if not AgentRun.objects.filter(pk=run.pk, claim_token=run.claim_token).exists():
+        raise LostClaim(f"Run {run.pk} was taken over by another worker.")
     call = AgentCall.objects.create(
         run=run, kind=AgentCall.Kind.AGENT, key=spec.key, name=spec.agent.id, stage=stage.name,
         input=spec.input, output=result.output, status=AgentCall.Status.OK if result.ok else AgentCall.Status.ERROR,
@@ -239,8 +271,7 @@ def _record(ctx: RunContext, stage: Stage, stage_index: int, spec: CallSpec, res
     run.cost_usd = F("cost_usd") + Decimal(str(round(result.cost_usd, 6)))
     run.provider = result.provider
     run.heartbeat_at = timezone.now()
-    run.save(update_fields=["state", "input_tokens", "output_tokens", "cost_usd", "provider", "heartbeat_at"])
-    run.refresh_from_db(fields=["input_tokens", "output_tokens", "cost_usd"])
+    _save(run, ["state", "input_tokens", "output_tokens", "cost_usd", "provider", "heartbeat_at"])
     for tc in result.tool_calls:
         audit_record(actor=f"agent:{spec.agent.id}", action="agent.tool_called", case=ctx.case, obj=call,
                      data={"tool": tc["name"], "arguments": tc["arguments"], "success": tc["success"],
@@ -271,7 +302,7 @@ def _end(run: AgentRun, status: str, error: str) -> None:
     run.status = status
     run.error = error
     run.finished_at = timezone.now()
-    run.save(update_fields=["status", "error", "finished_at"])
+    _save(run, ["status", "error", "finished_at"])
     audit_record(actor="system", action=f"agent.run_{status}", case=run.case, obj=run,
                  data={"pipeline": run.pipeline, "mode": run.mode, "error": error,
                        "input_tokens": run.input_tokens, "output_tokens": run.output_tokens})

@@ -68,7 +68,9 @@ def call_with_retry(
         try:
             result = operation()
         except LLMError as exc:
-            retry = exc.retryable and number <= policy.max_retries
+            # A Retry-After beyond our longest wait would only be retried too early: give up now.
+            too_long = exc.retry_after is not None and exc.retry_after > policy.max_delay
+            retry = exc.retryable and number <= policy.max_retries and not too_long
             wait = policy.delay(number, exc.retry_after) if retry else 0.0
             if on_attempt:
                 on_attempt(Attempt(number, exc.kind, exc.message, wait))

@@ -273,4 +273,11 @@ def _summarise(call: _Call, old: list[Message]) -> str:
     sub.input_data = {"conversation": text}
     completion = sub.complete([Message(role="system", content=summary_agent.system_prompt),
                                Message(role="user", content=fence_data({"conversation": text}))], schema=False)
-    return completion.text or json.dumps({"summary": "unavailable"})
+    text = completion.text or ""
+    try:  # a JSON answer ({"summary": ...}, as the offline summariser gives) is unwrapped
+        value = json.loads(text)
+        if isinstance(value, dict) and isinstance(value.get("summary"), str):
+            return value["summary"]
+    except ValueError:
+        pass
+    return text or "Summary unavailable."
