@@ -299,7 +299,7 @@ def _risk_block(alert: Alert, orchestrator: dict) -> dict:
             "note": "",
         }
     status = orchestrator["status"]
-    why = {"failed": f"The orchestrator failed ({orchestrator['error']})",
+    why = {"failed": "The orchestrator failed",  # its warning, with the error, is shown above the block
            "pending": "The orchestrator has not answered yet",
            "not_run": "The orchestrator has not run"}[status]
     return {
