@@ -236,6 +236,9 @@ def pattern_capture(*, decision: Decision, pattern: dict, actor) -> KnowledgePat
 def _refuse_if_running(alert: Alert) -> None:
     from agents.models import AgentRun
 
+    if alert.case.is_closed:
+        raise Conflict(f"{alert.case.reference} is closed; its assessment is final.", code="case_closed")
+
     if AgentRun.objects.filter(case=alert.case, pipeline="fraud", status__in=AgentRun.ACTIVE).exists():
         raise Conflict(f"{alert.case.reference} is already being assessed; wait for that run to finish.",
                        code="run_active")

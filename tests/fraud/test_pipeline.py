@@ -92,3 +92,21 @@ def test_a_second_reassess_while_one_runs_is_refused(alice):
         alert_reassess(actor=alice, alert=alert)
         with pytest.raises(Conflict):
             alert_reassess(actor=alice, alert=alert)
+
+
+def test_a_closed_case_cannot_be_reassessed_or_rerun(alice):
+    alert = alert_create(actor=alice, data=CYCLING)
+    case_close(actor=alice, case=alert.case, outcome="legit", reason="Known payroll pattern.")
+    alert.case.refresh_from_db()
+    for service in (alert_reassess, alert_rerun_all):
+        with pytest.raises(Conflict, match="closed"):
+            service(actor=alice, alert=alert)
+
+
+def test_the_captured_sentence_reads_as_one_sentence(alice):
+    alert = alert_create(actor=alice, data=CYCLING)
+    case_close(actor=alice, case=alert.case, outcome="confirmed_fraud",
+               reason="Deposits leave within two days of arriving and income does not explain them. " * 5)
+    sentence = KnowledgePattern.objects.get(case=alert.case).one_sentence_description
+    assert sentence.startswith("Confirmed Fraud on ACC-1043: ")
+    assert len(sentence) <= 500 and " wit;" not in sentence

@@ -543,6 +543,14 @@ _KEYWORDS = {
 }
 
 
+def _clip_words(text: str, limit: int) -> str:
+    """The text cut at a word boundary within limit characters, with an ellipsis if cut."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text.rstrip(".")
+    return text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:.") + "…"
+
+
 @offline_analyst("knowledge_capture")
 def knowledge_capture_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
     """Outcome, reason and the strongest signals, condensed into a reusable pattern."""
@@ -572,12 +580,16 @@ def knowledge_capture_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
                    if dims_named else "legitimate activity, no elevated signal")
     else:  # an outcome we do not know: record the signals without calling them fraud or legit
         pattern = "undetermined: " + (", ".join(dims_named) + " signals" if dims_named else "no elevated signal")
-    top = "; ".join(s[:100] for s in signals[:3]) or "no elevated signal"
-    sentence = f"{outcome} on {data.get('account_id') or 'an account'}: {pattern}, seen as {top}"
+    # One readable sentence: the pattern, where it was strongest, and the investigator's reason
+    # (the signals' full text is in key_signals).
+    strongest = ", ".join(f"{d} ({level})" for d, (level, _) in elevated[:3])
+    sentence = f"{outcome} on {data.get('account_id') or 'an account'}: {pattern}"
+    if strongest:
+        sentence += f", strongest in {strongest}"
     if reason:
-        sentence += f"; investigator's reason: {reason[:120]}"
+        sentence += f". Investigator: {_clip_words(reason, 200)}"
     if len(sentence) > 490:  # the schema's limit is 500
-        sentence = sentence[:489].rstrip() + "…"
+        sentence = _clip_words(sentence, 489)
     return {
         "key_signals": signals,
         "behavioral_pattern": pattern[:300],
