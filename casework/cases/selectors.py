@@ -40,4 +40,5 @@ def case_comments(case: Case):
 
 
 def case_timeline(case: Case) -> QuerySet[AuditEntry]:
-    return AuditEntry.objects.filter(case_id=case.pk).order_by("id")
+    """The case's audit entries, newest first (a long investigation reads from the latest step)."""
+    return AuditEntry.objects.filter(case_id=case.pk).order_by("-id")
