@@ -14,6 +14,7 @@ import threading
 from collections import defaultdict, deque
 
 import pytest
+from django.utils.html import escape
 
 from agents.models import AgentCall, AgentRun
 from agents.pipelines.fraud_agents import FRAUD_AGENTS, PROMPTS, SPECIALISTS
@@ -201,13 +202,16 @@ def test_a_failing_specialist_leaves_its_error_and_the_others_carry_on(
     assert AuditEntry.objects.filter(case_id=alert.case_id, action="agent.call_failed",
                                      actor="agent:identity").count() == 1
 
-    # The run panel names the failed agent and why.
-    page = alice_client.get(f"/cases/{alert.case.reference}/runs/").content.decode()
-    row = next(r for r in page.split("<tr>") if "<td>identity</td>" in r)
+    # The case page and the run panel name the failed agent and why.
+    page = alice_client.get(f"/cases/{alert.case.reference}/").content.decode()
+    warning = next(line for line in page.split("<p ") if "Identity agent unavailable:" in line)
+    assert shown in warning
+    panel = alice_client.get(f"/cases/{alert.case.reference}/runs/").content.decode()
+    row = next(r for r in panel.split("<tr>") if "<td>identity</td>" in r)
     assert "failed" in row and shown in row
 
 
-def test_a_failing_orchestrator_leaves_the_rule_based_priority(llm, alice):
+def test_a_failing_orchestrator_leaves_the_rule_based_priority(llm, alice, alice_client):
     llm.queue("orchestrator", *[error(503, "overloaded")] * 4)
     alert = alert_create(actor=alice, data=CYCLING)
     rule_based = PRIORITY_FOR_RISK[alert.risk_level]
@@ -222,6 +226,12 @@ def test_a_failing_orchestrator_leaves_the_rule_based_priority(llm, alice):
     assert alert.case.priority == rule_based == "critical"
     assert not AuditEntry.objects.filter(case_id=alert.case_id, actor="agent:orchestrator").exclude(
         action="agent.call_failed").exists()
+    # The page falls back to the rule-based risk factors and says why.
+    page = alice_client.get(f"/cases/{alert.case.reference}/").content.decode()
+    assert "Orchestrator unavailable:" in page and "HTTP 503" in page
+    assert "The orchestrator failed; showing the rule-based risk factors" in page
+    assert "Rule-based risk factors" in page
+    assert alert.risk_factors and all(escape(str(factor)) in page for factor in alert.risk_factors)
 
 
 # --- Malformed output -------------------------------------------------------------------
