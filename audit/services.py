@@ -69,7 +69,9 @@ def audit_record(
         correlation_id=correlation_id or get_correlation_id(),
         data=clean_data,
     )
-    with transaction.atomic():
+    # Inside a service's transaction no savepoint is needed: a failed audit write must fail
+    # the whole service anyway (nothing is saved unaudited).
+    with transaction.atomic(savepoint=False):
         _lock_chain_head()
         last = AuditEntry.objects.order_by("-id").values_list("hash", flat=True).first()
         entry.prev_hash = last or GENESIS_HASH

@@ -54,11 +54,11 @@ def _specialist_calls(ctx: RunContext) -> list[CallSpec]:
 
     alert = _alert(ctx)
     data = alert_input(alert)
-    similar = selectors.similar_confirmed_cases(alert, limit=SIMILAR_CASES_SHOWN)
-    similar_count = selectors.similar_confirmed_count(alert)
+    similar, similar_count, nearest_patterns = selectors.similar_confirmed(
+        alert, limit=SIMILAR_CASES_SHOWN, pattern_limit=3)
     patterns = [
         {"behavioral_pattern": p.behavioral_pattern, "one_sentence_description": p.one_sentence_description}
-        for p in selectors.similar_confirmed_patterns(alert, limit=3)
+        for p in nearest_patterns
     ]
     ctx.state["input_similar_cases"] = [
         {"reference": other.case.reference, "account_id": other.account.account_id, "distance": round(distance, 3)}

@@ -96,6 +96,20 @@ def similar_confirmed_count(alert: Alert, *, max_distance: float = SIMILAR_MAX_D
     return len(_distances(alert, max_distance))
 
 
+def similar_confirmed(alert: Alert, *, limit: int = 5, pattern_limit: int = 3,
+                      max_distance: float = SIMILAR_MAX_DISTANCE) -> tuple[list[tuple[Alert, float]], int,
+                                                                          list[KnowledgePattern]]:
+    """Nearest cases, their count and their patterns from ONE scan of the confirmed-fraud
+    alerts (the pipeline needs all three for every alert)."""
+    near = _distances(alert, max_distance)
+    alerts = alert_list().in_bulk([pk for pk, _ in near[:limit]])
+    cases = [(alerts[pk], round(distance, 3)) for pk, distance in near[:limit]]
+    wanted = [a.case_id for a, _ in cases[:pattern_limit]]
+    found = {p.case_id: p for p in KnowledgePattern.objects.select_related("case", "account")
+             .filter(case_id__in=wanted)}
+    return cases, len(near), [found[case_id] for case_id in wanted if case_id in found]
+
+
 def similar_confirmed_patterns(alert: Alert, *, limit: int = 3) -> list[KnowledgePattern]:
     """The knowledge patterns captured on the nearest similar confirmed-fraud cases, nearest
     first (for outcome_similarity's explanation and the Similar Cases tab)."""

@@ -107,3 +107,22 @@ def test_similar_patterns_come_from_the_nearest_confirmed_cases(alice, make_aler
     decide(make_alert(**cycling("ACC-2", deposit_withdraw_cycle_days_avg=1.5)), alice)  # no pattern captured
     new = make_alert(**cycling("ACC-3"))
     assert [p.one_sentence_description for p in similar_confirmed_patterns(new)] == ["A pass-through account."]
+
+
+def test_one_scan_gives_what_the_separate_selectors_give(alice, make_alert, decide):
+    from casework.fraud.selectors import similar_confirmed, similar_confirmed_patterns
+    from casework.fraud.services import pattern_capture
+
+    decision = decide(make_alert(**cycling("ACC-1")), alice)
+    pattern_capture(decision=decision, actor="system", pattern={
+        "key_signals": ["fast cycling"], "behavioral_pattern": "Cycling.", "final_outcome": "Confirmed Fraud",
+        "one_sentence_description": "A pass-through account."})
+    decide(make_alert(**cycling("ACC-2", deposit_withdraw_cycle_days_avg=1.5)), alice)
+    decide(make_alert(**{**SYNTHETIC, "account_id": "ACC-9"}), alice)  # confirmed, but not similar
+    new = make_alert(**cycling("ACC-3"))
+    cases, count, patterns = similar_confirmed(new, limit=5, pattern_limit=3)
+    assert [a.account.account_id for a, _ in cases] == ["ACC-1", "ACC-2"]
+    assert cases == similar_confirmed_cases(new, limit=5)
+    assert count == similar_confirmed_count(new) == 2
+    assert patterns == similar_confirmed_patterns(new, limit=3)
+    assert [p.one_sentence_description for p in patterns] == ["A pass-through account."]
