@@ -41,7 +41,10 @@ def _fast_password_hashing(settings):
 @pytest.fixture(scope="session")
 def browser():
     if not shutil.which(CHROMIUM):
-        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
+        message = f"{CHROMIUM} is not installed (apt-get install chromium; .ci/run does it)"
+        if os.environ.get("CI"):
+            pytest.fail(message)  # in CI a missing browser is a broken set-up, never a pass
+        pytest.skip(message)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
