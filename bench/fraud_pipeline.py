@@ -48,9 +48,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from readme_block import README, write_block  # bench/ is on sys.path when run as a script
+
 REPO = Path(__file__).resolve().parents[1]
-README = REPO / "bench" / "README.md"
-START, END = "<!-- fraud_pipeline:results:start -->", "<!-- fraud_pipeline:results:end -->"
 PG = os.environ.get("FRAUD_BENCH_PG", "postgres://postgres@127.0.0.1:5432")
 DB = os.environ.get("FRAUD_BENCH_DB", "casework_fraud_bench")
 TEMPLATE_DB = f"{DB}_template"
@@ -542,15 +542,6 @@ def trials_report(args, results: dict) -> list[str]:
     return out
 
 
-def write_readme(text: str) -> None:
-    current = README.read_text() if README.exists() else ""
-    if START not in current or END not in current:
-        raise SystemExit(f"{README} has no {START} ... {END} markers to replace.")
-    head, rest = current.split(START, 1)
-    _, tail = rest.split(END, 1)
-    README.write_text(f"{head}{START}\n{text}\n{END}{tail}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--latency", type=float, default=200, help="(a) the fake LLM's latency per call, ms (200).")
@@ -604,7 +595,7 @@ def main() -> None:
     print()
     print(text)
     if args.write_readme:
-        write_readme(text)
+        write_block("fraud_pipeline", text)
         print(f"\nWritten to {README.relative_to(REPO)}.")
 
 

@@ -36,9 +36,9 @@ import time
 import urllib.request
 from pathlib import Path
 
+from readme_block import README, write_block  # bench/ is on sys.path when run as a script
+
 REPO = Path(__file__).resolve().parents[1]
-README = REPO / "bench" / "README.md"
-START, END = "<!-- llm_fanout:results:start -->", "<!-- llm_fanout:results:end -->"
 REPLY = {"finding": "Nothing unusual in the data given.", "score": 12}
 
 
@@ -257,15 +257,6 @@ def report(args, results: dict) -> str:
     return "\n".join(out)
 
 
-def write_readme(text: str) -> None:
-    current = README.read_text() if README.exists() else ""
-    if START not in current or END not in current:
-        raise SystemExit(f"{README} has no {START} ... {END} markers to replace.")
-    head, rest = current.split(START, 1)
-    _, tail = rest.split(END, 1)
-    README.write_text(f"{head}{START}\n{text}\n{END}{tail}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--latency", type=float, default=200, help="The fake endpoint's latency in ms (200).")
@@ -313,7 +304,7 @@ def main() -> None:
     print()
     print(text)
     if args.write_readme:
-        write_readme(text)
+        write_block("llm_fanout", text)
         print(f"\nWritten to {README.relative_to(REPO)}.")
 
 
