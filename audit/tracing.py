@@ -1,41 +1,61 @@
-"""OpenTelemetry set-up: one JSON file per trace under TRACE_DIR, plus OTLP export when
-OTEL_EXPORTER_OTLP_ENDPOINT is set. Configured once per process, on first use."""
+"""OpenTelemetry set-up: one OTLP/JSON file per trace under TRACE_DIR, plus OTLP export when
+OTEL_EXPORTER_OTLP_ENDPOINT is set. Configured once per process, on first use.
+
+Each line of `<TRACE_DIR>/<trace_id>.jsonl` is one `ExportTraceServiceRequest` in the OTLP/JSON
+encoding, as the OpenTelemetry Collector's file exporter writes it, so the Collector's
+`otlpjsonfile` receiver (and from there Jaeger, Tempo, Phoenix ...) can load the file as it is.
+"""
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from google.protobuf.json_format import MessageToDict
 from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
+# Spans wait this long in memory before a background thread writes them, so an LLM call's thread
+# never opens a file; read_trace flushes first, so a page never misses the last few.
+FILE_EXPORT_DELAY_MS = 250
+FLUSH_TIMEOUT_MS = 2000
+
+_STATUS_NAMES = {0: "UNSET", 1: "OK", 2: "ERROR"}
 _configured = False
 _lock = threading.Lock()
+_file_processor: BatchSpanProcessor | None = None
 
 
-def span_to_dict(span: ReadableSpan) -> dict:
-    ctx = span.get_span_context()
-    return {
-        "name": span.name,
-        "trace_id": format(ctx.trace_id, "032x"),
-        "span_id": format(ctx.span_id, "016x"),
-        "parent_id": format(span.parent.span_id, "016x") if span.parent else None,
-        "start_ns": span.start_time,
-        "end_ns": span.end_time,
-        "duration_ms": round(((span.end_time or 0) - (span.start_time or 0)) / 1e6, 3),
-        "status": span.status.status_code.name,
-        "status_description": span.status.description or "",
-        "attributes": {k: (list(v) if isinstance(v, tuple) else v) for k, v in (span.attributes or {}).items()},
-        "events": [{"name": e.name, "attributes": dict(e.attributes or {})} for e in span.events],
-    }
+def _b64_to_hex(value: str) -> str:
+    return base64.b64decode(value).hex()
+
+
+def otlp_json(spans: Sequence[ReadableSpan]) -> dict:
+    """An ExportTraceServiceRequest for the spans, as an OTLP/JSON object.
+
+    protobuf's JSON mapping writes bytes as base64; OTLP/JSON wants trace and span ids as
+    lower-case hex, and enums as integers, so those two are adjusted."""
+    request = MessageToDict(encode_spans(spans), use_integers_for_enums=True)
+    for resource_spans in request.get("resourceSpans", []):
+        for scope_spans in resource_spans.get("scopeSpans", []):
+            for span in scope_spans.get("spans", []):
+                for item in (span, *span.get("links", [])):
+                    for key in ("traceId", "spanId", "parentSpanId"):
+                        if item.get(key):
+                            item[key] = _b64_to_hex(item[key])
+    return request
 
 
 class TraceFileExporter(SpanExporter):
-    """Appends each finished span, as one JSON line, to <TRACE_DIR>/<trace_id>.jsonl."""
+    """Appends each batch of finished spans to <TRACE_DIR>/<trace_id>.jsonl, one OTLP/JSON line
+    per trace in the batch."""
 
     def __init__(self, directory: Path):
         self.directory = Path(directory)
@@ -43,11 +63,19 @@ class TraceFileExporter(SpanExporter):
         self._lock = threading.Lock()
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        by_trace: dict[int, list[ReadableSpan]] = {}
+        for span in spans:
+            by_trace.setdefault(span.get_span_context().trace_id, []).append(span)
         with self._lock:
-            for span in spans:
-                data = span_to_dict(span)
-                with open(self.directory / f"{data['trace_id']}.jsonl", "a", encoding="utf-8") as fh:
-                    fh.write(json.dumps(data, default=str) + "\n")
+            for trace_id, group in by_trace.items():
+                line = json.dumps(otlp_json(group), separators=(",", ":")) + "\n"
+                # One write() on an O_APPEND descriptor, so a resumed run's worker appending to
+                # the same file from another process does not interleave with this line.
+                fd = os.open(self.directory / f"{trace_id:032x}.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                try:
+                    os.write(fd, line.encode("utf-8"))
+                finally:
+                    os.close(fd)
         return SpanExportResult.SUCCESS
 
     def shutdown(self) -> None:
@@ -55,7 +83,7 @@ class TraceFileExporter(SpanExporter):
 
 
 def configure_tracing() -> None:
-    global _configured
+    global _configured, _file_processor
     if _configured:
         return
     with _lock:
@@ -64,7 +92,9 @@ def configure_tracing() -> None:
         from django.conf import settings
 
         provider = TracerProvider(resource=Resource.create({"service.name": "casework"}))
-        provider.add_span_processor(SimpleSpanProcessor(TraceFileExporter(settings.TRACE_DIR)))
+        _file_processor = BatchSpanProcessor(TraceFileExporter(settings.TRACE_DIR),
+                                             schedule_delay_millis=FILE_EXPORT_DELAY_MS)
+        provider.add_span_processor(_file_processor)
         if settings.OTEL_EXPORTER_OTLP_ENDPOINT:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
@@ -78,16 +108,89 @@ def get_tracer(name: str = "casework.agents") -> trace.Tracer:
     return trace.get_tracer(name)
 
 
+def flush_trace_files() -> None:
+    """Writes the spans still queued in this process to their files (only the file exporter's
+    queue: a slow OTLP endpoint must not hold up a page)."""
+    if _file_processor is not None:
+        _file_processor.force_flush(timeout_millis=FLUSH_TIMEOUT_MS)
+
+
+def _value(any_value: dict):
+    """A plain Python value from an OTLP/JSON AnyValue."""
+    if "stringValue" in any_value:
+        return any_value["stringValue"]
+    if "boolValue" in any_value:
+        return any_value["boolValue"]
+    if "intValue" in any_value:
+        return int(any_value["intValue"])  # int64 travels as a string
+    if "doubleValue" in any_value:
+        return float(any_value["doubleValue"])
+    if "arrayValue" in any_value:
+        return [_value(v) for v in any_value["arrayValue"].get("values", [])]
+    if "kvlistValue" in any_value:
+        return _attributes(any_value["kvlistValue"].get("values", []))
+    if "bytesValue" in any_value:
+        return any_value["bytesValue"]
+    return None
+
+
+def _attributes(key_values: list[dict]) -> dict:
+    return {kv["key"]: _value(kv.get("value", {})) for kv in key_values}
+
+
+def _status_name(code) -> str:
+    if isinstance(code, str):  # protobuf's default JSON mapping writes enum names
+        return code.removeprefix("STATUS_CODE_")
+    return _STATUS_NAMES.get(code, "UNSET")
+
+
+def _span_from_otlp(span: dict) -> dict:
+    start, end = int(span.get("startTimeUnixNano", 0)), int(span.get("endTimeUnixNano", 0))
+    status = span.get("status", {})
+    return {
+        "name": span.get("name", ""),
+        "trace_id": span.get("traceId", ""),
+        "span_id": span.get("spanId", ""),
+        "parent_id": span.get("parentSpanId") or None,
+        "start_ns": start,
+        "end_ns": end,
+        "duration_ms": round((end - start) / 1e6, 3),
+        "status": _status_name(status.get("code", 0)),
+        "status_description": status.get("message", ""),
+        "attributes": _attributes(span.get("attributes", [])),
+        "events": [{"name": e.get("name", ""), "attributes": _attributes(e.get("attributes", []))}
+                   for e in span.get("events", [])],
+    }
+
+
+def _spans_from_line(line: str) -> list[dict]:
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    if "resourceSpans" not in data:
+        # A line in the format written before OTLP/JSON: already one span dict.
+        return [data] if {"name", "span_id", "start_ns"} <= data.keys() else []
+    return [_span_from_otlp(span)
+            for resource_spans in data["resourceSpans"]
+            for scope_spans in resource_spans.get("scopeSpans", [])
+            for span in scope_spans.get("spans", [])]
+
+
 def read_trace(trace_id: str) -> list[dict]:
-    """The spans of one trace, parents before children, from its file (empty if none)."""
+    """The spans of one trace, in start order, from its file (empty if none)."""
     from django.conf import settings
 
     if not trace_id or not all(c in "0123456789abcdef" for c in trace_id):
         return []
+    flush_trace_files()
     path = Path(settings.TRACE_DIR) / f"{trace_id}.jsonl"
     if not path.exists():
         return []
-    spans = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    spans = [span for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+             for span in _spans_from_line(line)]
     return sorted(spans, key=lambda s: s["start_ns"] or 0)
 
 

@@ -1,5 +1,6 @@
-"""Observability of a run: one JSON-lines file per trace under TRACE_DIR with the run, agent,
-LLM request, retry and tool spans and their attributes; Prometheus metrics on /metrics."""
+"""Observability of a run: one OTLP/JSON-lines file per trace under TRACE_DIR with the run, agent,
+LLM request, retry and tool spans and their attributes; Prometheus metrics on /metrics.
+(The file format itself is checked in test_trace_files.py.)"""
 
 from __future__ import annotations
 
@@ -63,9 +64,8 @@ def spans_named(spans: list[dict], prefix: str) -> list[dict]:
 
 
 def test_a_run_writes_one_trace_file_with_pipeline_agent_and_llm_spans(run):
-    path = Path(settings.TRACE_DIR) / f"{run.trace_id}.jsonl"
-    assert path.exists()
-    spans = read_trace(run.trace_id)
+    spans = read_trace(run.trace_id)  # flushes the spans still queued for the file
+    assert (Path(settings.TRACE_DIR) / f"{run.trace_id}.jsonl").exists()
     assert {s["trace_id"] for s in spans} == {run.trace_id}
 
     (pipeline,) = spans_named(spans, "pipeline.")
