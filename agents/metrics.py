@@ -16,6 +16,11 @@ CONTEXT_UTILISATION = Histogram("casework_context_utilisation_ratio", "Share of 
                                 ["agent"], buckets=(0.1, 0.25, 0.5, 0.75, 0.9, 1.0))
 AGENT_OUTPUT_INVALID = Counter("casework_agent_invalid_output_total", "Answers that failed their schema.",
                                ["agent", "repaired"])
+# Wake-ups the sweeper (agents.tasks.resume_stale_runs) sent for runs whose broker message may
+# be lost: reason "queued" (never picked up) or "stale_heartbeat" (the worker died). The age
+# of the oldest queued run is a gauge read from the database at scrape time (casework.ops.metrics).
+RUNS_REDELIVERED = Counter("casework_agent_runs_redelivered_total", "Runs re-delivered by the sweeper, by reason.",
+                           ["reason"])
 
 
 def estimate_cost(model: str, input_tokens: int, output_tokens: int) -> float:

@@ -42,10 +42,17 @@ class AgentRun(models.Model):
     provider = models.CharField(max_length=40, blank=True)
     # Set by the worker that claimed the run; its writes are conditional on it.
     claim_token = models.CharField(max_length=32, blank=True, editable=False)
+    # When the sweeper (agents.tasks.resume_stale_runs) last sent this run a wake-up because
+    # its broker message seemed lost; it waits a full deadline again before the next one.
+    redelivered_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["case", "pipeline", "-created_at"])]
+        indexes = [
+            models.Index(fields=["case", "pipeline", "-created_at"]),
+            # The sweeper, /healthz and /metrics look for the oldest runs in one status.
+            models.Index(fields=["status", "created_at"], name="agentrun_status_created"),
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=Q(status__in=["queued", "running", "waiting", "completed", "failed", "timed_out"]),

@@ -35,17 +35,60 @@ def run_pipeline(run_id: int) -> None:
     execute_run(run_id)
 
 
+# Runs re-delivered per kind in one scan, oldest first; the next scan takes the rest.
+SCAN_LIMIT = 500
+
+
 @shared_task(ignore_result=True)
 def resume_stale_runs() -> int:
-    """Re-deliver runs whose worker died (running with a stale heartbeat). Safe to run often."""
+    """Wake up every run the broker may have lost. Safe to run often; returns how many were sent.
+
+    The database says which runs need a worker; a broker message is only a wake-up call, and
+    one can be lost (the filesystem broker deletes it on fetch, Redis gives an unacked one
+    back only after its visibility timeout). So, oldest first and at most SCAN_LIMIT of each:
+      1. runs `queued` for longer than RUN_QUEUED_STALE_AFTER_SECONDS since they were created
+         or last re-delivered: their message may never reach a worker;
+      2. runs `running` whose heartbeat is older than RUN_STALE_AFTER_SECONDS: their worker died.
+    Each is stamped `redelivered_at` once its wake-up is sent, so one run is re-sent at most
+    once per deadline. A duplicate wake-up costs one conditional UPDATE: the run's claim
+    (agents.runtime.pipeline.claim_run) lets one worker in and turns the others away.
+    """
     from datetime import timedelta
 
     from django.conf import settings
+    from django.db.models import Q
     from django.utils import timezone
 
-    stale = timezone.now() - timedelta(seconds=settings.RUN_STALE_AFTER_SECONDS)
-    ids = list(AgentRun.objects.filter(status=AgentRun.Status.RUNNING, heartbeat_at__lt=stale)
-               .values_list("pk", flat=True)[:100])
-    for run_id in ids:
-        run_pipeline.delay(run_id)
-    return len(ids)
+    from agents import metrics
+
+    now = timezone.now()
+    queued_deadline = now - timedelta(seconds=settings.RUN_QUEUED_STALE_AFTER_SECONDS)
+    stale = now - timedelta(seconds=settings.RUN_STALE_AFTER_SECONDS)
+    # redelivered_at is never before created_at, so the created_at bound (indexed with status)
+    # holds for both kinds of queued run.
+    queued = list(
+        AgentRun.objects.filter(status=AgentRun.Status.QUEUED, created_at__lt=queued_deadline)
+        .filter(Q(redelivered_at__isnull=True) | Q(redelivered_at__lt=queued_deadline))
+        .order_by("created_at", "pk").values_list("pk", flat=True)[:SCAN_LIMIT]
+    )
+    running = list(
+        AgentRun.objects.filter(status=AgentRun.Status.RUNNING, heartbeat_at__lt=stale)
+        .filter(Q(redelivered_at__isnull=True) | Q(redelivered_at__lt=stale))
+        .order_by("heartbeat_at", "pk").values_list("pk", flat=True)[:SCAN_LIMIT]
+    )
+    total = 0
+    for reason, ids in (("queued", queued), ("stale_heartbeat", running)):
+        if not ids:
+            continue
+        logger.warning("Re-delivering %d run(s) (%s), oldest first: %s", len(ids), reason, ids[:20])
+        sent: list[int] = []
+        try:
+            for run_id in ids:
+                run_pipeline.delay(run_id)
+                sent.append(run_id)
+        finally:
+            # Only what was sent: if the broker refused one, the next scan tries the rest again.
+            AgentRun.objects.filter(pk__in=sent).update(redelivered_at=now)
+            metrics.RUNS_REDELIVERED.labels(reason).inc(len(sent))
+        total += len(sent)
+    return total

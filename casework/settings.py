@@ -251,16 +251,37 @@ if not 0 < ACCESS_REMINDER_DAYS < ACCESS_ESCALATION_DAYS:
     raise ImproperlyConfigured("ACCESS_REMINDER_DAYS must be above 0 and below ACCESS_ESCALATION_DAYS.")
 if ACCESS_LINK_MAX_AGE_DAYS < 1 or ACCESS_REMINDER_CHECK_MINUTES < 1:
     raise ImproperlyConfigured("ACCESS_LINK_MAX_AGE_DAYS and ACCESS_REMINDER_CHECK_MINUTES must be at least 1.")
+
+# --- Agent runs (agents/tasks.py, agents/runtime/pipeline.py) --------------------------
+# The database says which runs need a worker; a broker message only wakes one, and can be
+# lost. Every RUN_SCAN_INTERVAL_SECONDS a sweeper sends a new wake-up to each run still
+# queued RUN_QUEUED_STALE_AFTER_SECONDS after it was created (or last re-sent), and to each
+# running run whose worker has not reported for RUN_STALE_AFTER_SECONDS. A duplicate wake-up
+# is harmless (a run is claimed once). /healthz says "degraded" when a run has been queued
+# for twice RUN_QUEUED_STALE_AFTER_SECONDS.
+#
+# A pipeline run past this many seconds ends timed_out with what it has.
+RUN_TIMEOUT_SECONDS = env.int("RUN_TIMEOUT_SECONDS", default=600)
+# A running run whose worker has not reported for this long is taken to be dead, and resumes.
+RUN_STALE_AFTER_SECONDS = env.int("RUN_STALE_AFTER_SECONDS", default=120)
+# A queued run no worker has picked up after this long is sent again: its message may be lost.
+RUN_QUEUED_STALE_AFTER_SECONDS = env.int("RUN_QUEUED_STALE_AFTER_SECONDS", default=120)
+# How often the sweeper (agents.tasks.resume_stale_runs) looks; Celery beat runs it.
+RUN_SCAN_INTERVAL_SECONDS = env.int("RUN_SCAN_INTERVAL_SECONDS", default=30)
+if min(RUN_TIMEOUT_SECONDS, RUN_STALE_AFTER_SECONDS, RUN_QUEUED_STALE_AFTER_SECONDS, RUN_SCAN_INTERVAL_SECONDS) < 1:
+    raise ImproperlyConfigured("RUN_TIMEOUT_SECONDS, RUN_STALE_AFTER_SECONDS, RUN_QUEUED_STALE_AFTER_SECONDS "
+                               "and RUN_SCAN_INTERVAL_SECONDS must be at least 1.")
+
 # Periodic tasks, run by `celery worker --beat` (bin/run); beat keeps its schedule under var/.
 CELERY_BEAT_SCHEDULE = {
     "access-reminders": {
         "task": "casework.access.tasks.access_send_reminders",
         "schedule": ACCESS_REMINDER_CHECK_MINUTES * 60.0,
     },
-    # Runs whose worker died (running, heartbeat stale) are delivered again and resume.
+    # Runs stuck queued (lost message) or running (dead worker) are sent again and resume.
     "agents-resume-stale-runs": {
         "task": "agents.tasks.resume_stale_runs",
-        "schedule": 60.0,
+        "schedule": float(RUN_SCAN_INTERVAL_SECONDS),
     },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
@@ -289,10 +310,6 @@ LLM_CONTEXT_TOKENS = env.int("LLM_CONTEXT_TOKENS", default=128_000)
 LLM_PRICES = env.json("LLM_PRICES", default={"gpt-4o-mini": [0.15, 0.60], "gpt-4o": [2.5, 10.0],
                                              "gemini-2.0-flash": [0.10, 0.40],
                                              "claude-sonnet-4-5": [3.0, 15.0]})
-# A pipeline run past this many seconds ends timed_out with what it has.
-RUN_TIMEOUT_SECONDS = env.int("RUN_TIMEOUT_SECONDS", default=600)
-# A running run whose worker has not reported for this long is taken to be dead, and resumes.
-RUN_STALE_AFTER_SECONDS = env.int("RUN_STALE_AFTER_SECONDS", default=120)
 if LLM_MAX_CONCURRENCY < 1:
     raise ImproperlyConfigured("LLM_MAX_CONCURRENCY must be at least 1.")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from django.db import connection
-from django.db.models import Count
+from django.db.models import Count, Min
 from django.urls import Resolver404, resolve
 from prometheus_client import REGISTRY, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
@@ -39,21 +39,29 @@ class RequestMetricsMiddleware:
         return response
 
 
+QUEUED_OLDEST_HELP = ("Age of the oldest agent run still queued (0 when none is). A run is re-sent after "
+                      "RUN_QUEUED_STALE_AFTER_SECONDS; an age well past that means no worker is taking runs.")
+
+
 class DatabaseCollector:
-    """Counts from the database: cases by type and status, agent runs by pipeline and status."""
+    """Counts from the database: cases by type and status, agent runs by pipeline and status,
+    and the age of the oldest queued run."""
 
     def describe(self):
         # Named here so that registering the collector does not query the database.
         yield GaugeMetricFamily("casework_cases", "Cases by type and status.", labels=["case_type", "status"])
         yield GaugeMetricFamily("casework_agent_runs", "Agent runs by pipeline and status.",
                                 labels=["pipeline", "status"])
+        yield GaugeMetricFamily("casework_agent_runs_queued_oldest_seconds", QUEUED_OLDEST_HELP)
 
     def collect(self):
         from django.apps import apps
+        from django.utils import timezone
 
         cases = GaugeMetricFamily("casework_cases", "Cases by type and status.", labels=["case_type", "status"])
         runs = GaugeMetricFamily("casework_agent_runs", "Agent runs by pipeline and status.",
                                  labels=["pipeline", "status"])
+        queued_oldest = None
         try:
             Case = apps.get_model("cases", "Case")
             for row in Case.objects.order_by().values("case_type", "status").annotate(n=Count("id")):
@@ -64,6 +72,11 @@ class DatabaseCollector:
             AgentRun = apps.get_model("agents", "AgentRun")
             for row in AgentRun.objects.order_by().values("pipeline", "status").annotate(n=Count("id")):
                 runs.add_metric([row["pipeline"], row["status"]], row["n"])
+            # Indexed on (status, created_at): one index probe.
+            oldest = AgentRun.objects.filter(status=AgentRun.Status.QUEUED).aggregate(t=Min("created_at"))["t"]
+            queued_oldest = GaugeMetricFamily(
+                "casework_agent_runs_queued_oldest_seconds", QUEUED_OLDEST_HELP,
+                value=max(0.0, (timezone.now() - oldest).total_seconds()) if oldest else 0.0)
         except Exception:  # noqa: BLE001
             pass
         finally:
@@ -71,6 +84,8 @@ class DatabaseCollector:
                 connection.close_if_unusable_or_obsolete()
         yield cases
         yield runs
+        if queued_oldest is not None:
+            yield queued_oldest
 
 
 _registered = False

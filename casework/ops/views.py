@@ -1,12 +1,19 @@
 from __future__ import annotations
 
+import logging
 import os
+from datetime import timedelta
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db import connection
+from django.db.models import Count, Min
 from django.http import HttpResponse, JsonResponse
+from django.utils import timezone
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+
+logger = logging.getLogger(__name__)
 
 
 def _check_database() -> str | None:
@@ -31,16 +38,55 @@ def _check_broker() -> str | None:
     return None
 
 
+def _stuck_runs() -> dict | None:
+    """Runs queued for twice RUN_QUEUED_STALE_AFTER_SECONDS, or None when there are none.
+
+    The sweeper re-sends a queued run after RUN_QUEUED_STALE_AFTER_SECONDS, so one still
+    queued after twice that is not a lost message: no worker is taking runs. One indexed
+    query (agents.AgentRun status, created_at)."""
+    from django.apps import apps
+
+    AgentRun = apps.get_model("agents", "AgentRun")
+    threshold = 2 * settings.RUN_QUEUED_STALE_AFTER_SECONDS
+    now = timezone.now()
+    stuck = AgentRun.objects.filter(
+        status=AgentRun.Status.QUEUED, created_at__lt=now - timedelta(seconds=threshold)
+    ).aggregate(n=Count("pk"), oldest=Min("created_at"))
+    if not stuck["n"]:
+        return None
+    oldest = int((now - stuck["oldest"]).total_seconds())
+    return {
+        "queued_too_long": stuck["n"], "oldest_queued_seconds": oldest, "threshold_seconds": threshold,
+        "message": (f"{stuck['n']} agent run(s) queued for more than {threshold} s, the oldest for {oldest} s: "
+                    "no worker is taking runs. Check that the Celery workers and beat are running and "
+                    "reach the broker and the database."),
+    }
+
+
 @login_not_required
 @require_GET
 def healthz(request):
-    """200 when the database and the broker answer; 503 naming the one that does not."""
+    """200 when the database and the broker answer; 503 naming the one that does not.
+
+    "degraded" (still 200: the site works, but investigations wait) when agent runs have
+    been queued too long; the body's "runs" part says how many and how old."""
     checks = {"database": _check_database(), "broker": _check_broker()}
     body = {
         "status": "ok" if not any(checks.values()) else "unavailable",
         "checks": {name: ("ok" if err is None else f"failing: {err}") for name, err in checks.items()},
     }
-    return JsonResponse(body, status=200 if body["status"] == "ok" else 503)
+    if checks["database"] is None:
+        try:
+            runs = _stuck_runs()
+        except Exception:  # noqa: BLE001 - a missing table must not turn a health probe into a 500
+            logger.exception("/healthz could not count queued runs")
+            runs = None
+        if runs:
+            body["checks"]["runs"] = f"degraded: {runs['message']}"
+            body["runs"] = runs
+            if body["status"] == "ok":
+                body["status"] = "degraded"
+    return JsonResponse(body, status=503 if body["status"] == "unavailable" else 200)
 
 
 @login_not_required
