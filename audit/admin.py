@@ -7,13 +7,18 @@ from audit.models import AuditEntry
 
 @admin.register(AuditEntry)
 class AuditEntryAdmin(admin.ModelAdmin):
-    """Read-only: entries are written by audit_record alone."""
+    """Read-only: entries are written by the audit services alone."""
 
-    list_display = ("id", "timestamp", "actor", "action", "case_ref", "object_type", "object_id")
+    list_display = ("id", "chain_position", "timestamp", "actor", "action", "case_ref", "object_type", "object_id")
     list_filter = ("actor_type", "action")
     search_fields = ("actor", "action", "case_ref", "correlation_id", "object_id")
     date_hierarchy = "timestamp"
     readonly_fields = [f.name for f in AuditEntry._meta.fields]
+
+    @admin.display(description="position", ordering="position")
+    def chain_position(self, obj: AuditEntry) -> str:
+        # A pending entry is written but not yet linked into the chain by the sequencer.
+        return str(obj.position) if obj.sequenced else "pending"
 
     def has_add_permission(self, request):
         return False

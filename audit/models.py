@@ -1,17 +1,25 @@
 """The append-only audit trail.
 
-Entries form one hash chain: each entry's hash covers its own fields and the previous
-entry's hash, so changing or removing any row breaks every hash after it
-(`manage.py verify_audit_chain` finds the first break). Entries are written only by
-`audit.services.audit_record`; nothing updates or deletes them.
+Entries form one hash chain, ordered by `position`: each entry's hash covers its own fields
+and the previous entry's hash, so changing or removing any row breaks every hash after it
+(`manage.py verify_audit_chain` finds the first break).
+
+The chain is built like a transparency log (Trillian, Certificate Transparency): a writer
+inserts its entry *pending* (no position, no hashes) inside its own transaction, taking no
+lock, and a sequencer (`audit.services.audit_sequence`) later links the committed pending
+entries in batches, writing each one's position, prev_hash and hash exactly once. Nothing
+else updates or deletes an entry; on PostgreSQL a trigger (migration 0002) enforces that in
+the database too.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 
-from django.db import models
+from django.db import connections, models
+from django.db.models import Q
 
 
 class AppendOnlyError(Exception):
@@ -24,6 +32,46 @@ class AuditEntryQuerySet(models.QuerySet):
 
     def delete(self):
         raise AppendOnlyError("Audit entries are append-only.")
+
+    def _sequence(self, rows: Sequence[tuple[int, int, str, str]]) -> int:
+        """The sequencer's one-time write: set (position, prev_hash, hash) of pending entries.
+
+        `rows` holds (id, position, prev_hash, hash). One UPDATE for the whole batch, joined to
+        a VALUES list, and only on rows still pending, so a row can never be sequenced twice.
+        Returns how many rows changed. Only audit.services.audit_sequence calls this, holding
+        the chain lock.
+        """
+        if not rows:
+            return 0
+        connection = connections[self.db]
+        table = connection.ops.quote_name(self.model._meta.db_table)
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                values = ", ".join(["(%s::bigint, %s::bigint, %s::varchar, %s::varchar)"] * len(rows))
+                cursor.execute(
+                    f"UPDATE {table} AS a SET position = v.position, prev_hash = v.prev_hash, hash = v.hash "
+                    f"FROM (VALUES {values}) AS v(id, position, prev_hash, hash) "
+                    "WHERE a.id = v.id AND a.position IS NULL",
+                    [value for row in rows for value in row],
+                )
+            elif connection.vendor == "sqlite":
+                # SQLite (3.33+) names a VALUES list's columns column1, column2, ...
+                values = ", ".join(["(%s, %s, %s, %s)"] * len(rows))
+                cursor.execute(
+                    f"UPDATE {table} SET position = v.column2, prev_hash = v.column3, hash = v.column4 "
+                    f"FROM (VALUES {values}) AS v "
+                    f"WHERE {table}.id = v.column1 AND {table}.position IS NULL",
+                    [value for row in rows for value in row],
+                )
+            else:
+                cursor.executemany(
+                    f"UPDATE {table} SET position = %s, prev_hash = %s, hash = %s WHERE id = %s AND position IS NULL",
+                    [(position, prev_hash, hash_) for _, position, prev_hash, hash_ in rows],
+                )
+            return cursor.rowcount
+
+    # Underscored queryset methods are not copied onto the manager unless asked for.
+    _sequence.queryset_only = False
 
 
 class AuditEntry(models.Model):
@@ -45,14 +93,29 @@ class AuditEntry(models.Model):
     object_id = models.CharField(max_length=64, blank=True)
     correlation_id = models.CharField(max_length=64, blank=True, db_index=True)
     data = models.JSONField(default=dict, blank=True)
-    prev_hash = models.CharField(max_length=64)
-    hash = models.CharField(max_length=64, unique=True)
+    # Set once by the sequencer; NULL while the entry is pending. Positions run 1..N without
+    # gaps; commit order, not id order, decides them.
+    position = models.BigIntegerField(null=True, blank=True, unique=True, editable=False)
+    prev_hash = models.CharField(max_length=64, null=True, blank=True, editable=False)
+    hash = models.CharField(max_length=64, null=True, blank=True, unique=True, editable=False)
 
     objects = AuditEntryQuerySet.as_manager()
 
     class Meta:
         ordering = ["id"]
         verbose_name_plural = "audit entries"
+        constraints = [
+            # Pending (all three NULL) or sequenced (all three set): never half-linked.
+            models.CheckConstraint(
+                condition=Q(position__isnull=True, prev_hash__isnull=True, hash__isnull=True)
+                | Q(position__gte=1, prev_hash__isnull=False, hash__isnull=False),
+                name="audit_entry_pending_or_sequenced",
+            ),
+        ]
+        indexes = [
+            # The sequencer's scan: the few pending rows in id order, however long the chain.
+            models.Index(fields=["id"], condition=Q(position__isnull=True), name="audit_entry_pending_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.timestamp:%Y-%m-%d %H:%M:%S} {self.actor} {self.action}"
@@ -64,6 +127,11 @@ class AuditEntry(models.Model):
 
     def delete(self, *args, **kwargs):
         raise AppendOnlyError("Audit entries are append-only.")
+
+    @property
+    def sequenced(self) -> bool:
+        """Whether the sequencer has linked this entry into the chain yet."""
+        return self.position is not None
 
     def canonical(self) -> str:
         """The entry's content as the hash sees it: sorted-key JSON, UTC ISO timestamp."""
@@ -87,6 +155,9 @@ class AuditEntry(models.Model):
         )
 
     def compute_hash(self) -> str:
+        """sha256(prev_hash + canonical()); the entry must have its prev_hash."""
+        if self.prev_hash is None:
+            raise ValueError(f"Audit entry #{self.pk} is pending: it has no prev_hash to hash with.")
         return hashlib.sha256((self.prev_hash + self.canonical()).encode()).hexdigest()
 
     @property

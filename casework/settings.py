@@ -286,6 +286,29 @@ CELERY_BEAT_SCHEDULE = {
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
+# --- Audit trail (audit/) ---------------------------------------------------------------
+# Writers append audit entries pending, with no lock; a sequencer links them into the hash
+# chain in batches (audit.services.audit_sequence). AUDIT_SEQUENCER says who runs it after
+# a commit that wrote entries:
+#   background (default): one thread per process, woken by the commit; many commits are
+#                         linked in one pass and the writer's thread issues no extra SQL.
+#   inline: the committing thread, right after its commit (tests; deterministic).
+#   off: nobody after commit; only the periodic task below.
+# The periodic task runs every AUDIT_SEQUENCE_INTERVAL_SECONDS whatever the mode, and links
+# what a stopped process left pending.
+AUDIT_SEQUENCER = env("AUDIT_SEQUENCER", default="background")
+AUDIT_SEQUENCE_INTERVAL_SECONDS = env.float("AUDIT_SEQUENCE_INTERVAL_SECONDS", default=5.0)
+if AUDIT_SEQUENCER not in ("background", "inline", "off"):
+    raise ImproperlyConfigured(f"AUDIT_SEQUENCER={AUDIT_SEQUENCER!r}: use background, inline or off.")
+if AUDIT_SEQUENCE_INTERVAL_SECONDS <= 0:
+    raise ImproperlyConfigured("AUDIT_SEQUENCE_INTERVAL_SECONDS must be above 0.")
+CELERY_BEAT_SCHEDULE["audit-sequence-pending"] = {
+    "task": "audit.tasks.audit_sequence_pending",
+    "schedule": AUDIT_SEQUENCE_INTERVAL_SECONDS,
+    # A pass that waited longer than one interval in the queue is redundant: the next one comes.
+    "options": {"expires": AUDIT_SEQUENCE_INTERVAL_SECONDS},
+}
+
 # --- LLM providers ---------------------------------------------------------------------
 # offline (default): deterministic rule-based analysts, no key, no network.
 # openai: any OpenAI-compatible endpoint (OPENAI_BASE_URL). gemini: Google's compatible

@@ -3,6 +3,7 @@ nothing in the code can change or remove an entry."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -12,18 +13,33 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from audit.models import AppendOnlyError, AuditEntry
-from audit.services import GENESIS_HASH, audit_record
+from audit.services import GENESIS_HASH, audit_record, audit_sequence
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def entries(alice):
-    """alice's user.created entry plus three more, in chain order."""
+    """alice's user.created entry plus three more, sequenced, in chain order."""
     audit_record(actor=alice, action="case.commented", data={"body": "first"})
     audit_record(actor="agent:geo", action="agent.finished", data={"risk": 0.4})
     audit_record(actor="system", action="case.closed", data={"outcome": "legit"})
-    return list(AuditEntry.objects.order_by("id"))
+    # The test's transaction never commits, so no on-commit hook links them: do it here.
+    audit_sequence()
+    return list(AuditEntry.objects.order_by("position"))
+
+
+@contextlib.contextmanager
+def behind_the_codes_back():
+    """A cursor for raw SQL that tampers with entries. On PostgreSQL the append-only trigger
+    would refuse it, so it is switched off for this (never committed) test transaction."""
+    with connection.cursor() as cursor:
+        guarded = connection.vendor == "postgresql"
+        if guarded:
+            cursor.execute("ALTER TABLE audit_auditentry DISABLE TRIGGER audit_auditentry_append_only")
+        yield cursor
+        if guarded:
+            cursor.execute("ALTER TABLE audit_auditentry ENABLE TRIGGER audit_auditentry_append_only")
 
 
 def _verify() -> str:
@@ -33,6 +49,8 @@ def _verify() -> str:
 
 
 def test_entries_are_chained(entries):
+    assert [e.position for e in entries] == [1, 2, 3, 4]
+    assert all(e.sequenced for e in entries)
     assert entries[0].prev_hash == GENESIS_HASH
     for previous, entry in zip(entries, entries[1:], strict=False):
         assert entry.prev_hash == previous.hash
@@ -49,16 +67,16 @@ def test_it_records_who_acted(entries):
 
 
 def test_verify_succeeds_on_an_intact_chain(entries):
-    assert f"Audit chain intact: {len(entries)} entries verified." in _verify()
+    assert f"Audit chain intact: {len(entries)} entries verified, 0 pending." in _verify()
 
 
 def test_verify_succeeds_on_an_empty_chain(db):
-    assert "0 entries verified" in _verify()
+    assert "0 entries verified, 0 pending" in _verify()
 
 
 def test_verify_names_a_row_changed_behind_the_codes_back(entries):
     tampered = entries[2]
-    with connection.cursor() as cursor:
+    with behind_the_codes_back() as cursor:
         cursor.execute("UPDATE audit_auditentry SET data = %s WHERE id = %s",
                        [json.dumps({"risk": 0.0}), tampered.pk])
     with pytest.raises(CommandError, match=rf"#{tampered.pk}\b.*content does not match its hash"):
@@ -67,7 +85,7 @@ def test_verify_names_a_row_changed_behind_the_codes_back(entries):
 
 def test_verify_finds_a_removed_middle_row(entries):
     removed, following = entries[1], entries[2]
-    with connection.cursor() as cursor:
+    with behind_the_codes_back() as cursor:
         cursor.execute("DELETE FROM audit_auditentry WHERE id = %s", [removed.pk])
     with pytest.raises(CommandError, match=rf"#{following.pk}\b.*prev_hash"):
         _verify()
@@ -78,7 +96,7 @@ def test_verify_finds_a_rehashed_row(entries):
     tampered = entries[1]
     tampered.data = {"body": "rewritten"}
     new_hash = tampered.compute_hash()
-    with connection.cursor() as cursor:
+    with behind_the_codes_back() as cursor:
         cursor.execute("UPDATE audit_auditentry SET data = %s, hash = %s WHERE id = %s",
                        [json.dumps(tampered.data), new_hash, tampered.pk])
     with pytest.raises(CommandError, match=rf"#{entries[2].pk}\b"):
@@ -88,7 +106,7 @@ def test_verify_finds_a_rehashed_row(entries):
 def test_the_command_exits_non_zero_when_broken(entries):
     from django.core.management import ManagementUtility
 
-    with connection.cursor() as cursor:
+    with behind_the_codes_back() as cursor:
         cursor.execute("UPDATE audit_auditentry SET actor = 'mallory' WHERE id = %s", [entries[0].pk])
     with pytest.raises(SystemExit) as exit_info:
         ManagementUtility(["manage.py", "verify_audit_chain"]).execute()
@@ -126,7 +144,8 @@ def test_export_writes_a_header_and_one_line_per_entry(entries, tmp_path):
         rows = list(csv.DictReader(fh))
     assert f"Wrote {len(entries)} audit entries" in out.getvalue()
     assert [int(r["id"]) for r in rows] == [e.pk for e in entries]
-    assert rows[0].keys() >= {"timestamp", "actor", "action", "data", "prev_hash", "hash"}
+    assert rows[0].keys() >= {"position", "timestamp", "actor", "action", "data", "prev_hash", "hash"}
+    assert [r["position"] for r in rows] == ["1", "2", "3", "4"]
     assert json.loads(rows[2]["data"]) == {"risk": 0.4}
     assert rows[3]["prev_hash"] == rows[2]["hash"]
 

@@ -2,17 +2,34 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from audit.services import audit_verify_chain
+from audit.services import audit_sequence, audit_verify_chain
 
 
 class Command(BaseCommand):
-    help = "Check the audit trail's hash chain; exit non-zero naming the first broken entry."
+    help = (
+        "Link committed pending audit entries into the chain, then check the hash chain; "
+        "exit non-zero naming the first broken entry."
+    )
 
-    def handle(self, *args, **options):
-        checked, broken, why = audit_verify_chain()
-        if broken is not None:
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--no-sequence", action="store_true",
+            help="Check the chain as it stands: do not link pending entries first.",
+        )
+
+    def handle(self, *args, no_sequence: bool = False, **options):
+        if not no_sequence:
+            linked = audit_sequence()
+            if linked:
+                self.stdout.write(f"Linked {linked} pending entries into the chain.")
+        result = audit_verify_chain()
+        if result.broken is not None:
+            broken = result.broken
             raise CommandError(
-                f"Audit chain broken at entry #{broken.pk} ({broken.timestamp:%Y-%m-%d %H:%M:%S} "
-                f"{broken.actor} {broken.action}): {why}. {checked} entries before it are intact."
+                f"Audit chain broken at entry #{broken.pk}, position {broken.position} "
+                f"({broken.timestamp:%Y-%m-%d %H:%M:%S} {broken.actor} {broken.action}): {result.why}. "
+                f"{result.checked} entries before it are intact; {result.pending} pending."
             )
-        self.stdout.write(self.style.SUCCESS(f"Audit chain intact: {checked} entries verified."))
+        self.stdout.write(self.style.SUCCESS(
+            f"Audit chain intact: {result.checked} entries verified, {result.pending} pending."
+        ))
