@@ -21,7 +21,10 @@ class AgentRun(models.Model):
 
     ACTIVE = (Status.QUEUED, Status.RUNNING)
 
-    case = models.ForeignKey("cases.Case", on_delete=models.CASCADE, related_name="agent_runs")
+    # Empty while a run works before its case exists (a message matched to a ticket before
+    # the ticket's case is known); agents.services.run_attach_case sets it later.
+    case = models.ForeignKey("cases.Case", on_delete=models.CASCADE, related_name="agent_runs", null=True,
+                             blank=True)
     pipeline = models.CharField(max_length=40)
     mode = models.CharField(max_length=40, blank=True)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True)

@@ -6,6 +6,7 @@ from django.db import transaction
 
 from agents.models import AgentRun
 from agents.tasks import pipeline_enqueue
+from audit.services import audit_record
 from casework.errors import Conflict, DomainError
 
 
@@ -42,3 +43,23 @@ def run_rerun_agent(*, actor, run: AgentRun, key: str) -> AgentRun:
 def _carry_inputs(run: AgentRun) -> dict:
     """What the pipeline's prepare step put in the state besides results (e.g. the cache source)."""
     return {k: v for k, v in run.state.items() if k.startswith("input_")}
+
+
+@transaction.atomic
+def run_attach_case(*, actor, run: AgentRun, case) -> AgentRun:
+    """Give a run that started without a case (intake before the case exists) its case.
+
+    A run belongs to one case for good: attaching it to a second is refused. Its audit
+    entries written before now keep no case (the chain is append-only); the one written
+    here names both, so the case's history can find the run's earlier work by its id."""
+    if run.case_id is not None:
+        if run.case_id == case.pk:
+            return run
+        raise Conflict(f"Run {run.pk} already belongs to {run.case.reference}.", code="run_attached")
+    updated = AgentRun.objects.filter(pk=run.pk, case__isnull=True).update(case=case)
+    if updated != 1:
+        raise Conflict(f"Run {run.pk} was attached to another case meanwhile.", code="run_attached")
+    run.case = case
+    audit_record(actor=actor, action="agent.run_attached", case=case, obj=run,
+                 data={"pipeline": run.pipeline, "mode": run.mode, "run": run.pk})
+    return run

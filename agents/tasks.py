@@ -8,14 +8,19 @@ from celery import shared_task
 from django.db import transaction
 
 from agents.models import AgentRun
+from agents.runtime.pipeline import execute_run
 from audit.context import get_correlation_id, new_correlation_id
 from audit.services import audit_record
 
 logger = logging.getLogger(__name__)
 
 
-def pipeline_enqueue(*, case, pipeline: str, mode: str, actor=None, initial_state: dict | None = None) -> AgentRun:
-    """Create a queued run for the case and start it once the surrounding transaction commits."""
+def pipeline_enqueue(*, case=None, pipeline: str, mode: str, actor=None,
+                     initial_state: dict | None = None) -> AgentRun:
+    """Create a queued run and start it once the surrounding transaction commits.
+
+    `case` may be None for work that comes before its case exists (a message to match to a
+    ticket); agents.services.run_attach_case gives the run its case later."""
     run = AgentRun.objects.create(
         case=case, pipeline=pipeline, mode=mode, state=initial_state or {},
         requested_by=getattr(actor, "username", None) or (actor if isinstance(actor, str) else "system"),
@@ -30,8 +35,6 @@ def pipeline_enqueue(*, case, pipeline: str, mode: str, actor=None, initial_stat
 @shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=900, time_limit=960, ignore_result=True)
 def run_pipeline(run_id: int) -> None:
     """Run or resume one pipeline run. A duplicate delivery finds the run claimed and does nothing."""
-    from agents.runtime.pipeline import execute_run
-
     execute_run(run_id)
 
 

@@ -271,6 +271,11 @@ RUN_SCAN_INTERVAL_SECONDS = env.int("RUN_SCAN_INTERVAL_SECONDS", default=30)
 if min(RUN_TIMEOUT_SECONDS, RUN_STALE_AFTER_SECONDS, RUN_QUEUED_STALE_AFTER_SECONDS, RUN_SCAN_INTERVAL_SECONDS) < 1:
     raise ImproperlyConfigured("RUN_TIMEOUT_SECONDS, RUN_STALE_AFTER_SECONDS, RUN_QUEUED_STALE_AFTER_SECONDS "
                                "and RUN_SCAN_INTERVAL_SECONDS must be at least 1.")
+# A run stops after this many steps (a planner that keeps choosing), keeping its results;
+# a pipeline may set a lower limit of its own (Pipeline.max_steps).
+RUN_MAX_STEPS = env.int("RUN_MAX_STEPS", default=100)
+if RUN_MAX_STEPS < 1:
+    raise ImproperlyConfigured("RUN_MAX_STEPS must be at least 1.")
 
 # Periodic tasks, run by `celery worker --beat` (bin/run); beat keeps its schedule under var/.
 CELERY_BEAT_SCHEDULE = {

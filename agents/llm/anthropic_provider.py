@@ -21,13 +21,39 @@ class AnthropicProvider(Provider):
     def __init__(self, *, api_key: str, base_url: str | None, model: str, context_tokens: int, timeout: float = 60.0):
         self.model = model
         self._context_tokens = context_tokens
-        self._client = anthropic.Anthropic(api_key=api_key or "not-set", base_url=base_url or None,
-                                           max_retries=0, timeout=timeout)
+        self._api_key, self._base_url, self._timeout = api_key or "not-set", base_url or None, timeout
+        self._client = anthropic.Anthropic(api_key=self._api_key, base_url=self._base_url, max_retries=0,
+                                           timeout=timeout)
+        self._aclient: anthropic.AsyncAnthropic | None = None
+        self._aclient_loop = None
 
     def capabilities(self) -> Capabilities:
         return Capabilities(tools=True, structured_output=False, context_tokens=self._context_tokens)
 
     def complete(self, request: LLMRequest) -> Completion:
+        started = time.perf_counter()
+        try:
+            response = self._client.messages.create(**self._kwargs(request))
+        except anthropic.AnthropicError as exc:
+            raise _normalise(exc) from exc
+        return self._completion(response, started)
+
+    async def acomplete(self, request: LLMRequest) -> Completion:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        if self._aclient is None or self._aclient_loop is not loop:
+            self._aclient = anthropic.AsyncAnthropic(api_key=self._api_key, base_url=self._base_url,
+                                                     max_retries=0, timeout=self._timeout)
+            self._aclient_loop = loop
+        started = time.perf_counter()
+        try:
+            response = await self._aclient.messages.create(**self._kwargs(request))
+        except anthropic.AnthropicError as exc:
+            raise _normalise(exc) from exc
+        return self._completion(response, started)
+
+    def _kwargs(self, request: LLMRequest) -> dict:
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         # No temperature: the SDK (2.x) sends anthropic-version 2026-10-21, which rejects
         # temperature, top_p and top_k with a 400, and its create() no longer accepts them.
@@ -37,16 +63,17 @@ class AnthropicProvider(Provider):
             "messages": _to_anthropic([m for m in request.messages if m.role != "system"]),
             "timeout": request.timeout,
         }
+        if request.metadata:
+            kwargs["extra_headers"] = request.headers()
         if system:
             kwargs["system"] = system
         if request.tools:
             kwargs["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
                                for t in request.tools]
-        started = time.perf_counter()
-        try:
-            response = self._client.messages.create(**kwargs)
-        except anthropic.AnthropicError as exc:
-            raise _normalise(exc) from exc
+        return kwargs
+
+    @staticmethod
+    def _completion(response, started: float) -> Completion:
         text_parts, calls = [], []
         for block in response.content:
             if block.type == "text":

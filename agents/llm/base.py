@@ -82,6 +82,13 @@ class LLMRequest:
     # answers from these; remote providers ignore them.
     agent_id: str = ""
     input_data: dict[str, Any] | None = None
+    # Where the request comes from (run, agent, correlation id): sent as X-Casework-* headers
+    # so that a provider's own logs can be traced back to the case.
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    def headers(self) -> dict[str, str]:
+        return {f"X-Casework-{key.replace('_', '-').title()}": str(value)
+                for key, value in self.metadata.items() if value not in (None, "")}
 
 
 class Provider(abc.ABC):
@@ -90,6 +97,13 @@ class Provider(abc.ABC):
 
     @abc.abstractmethod
     def complete(self, request: LLMRequest) -> Completion: ...
+
+    async def acomplete(self, request: LLMRequest) -> Completion:
+        """The same request from the runtime's event loop. Providers with an async client
+        override this; the default runs the blocking call on the loop's thread pool."""
+        from agents.runtime.aio import in_thread
+
+        return await in_thread(self.complete, request)
 
     def estimate_tokens(self, messages: list[Message]) -> int:
         from agents.llm.tokens import estimate_messages_tokens

@@ -28,7 +28,6 @@ class OfflineProvider(Provider):
 
     def complete(self, request: LLMRequest) -> Completion:
         started = time.perf_counter()
-        _load_analysts()
         analyst = OFFLINE_ANALYSTS.get(request.agent_id)
         if analyst is None and request.agent_id.endswith(".summary"):
             analyst = summarise_conversation
@@ -53,13 +52,6 @@ class OfflineProvider(Provider):
 
 def _ms(started: float) -> int:
     return int((time.perf_counter() - started) * 1000)
-
-
-def _load_analysts() -> None:
-    """Import the pipeline modules so that their analysts register themselves."""
-    from agents.pipelines import load_all
-
-    load_all()
 
 
 def summarise_conversation(data: dict) -> dict:

@@ -29,14 +29,56 @@ class OpenAICompatibleProvider(Provider):
         self.model = model
         self._context_tokens = context_tokens
         self._structured_output = structured_output
-        self._client = openai.OpenAI(api_key=api_key or "not-needed", base_url=base_url or None,
-                                     max_retries=0, timeout=timeout)
+        self._api_key, self._base_url, self._timeout = api_key or "not-needed", base_url or None, timeout
+        self._client = openai.OpenAI(api_key=self._api_key, base_url=self._base_url, max_retries=0, timeout=timeout)
+        self._aclient: openai.AsyncOpenAI | None = None
+        self._aclient_loop = None
 
     def capabilities(self) -> Capabilities:
         return Capabilities(tools=True, structured_output=self._structured_output,
                             context_tokens=self._context_tokens)
 
+    def _async_client(self) -> openai.AsyncOpenAI:
+        """One async client per event loop (its connection pool belongs to that loop)."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        if self._aclient is None or self._aclient_loop is not loop:
+            self._aclient = openai.AsyncOpenAI(api_key=self._api_key, base_url=self._base_url,
+                                               max_retries=0, timeout=self._timeout)
+            self._aclient_loop = loop
+        return self._aclient
+
     def complete(self, request: LLMRequest) -> Completion:
+        kwargs, use_schema = self._kwargs(request)
+        started = time.perf_counter()
+        try:
+            response = self._client.chat.completions.create(**kwargs)
+        except openai.BadRequestError as exc:
+            if use_schema and _mentions_response_format(exc):
+                # This endpoint does not do JSON-schema output: fall back to JSON in text.
+                self._structured_output = False
+                return self.complete(request)
+            raise _normalise(exc) from exc
+        except openai.OpenAIError as exc:
+            raise _normalise(exc) from exc
+        return self._completion(response, started)
+
+    async def acomplete(self, request: LLMRequest) -> Completion:
+        kwargs, use_schema = self._kwargs(request)
+        started = time.perf_counter()
+        try:
+            response = await self._async_client().chat.completions.create(**kwargs)
+        except openai.BadRequestError as exc:
+            if use_schema and _mentions_response_format(exc):
+                self._structured_output = False
+                return await self.acomplete(request)
+            raise _normalise(exc) from exc
+        except openai.OpenAIError as exc:
+            raise _normalise(exc) from exc
+        return self._completion(response, started)
+
+    def _kwargs(self, request: LLMRequest) -> tuple[dict, bool]:
         kwargs = {
             "model": self.model,
             "messages": [_to_openai(m) for m in request.messages],
@@ -44,6 +86,8 @@ class OpenAICompatibleProvider(Provider):
             "max_tokens": request.max_tokens,
             "timeout": request.timeout,
         }
+        if request.metadata:
+            kwargs["extra_headers"] = request.headers()
         if request.tools:
             kwargs["tools"] = [
                 {"type": "function", "function": {"name": t.name, "description": t.description,
@@ -56,17 +100,9 @@ class OpenAICompatibleProvider(Provider):
                 "type": "json_schema",
                 "json_schema": {"name": request.response_schema.name, "schema": request.response_schema.schema},
             }
-        started = time.perf_counter()
-        try:
-            response = self._client.chat.completions.create(**kwargs)
-        except openai.BadRequestError as exc:
-            if use_schema and _mentions_response_format(exc):
-                # This endpoint does not do JSON-schema output: fall back to JSON in text.
-                self._structured_output = False
-                return self.complete(request)
-            raise _normalise(exc) from exc
-        except openai.OpenAIError as exc:
-            raise _normalise(exc) from exc
+        return kwargs, use_schema
+
+    def _completion(self, response, started: float) -> Completion:
         latency_ms = int((time.perf_counter() - started) * 1000)
         if not getattr(response, "choices", None):
             raise errors.ProviderError("The endpoint answered without any choices.")

@@ -324,12 +324,14 @@ def _request_accept(kind: str) -> Callable[[Flow, str, dict], str | tuple[str, s
 def _request_done(kind: str, to: str) -> Callable[[Flow, str, dict], dict]:
     def done(flow: Flow, key: str, output: dict) -> dict:
         from casework.access.models import AgentMessage, InfoRequest
+        from casework.access.services import request_link_thread
 
         request = InfoRequest.objects.filter(mutation=flow.mutation, kind=kind, answered_at__isnull=True,
                                              cancelled_at__isnull=True).select_related("recipient").first()
         thread = AgentMessage.objects.filter(run_id=flow.run_id, key=f"{key}.request").first()
         if thread and not request.correlation_id:
-            InfoRequest.objects.filter(pk=request.pk).update(correlation_id=thread.correlation_id)
+            request_link_thread(request=request, correlation_id=thread.correlation_id,
+                                actor=f"agent:{REQUEST_INFO.id}")
         flow.transition(to, f"{request.recipient.name} was notified (request #{request.pk}).")
         return {"request_id": request.pk, "recipient": request.recipient.employee_id,
                 "expires_at": request.expires_at.isoformat() if request.expires_at else None}
@@ -691,7 +693,7 @@ def _prepare(ctx: RunContext) -> None:
 def _finish(ctx: RunContext) -> str | None:
     flow = Flow(ctx)
     _settle(flow, ctx.run.mode)
-    ctx.run.save(update_fields=["state"])
+    # The state is saved with the run's end, in the same transaction, guarded by its claim.
     flow.reload()
     if not flow.closed and flow.status in ("awaiting_user_response", "awaiting_manager_response"):
         return AgentRun.Status.WAITING

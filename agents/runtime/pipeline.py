@@ -1,20 +1,32 @@
-"""Durable pipelines: stages of agent calls, run by a worker, resumable after a crash.
+"""Durable pipelines: steps chosen at run time from the saved state, run by a worker,
+resumable after a crash.
 
-A pipeline is a list of stages per mode. A stage names the calls it makes (agent + input),
-computed from the case and the results so far. The executor:
+A pipeline gives, per mode, a *plan*: a function of the run's context that returns the next
+step (a name and the calls to make: agents, or tools run directly) or None when the run is
+done. A fixed list of stages is one kind of plan (`fixed_stages`, today's fan-out then
+merge); a planner loop or a tool loop is another (the plan reads what the last step found
+and picks what comes next). The executor:
   1. claims the run with a conditional UPDATE (queued, or running with a stale heartbeat,
      i.e. a worker that died), so a duplicate delivery does nothing;
   2. prepares the run once (e.g. copies cached results in);
-  3. for each stage from the last saved one: runs the stage's calls that have no saved
-     result yet, concurrently (bounded by LLM_MAX_CONCURRENCY), and saves each result with
-     its AgentCall row and audit entry as it lands, on this thread;
-  4. calls the pipeline's `finish` to write results back through domain services.
-A run past RUN_TIMEOUT_SECONDS ends timed_out, and `finish` still gets what it has.
+  3. asks the plan for the next step, runs its calls concurrently on the process's event
+     loop (bounded by LLM_MAX_CONCURRENCY), keeping the heartbeat fresh and watching the run
+     deadline while they run, then writes the step in ONE transaction: its AgentCall rows,
+     its audit entries and the run's state, conditional on the claim token; repeats until
+     the plan is done or max_steps is reached;
+  4. calls the pipeline's `finish` to write results back through domain services, and ends
+     the run, in one transaction.
+A run past RUN_TIMEOUT_SECONDS ends timed_out, even in the middle of a long step, and
+`finish` still gets what it has. A run resumed after a crash starts from its last saved
+step: a step either saved whole or not at all, so no finished step's call is repeated.
+A run may start without a case (e.g. a message matched to a ticket before the ticket's case
+exists) and be attached to one later (agents.services.run_attach_case).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import logging
 import uuid
 from collections.abc import Callable
@@ -27,14 +39,16 @@ from django.db import transaction
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
-from opentelemetry import context as otel_context
 from opentelemetry import trace as otel_trace
 
+from agents.llm.base import ToolCall
 from agents.models import AgentCall, AgentRun
+from agents.runtime import aio
 from agents.runtime.agent import Agent, AgentResult
-from agents.runtime.runner import run_agent
+from agents.runtime.runner import arun_agent
+from agents.runtime.tools import Tool, ToolRegistry
 from audit.context import correlation
-from audit.services import audit_record
+from audit.services import audit_entry_build, audit_record_many
 from audit.tracing import get_tracer
 
 logger = logging.getLogger(__name__)
@@ -42,14 +56,24 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class CallSpec:
+    """One call of a step: an agent with its input, or a registered tool run directly with
+    `input` as its arguments (a planner's tool executor)."""
+
     key: str
-    agent: Agent
-    input: dict
+    agent: Agent | None = None
+    input: dict = field(default_factory=dict)
+    tool: Tool | None = None
+
+    @property
+    def name(self) -> str:
+        return self.agent.id if self.agent else self.tool.name
 
 
 @dataclass
 class RunContext:
     run: AgentRun
+    # Why the run stopped early ("timed_out", "max_steps"), for `finish` to see.
+    stop_reason: str = ""
 
     @property
     def case(self):
@@ -69,21 +93,64 @@ class RunContext:
 
 
 @dataclass(frozen=True)
+class Step:
+    """What a plan asks for next. `index` is recorded with each result (re-running one agent
+    keeps the results of steps up to its own); `state` is merged into the run's state when
+    the step is saved, in the same transaction as its calls."""
+
+    name: str
+    calls: list[CallSpec]
+    index: int = 0
+    state: dict = field(default_factory=dict)
+
+
+Plan = Callable[[RunContext], Step | None]
+
+
+@dataclass(frozen=True)
 class Stage:
+    """A stage of a fixed plan: its calls are computed from the context when it is reached."""
+
     name: str
     calls: Callable[[RunContext], list[CallSpec]]
+
+
+def fixed_stages(stages: list[Stage]) -> Plan:
+    """A plan that walks stages in order. A stage whose calls all have results already (or
+    that has none to make) is passed over without a step of its own."""
+
+    def plan(ctx: RunContext) -> Step | None:
+        index = ctx.state.get("stage_index", 0)
+        while index < len(stages):
+            stage = stages[index]
+            pending = [spec for spec in stage.calls(ctx) if spec.key not in ctx.results]
+            if pending:
+                ctx.state["stage_index"] = index
+                return Step(stage.name, pending, index=index, state={"stage_index": index + 1})
+            index += 1
+        ctx.state["stage_index"] = index
+        return None
+
+    return plan
 
 
 @dataclass
 class Pipeline:
     name: str
-    modes: dict[str, list[Stage]]
+    # Per mode: a plan, or a list of stages (run as fixed_stages).
+    modes: dict[str, Plan | list[Stage]]
     prepare: Callable[[RunContext], None] = lambda ctx: None
     # Writes results back through domain services. May return AgentRun.Status.WAITING when
     # the flow now waits for a person (the next step is a new run, enqueued on the answer).
     finish: Callable[[RunContext], str | None] = lambda ctx: None
     description: str = ""
     agents: dict[str, Agent] = field(default_factory=dict)
+    # Steps a run may take before it is stopped (0: RUN_MAX_STEPS).
+    max_steps: int = 0
+
+    def plan(self, mode: str) -> Plan:
+        plan = self.modes[mode]
+        return fixed_stages(plan) if isinstance(plan, list) else plan
 
 
 PIPELINES: dict[str, Pipeline] = {}
@@ -97,10 +164,12 @@ def register_pipeline(pipeline: Pipeline) -> Pipeline:
 
 
 def get_pipeline(name: str) -> Pipeline:
-    from agents.pipelines import load_all
-
-    load_all()
-    return PIPELINES[name]
+    """A registered pipeline. Pipelines register when their modules are imported, which the
+    agents app does at start-up (AgentsConfig.ready); the runtime imports none of them."""
+    try:
+        return PIPELINES[name]
+    except KeyError:
+        raise LookupError(f"No pipeline named {name!r} is registered (did its module fail to import?).") from None
 
 
 class LostClaim(Exception):
@@ -131,9 +200,6 @@ def _save(run: AgentRun, fields: list[str]) -> None:
     )
     if updated != 1:
         raise LostClaim(f"Run {run.pk} was taken over by another worker.")
-    expressions = [name for name in fields if hasattr(getattr(run, name), "resolve_expression")]
-    if expressions:
-        run.refresh_from_db(fields=expressions)
 
 
 def execute_run(run_id: int) -> AgentRun | None:
@@ -144,27 +210,27 @@ def execute_run(run_id: int) -> AgentRun | None:
         return None
     run = AgentRun.objects.select_related("case").get(pk=run_id)
     run.claim_token = token
-    pipeline = get_pipeline(run.pipeline)
     ctx = RunContext(run)
     tracer = get_tracer()
-    parent = _trace_parent(run)
     with correlation(run.correlation_id or None), tracer.start_as_current_span(
-        f"pipeline.{run.pipeline}", context=parent
+        f"pipeline.{run.pipeline}", context=_trace_parent(run)
     ) as span:
         span.set_attributes({"run.id": run.pk, "run.pipeline": run.pipeline, "run.mode": run.mode,
-                             "case.reference": run.case.reference, "run.resumed": bool(run.state.get("prepared"))})
-        if not run.trace_id:
-            run.trace_id = format(span.get_span_context().trace_id, "032x")
-            _save(run, ["trace_id"])
+                             "case.reference": run.case.reference if run.case else "",
+                             "run.resumed": bool(run.state.get("prepared"))})
+        # Saved with the run's first write, not in a write of its own.
+        unsaved = [] if run.trace_id else ["trace_id"]
+        run.trace_id = run.trace_id or format(span.get_span_context().trace_id, "032x")
         try:
-            _execute(ctx, pipeline)
+            _execute(ctx, get_pipeline(run.pipeline), unsaved)
         except LostClaim:
             logger.warning("Run %s was taken over by another worker; this worker stops.", run.pk)
         except Exception as exc:  # noqa: BLE001 - the run records the failure; the worker lives on
             logger.exception("Run %s failed", run.pk)
             span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, str(exc)[:200]))
             try:
-                _end(run, AgentRun.Status.FAILED, f"{type(exc).__name__}: {exc}")
+                with transaction.atomic():
+                    _end(run, AgentRun.Status.FAILED, f"{type(exc).__name__}: {exc}", unsaved)
             except LostClaim:
                 logger.warning("Run %s failed here but is held by another worker now.", run.pk)
     return run
@@ -179,130 +245,171 @@ def _trace_parent(run: AgentRun):
     return otel_trace.set_span_in_context(otel_trace.NonRecordingSpan(span_context))
 
 
-def _execute(ctx: RunContext, pipeline: Pipeline) -> None:
+def _deadline(run: AgentRun):
+    return (run.started_at or timezone.now()) + timedelta(seconds=settings.RUN_TIMEOUT_SECONDS)
+
+
+def _execute(ctx: RunContext, pipeline: Pipeline, unsaved: list[str]) -> None:
     run = ctx.run
-    stages = pipeline.modes[run.mode]
+    plan = pipeline.plan(run.mode)
+    max_steps = pipeline.max_steps or settings.RUN_MAX_STEPS
     if not run.state.get("prepared"):
+        before = json.dumps(run.state, sort_keys=True, default=str)
         pipeline.prepare(ctx)
+        changed = json.dumps(run.state, sort_keys=True, default=str) != before
         run.state["prepared"] = True
-        _save(run, ["state"])
-    for index in range(run.state.get("stage_index", 0), len(stages)):
-        if _timed_out(run):
-            _finish_quietly(ctx, pipeline)
-            _end(run, AgentRun.Status.TIMED_OUT,
-                 f"Stopped after {settings.RUN_TIMEOUT_SECONDS} s; the results so far are kept.")
-            return
-        stage = stages[index]
-        pending = [spec for spec in stage.calls(ctx) if spec.key not in ctx.results]
-        for spec, result in _run_concurrently(pending, run):
-            _record(ctx, stage, index, spec, result)
-        run.state["stage_index"] = index + 1
-        run.step_count = F("step_count") + 1
-        run.heartbeat_at = timezone.now()
-        _save(run, ["state", "step_count", "heartbeat_at"])
-    outcome = pipeline.finish(ctx)
-    _end(run, AgentRun.Status.WAITING if outcome == AgentRun.Status.WAITING else AgentRun.Status.COMPLETED, "")
+        if changed:
+            # What prepare put in the state is saved before any call depends on it; a prepare
+            # that changed nothing is marked done with the first step's write.
+            _save(run, ["state", *unsaved])
+            unsaved.clear()
+    while True:
+        deadline = _deadline(run)
+        if timezone.now() >= deadline:
+            return _stop(ctx, pipeline, AgentRun.Status.TIMED_OUT, unsaved, "timed_out",
+                         f"Stopped after {settings.RUN_TIMEOUT_SECONDS} s; the results so far are kept.")
+        if run.step_count >= max_steps:
+            return _stop(ctx, pipeline, AgentRun.Status.COMPLETED, unsaved, "max_steps",
+                         f"Stopped at the step limit ({max_steps} steps); the results so far are kept.")
+        step = plan(ctx)
+        if step is None:
+            break
+        outcomes, out_of_time = _run_step(step, run, deadline)
+        with transaction.atomic():
+            _save_step(ctx, step, outcomes, unsaved)
+        unsaved.clear()
+        if out_of_time:
+            return _stop(ctx, pipeline, AgentRun.Status.TIMED_OUT, unsaved, "timed_out",
+                         f"Stopped after {settings.RUN_TIMEOUT_SECONDS} s, during {step.name}; "
+                         "the results so far are kept.")
+    with transaction.atomic():
+        outcome = pipeline.finish(ctx)
+        _end(run, AgentRun.Status.WAITING if outcome == AgentRun.Status.WAITING else AgentRun.Status.COMPLETED,
+             "", unsaved)
 
 
-def _run_concurrently(specs: list[CallSpec], run: AgentRun):
-    """Yield (spec, result) as each call finishes. Worker threads make LLM calls only; the
-    caller's thread does every database write, including the heartbeat: one call may last
-    longer than RUN_STALE_AFTER_SECONDS (timeouts, retries, backoff), and a run whose
-    heartbeat goes stale is handed to another worker, which would repeat the calls."""
-    if not specs:
-        return
-    parent = otel_context.get_current()
-
-    def call(spec: CallSpec) -> AgentResult:
-        token = otel_context.attach(parent)
+def _stop(ctx: RunContext, pipeline: Pipeline, status: str, unsaved: list[str], reason: str, error: str) -> None:
+    """End the run early; `finish` still writes back what there is (and may fail alone)."""
+    ctx.stop_reason = reason
+    with transaction.atomic():
         try:
-            return run_agent(spec.agent, spec.input)
-        finally:
-            otel_context.detach(token)
+            with transaction.atomic():
+                pipeline.finish(ctx)
+        except Exception:  # noqa: BLE001 - a stopped run keeps what it has even if write-back fails
+            logger.exception("finish() failed for run %s, stopped (%s)", ctx.run.pk, reason)
+        _end(ctx.run, status, error, unsaved)
 
+
+async def _acall(spec: CallSpec, metadata: dict) -> AgentResult:
+    if spec.agent is not None:
+        return await arun_agent(spec.agent, spec.input, metadata=metadata)
+    outcome = await ToolRegistry([spec.tool]).aexecute(ToolCall(id=spec.key, name=spec.tool.name,
+                                                                arguments=spec.input))
+    content = outcome.content if isinstance(outcome.content, dict) else {"result": outcome.content}
+    return AgentResult(agent_id=spec.tool.name, output=content if outcome.success else None,
+                       error="" if outcome.success else str(outcome.content), error_type=outcome.error_type,
+                       latency_ms=outcome.latency_ms)
+
+
+def _run_step(step: Step, run: AgentRun, deadline) -> tuple[list[tuple[CallSpec, AgentResult]], bool]:
+    """Run the step's calls concurrently on the event loop; this thread waits, keeping the
+    heartbeat fresh (a call may outlast RUN_STALE_AFTER_SECONDS through timeouts and
+    retries, and a run whose heartbeat goes stale is handed to another worker) and stopping
+    at the run's deadline. Returns the finished calls and whether time ran out."""
+    metadata = {"run": str(run.pk), "correlation": run.correlation_id,
+                "case": run.case.reference if run.case else ""}
+    pending = {aio.submit(_acall(spec, {**metadata, "call": spec.key})): spec for spec in step.calls}
+    finished: list[tuple[CallSpec, AgentResult]] = []
     beat_every = max(0.5, settings.RUN_STALE_AFTER_SECONDS / 3)
-    workers = min(len(specs), settings.LLM_MAX_CONCURRENCY)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agent") as pool:
-        pending = {pool.submit(call, spec): spec for spec in specs}
-        while pending:
-            done, _ = concurrent.futures.wait(pending, timeout=beat_every,
-                                              return_when=concurrent.futures.FIRST_COMPLETED)
-            if not done:
-                _beat(run)
-            for future in done:
-                yield pending.pop(future), future.result()
+    while pending:
+        remaining = (deadline - timezone.now()).total_seconds()
+        if remaining <= 0:
+            for future in pending:
+                future.cancel()
+            return finished, True
+        done, _ = concurrent.futures.wait(pending, timeout=min(beat_every, remaining),
+                                          return_when=concurrent.futures.FIRST_COMPLETED)
+        if not done and remaining > beat_every:
+            run.heartbeat_at = timezone.now()
+            _save(run, ["heartbeat_at"])
+        for future in done:
+            finished.append((pending.pop(future), future.result()))
+    return finished, False
 
 
-def _beat(run: AgentRun) -> None:
-    run.heartbeat_at = timezone.now()
-    _save(run, ["heartbeat_at"])
-
-
-@transaction.atomic
-def _record(ctx: RunContext, stage: Stage, stage_index: int, spec: CallSpec, result: AgentResult) -> None:
+def _save_step(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, AgentResult]],
+               unsaved: list[str]) -> None:
+    """The step's calls, audit entries and the run's state, in the caller's transaction: one
+    INSERT of AgentCall rows, one of audit entries, one conditional UPDATE of the run."""
     run = ctx.run
-    # Fail before writing anything if another worker holds the run now.
-    if not AgentRun.objects.filter(pk=run.pk, claim_token=run.claim_token).exists():
-        raise LostClaim(f"Run {run.pk} was taken over by another worker.")
-    call = AgentCall.objects.create(
-        run=run, kind=AgentCall.Kind.AGENT, key=spec.key, name=spec.agent.id, stage=stage.name,
-        input=spec.input, output=result.output, status=AgentCall.Status.OK if result.ok else AgentCall.Status.ERROR,
-        error=result.error, error_type=result.error_type, attempts=result.attempts, attempt_log=result.attempt_log,
+    rows: list[AgentCall] = []
+    calls: list[AgentCall] = []
+    for spec, result in outcomes:
+        calls.append(_call_row(run, step, spec, result))
+        rows.append(calls[-1])
+        rows += [_tool_row(run, step, spec, result, number, tc) for number, tc in enumerate(result.tool_calls, 1)]
+    AgentCall.objects.bulk_create(rows)
+    entries = []
+    for (spec, result), call in zip(outcomes, calls, strict=True):
+        actor = f"agent:{spec.name}"
+        for tc in result.tool_calls:
+            entries.append(audit_entry_build(actor=actor, action="agent.tool_called", case=ctx.case, obj=call,
+                                             data={"tool": tc["name"], "arguments": tc["arguments"],
+                                                   "success": tc["success"], "error_type": tc["error_type"]}))
+        entries.append(audit_entry_build(
+            actor=actor, action="agent.call_completed" if result.ok else "agent.call_failed", case=ctx.case,
+            obj=call, data={"run": run.pk, "key": spec.key, "step": step.name, "provider": result.provider,
+                            "model": result.model, "input_tokens": result.input_tokens,
+                            "output_tokens": result.output_tokens, "latency_ms": result.latency_ms,
+                            "attempts": result.attempts, "error": result.error}))
+        ctx.results[spec.key] = {
+            "agent": spec.name, "stage": step.index, "step": step.name, "output": result.output,
+            "error": result.error, "error_type": result.error_type, "call_id": call.pk,
+            "latency_ms": result.latency_ms, "attempts": result.attempts, "input_tokens": result.input_tokens,
+            "output_tokens": result.output_tokens, **({"tool": True} if spec.tool else {}),
+        }
+        run.input_tokens += result.input_tokens
+        run.output_tokens += result.output_tokens
+        run.cost_usd = Decimal(run.cost_usd) + Decimal(str(round(result.cost_usd, 6)))
+        run.provider = result.provider or run.provider
+    audit_record_many(entries)
+    run.state.update(step.state)
+    run.step_count += 1
+    run.heartbeat_at = timezone.now()
+    _save(run, ["state", "step_count", "input_tokens", "output_tokens", "cost_usd", "provider", "heartbeat_at",
+                *unsaved])
+
+
+def _call_row(run: AgentRun, step: Step, spec: CallSpec, result: AgentResult) -> AgentCall:
+    return AgentCall(
+        run=run, kind=AgentCall.Kind.AGENT if spec.agent else AgentCall.Kind.TOOL, key=spec.key, name=spec.name,
+        stage=step.name, input=spec.input, output=result.output,
+        status=AgentCall.Status.OK if result.ok else AgentCall.Status.ERROR, error=result.error,
+        error_type=result.error_type, attempts=result.attempts, attempt_log=result.attempt_log,
         input_tokens=result.input_tokens, output_tokens=result.output_tokens, latency_ms=result.latency_ms,
         cost_usd=Decimal(str(round(result.cost_usd, 6))), model=result.model, provider=result.provider,
         trace_id=result.trace_id, span_id=result.span_id,
     )
-    if result.tool_calls:
-        AgentCall.objects.bulk_create([
-            AgentCall(run=run, kind=AgentCall.Kind.TOOL, key=f"{spec.key}.{tc['name']}.{i}", name=tc["name"],
-                      stage=stage.name, input=tc["arguments"], output={"result": tc["result"]},
-                      status=AgentCall.Status.OK if tc["success"] else AgentCall.Status.ERROR,
-                      error="" if tc["success"] else str(tc["result"]), error_type=tc["error_type"],
-                      latency_ms=tc["latency_ms"], trace_id=result.trace_id)
-            for i, tc in enumerate(result.tool_calls, start=1)
-        ])
-    ctx.results[spec.key] = {
-        "agent": spec.agent.id, "stage": stage_index, "output": result.output, "error": result.error,
-        "error_type": result.error_type, "call_id": call.pk, "latency_ms": result.latency_ms,
-        "attempts": result.attempts, "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
-    }
-    run.input_tokens = F("input_tokens") + result.input_tokens
-    run.output_tokens = F("output_tokens") + result.output_tokens
-    run.cost_usd = F("cost_usd") + Decimal(str(round(result.cost_usd, 6)))
-    run.provider = result.provider
-    run.heartbeat_at = timezone.now()
-    _save(run, ["state", "input_tokens", "output_tokens", "cost_usd", "provider", "heartbeat_at"])
-    for tc in result.tool_calls:
-        audit_record(actor=f"agent:{spec.agent.id}", action="agent.tool_called", case=ctx.case, obj=call,
-                     data={"tool": tc["name"], "arguments": tc["arguments"], "success": tc["success"],
-                           "error_type": tc["error_type"]})
-    audit_record(
-        actor=f"agent:{spec.agent.id}", action="agent.call_completed" if result.ok else "agent.call_failed",
-        case=ctx.case, obj=call,
-        data={"run": run.pk, "key": spec.key, "provider": result.provider, "model": result.model,
-              "input_tokens": result.input_tokens, "output_tokens": result.output_tokens,
-              "latency_ms": result.latency_ms, "attempts": result.attempts, "error": result.error},
+
+
+def _tool_row(run: AgentRun, step: Step, spec: CallSpec, result: AgentResult, number: int, tc: dict) -> AgentCall:
+    return AgentCall(
+        run=run, kind=AgentCall.Kind.TOOL, key=f"{spec.key}.{tc['name']}.{number}", name=tc["name"],
+        stage=step.name, input=tc["arguments"], output={"result": tc["result"]},
+        status=AgentCall.Status.OK if tc["success"] else AgentCall.Status.ERROR,
+        error="" if tc["success"] else str(tc["result"]), error_type=tc["error_type"],
+        latency_ms=tc["latency_ms"], trace_id=result.trace_id,
     )
 
 
-def _timed_out(run: AgentRun) -> bool:
-    run.refresh_from_db(fields=["started_at"])
-    return bool(run.started_at) and (timezone.now() - run.started_at).total_seconds() > settings.RUN_TIMEOUT_SECONDS
-
-
-def _finish_quietly(ctx: RunContext, pipeline: Pipeline) -> None:
-    try:
-        pipeline.finish(ctx)
-    except Exception:  # noqa: BLE001 - a timed-out run keeps what it has even if write-back fails
-        logger.exception("finish() failed for timed-out run %s", ctx.run.pk)
-
-
-@transaction.atomic
-def _end(run: AgentRun, status: str, error: str) -> None:
+def _end(run: AgentRun, status: str, error: str, unsaved: list[str]) -> None:
+    """In the caller's transaction: the run's last state, its end, and the audit entry."""
     run.status = status
     run.error = error
     run.finished_at = timezone.now()
-    _save(run, ["status", "error", "finished_at"])
-    audit_record(actor="system", action=f"agent.run_{status}", case=run.case, obj=run,
-                 data={"pipeline": run.pipeline, "mode": run.mode, "error": error,
-                       "input_tokens": run.input_tokens, "output_tokens": run.output_tokens})
+    _save(run, ["status", "error", "finished_at", "state", *unsaved])
+    unsaved.clear()
+    audit_record_many([audit_entry_build(
+        actor="system", action=f"agent.run_{status}", case=run.case, obj=run,
+        data={"pipeline": run.pipeline, "mode": run.mode, "error": error, "steps": run.step_count,
+              "input_tokens": run.input_tokens, "output_tokens": run.output_tokens})])

@@ -8,9 +8,10 @@ authentication and validation errors fail at once. Every attempt is reported to 
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -67,21 +68,47 @@ def call_with_retry(
         number += 1
         try:
             result = operation()
-        except LLMError as exc:
-            # A Retry-After beyond our longest wait would only be retried too early: give up now.
-            too_long = exc.retry_after is not None and exc.retry_after > policy.max_delay
-            retry = exc.retryable and number <= policy.max_retries and not too_long
-            wait = policy.delay(number, exc.retry_after) if retry else 0.0
-            if on_attempt:
-                on_attempt(Attempt(number, exc.kind, exc.message, wait))
-            if not retry:
-                raise
-            sleep(wait)
+        except Exception as exc:  # noqa: BLE001 - _decide re-raises what is not retried
+            sleep(_decide(exc, number, policy, on_attempt))
             continue
-        except Exception as exc:  # noqa: BLE001 - an unexpected SDK failure is a provider error
-            if on_attempt:
-                on_attempt(Attempt(number, "provider", str(exc)))
-            raise ProviderError(f"{type(exc).__name__}: {exc}") from exc
         if on_attempt:
             on_attempt(Attempt(number))
         return result
+
+
+async def acall_with_retry(
+    operation: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    *,
+    on_attempt: Callable[[Attempt], None] | None = None,
+) -> T:
+    """The same policy for a coroutine: the backoff waits on the event loop, not a thread."""
+    number = 0
+    while True:
+        number += 1
+        try:
+            result = await operation()
+        except Exception as exc:  # noqa: BLE001 - _decide re-raises what is not retried
+            await asyncio.sleep(_decide(exc, number, policy, on_attempt))
+            continue
+        if on_attempt:
+            on_attempt(Attempt(number))
+        return result
+
+
+def _decide(exc: Exception, number: int, policy: RetryPolicy, on_attempt) -> float:
+    """How long to wait before the next attempt; raises when there is none."""
+    if not isinstance(exc, LLMError):
+        # An unexpected SDK failure is a provider error.
+        if on_attempt:
+            on_attempt(Attempt(number, "provider", str(exc)))
+        raise ProviderError(f"{type(exc).__name__}: {exc}") from exc
+    # A Retry-After beyond our longest wait would only be retried too early: give up now.
+    too_long = exc.retry_after is not None and exc.retry_after > policy.max_delay
+    retry = exc.retryable and number <= policy.max_retries and not too_long
+    wait = policy.delay(number, exc.retry_after) if retry else 0.0
+    if on_attempt:
+        on_attempt(Attempt(number, exc.kind, exc.message, wait))
+    if not retry:
+        raise exc
+    return wait

@@ -3,14 +3,18 @@
 Neither raises for an agent's failure: the result carries the error and its type, so a
 pipeline can record it and go on. Every provider request goes through the retry policy,
 the process-wide concurrency limit (LLM_MAX_CONCURRENCY) and an OpenTelemetry span.
+
+Both are coroutines run on the process's event loop (agents.runtime.aio), so one worker
+keeps many requests in flight; `run_agent` and `run_tool_loop` are their synchronous
+entry points for code that is not on the loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from opentelemetry import trace as otel_trace
@@ -19,27 +23,14 @@ from agents import metrics
 from agents.llm import errors
 from agents.llm.base import Completion, LLMRequest, Message, Provider, ResponseSchema
 from agents.llm.registry import get_provider
+from agents.runtime import aio, semconv
 from agents.runtime.agent import Agent, AgentResult
 from agents.runtime.context import manage_context
 from agents.runtime.prompting import fence_data, system_prompt_for
-from agents.runtime.retry import Attempt, RetryPolicy, call_with_retry
+from agents.runtime.retry import Attempt, RetryPolicy, acall_with_retry
 from agents.runtime.structured import OutputError, parse_output, repair_prompt
 from agents.runtime.tools import ToolRegistry
 from audit.tracing import get_tracer
-
-_slots_lock = threading.Lock()
-_slots: threading.BoundedSemaphore | None = None
-_slots_size = 0
-
-
-def _concurrency_slots() -> threading.BoundedSemaphore:
-    """One semaphore per process bounds the LLM requests in flight, whichever thread sends them."""
-    global _slots, _slots_size
-    with _slots_lock:
-        if _slots is None or _slots_size != settings.LLM_MAX_CONCURRENCY:
-            _slots = threading.BoundedSemaphore(settings.LLM_MAX_CONCURRENCY)
-            _slots_size = settings.LLM_MAX_CONCURRENCY
-        return _slots
 
 
 @dataclass
@@ -50,46 +41,46 @@ class _Call:
     provider: Provider
     policy: RetryPolicy
     result: AgentResult
+    input_data: dict | None = None
+    metadata: dict = field(default_factory=dict)
+    requests: int = 0
 
-    def complete(self, messages: list[Message], *, tools=None, schema: bool = True) -> Completion:
+    async def complete(self, messages: list[Message], *, tools=None, schema: bool = True) -> Completion:
         agent, provider, result = self.agent, self.provider, self.result
         request = LLMRequest(
             messages=messages, tools=tools or [],
             response_schema=ResponseSchema(agent.id, agent.output_schema()) if schema else None,
             temperature=agent.temperature, max_tokens=agent.max_tokens, timeout=settings.LLM_TIMEOUT_SECONDS,
-            agent_id=agent.id, input_data=self.input_data,
+            agent_id=agent.id, input_data=self.input_data, metadata=self.metadata,
         )
         tracer = get_tracer()
 
-        def attempt_once() -> Completion:
-            slots = _concurrency_slots()
-            with slots, tracer.start_as_current_span("llm.request") as span:
-                span.set_attributes({
-                    "llm.provider": provider.name, "llm.model": provider.model or "", "agent.id": agent.id,
-                    "llm.temperature": agent.temperature, "llm.max_tokens": agent.max_tokens,
-                    "llm.message_count": len(messages), "llm.tools": len(request.tools),
-                })
-                started = time.perf_counter()
-                try:
-                    completion = provider.complete(request)
-                except errors.LLMError as exc:
-                    span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, exc.kind))
-                    span.set_attribute("error.type", exc.kind)
-                    metrics.LLM_ERRORS.labels(provider.name, exc.kind).inc()
-                    raise
-                finally:
-                    metrics.LLM_DURATION.labels(provider.name, provider.model or "", agent.id).observe(
-                        time.perf_counter() - started)
-                    if settings.AGENT_CALL_DELAY_SECONDS > 0:
-                        time.sleep(settings.AGENT_CALL_DELAY_SECONDS)
-                span.set_attributes({
-                    "llm.tokens.input": completion.input_tokens, "llm.tokens.output": completion.output_tokens,
-                    "llm.tokens.total": completion.input_tokens + completion.output_tokens,
-                    "llm.response_model": completion.model, "llm.finish_reason": completion.finish_reason,
-                    "llm.context.tokens_used": completion.input_tokens,
-                    "llm.context.tokens_available": provider.capabilities().context_tokens,
-                })
-                return completion
+        async def attempt_once() -> Completion:
+            async with aio.llm_slots():
+                with tracer.start_as_current_span("llm.request") as span:
+                    span.set_attributes(semconv.llm_request_attributes(
+                        provider=provider.name, model=provider.model or "", agent_id=agent.id,
+                        temperature=agent.temperature, max_tokens=agent.max_tokens,
+                        message_count=len(messages), tool_count=len(request.tools),
+                        run_id=self.metadata.get("run")))
+                    started = time.perf_counter()
+                    try:
+                        completion = await provider.acomplete(request)
+                    except errors.LLMError as exc:
+                        span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, exc.kind))
+                        span.set_attribute("error.type", exc.kind)
+                        metrics.LLM_ERRORS.labels(provider.name, exc.kind).inc()
+                        raise
+                    finally:
+                        metrics.LLM_DURATION.labels(provider.name, provider.model or "", agent.id).observe(
+                            time.perf_counter() - started)
+                        if settings.AGENT_CALL_DELAY_SECONDS > 0:
+                            await asyncio.sleep(settings.AGENT_CALL_DELAY_SECONDS)
+                    span.set_attributes(semconv.llm_response_attributes(
+                        input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
+                        response_model=completion.model, finish_reason=completion.finish_reason,
+                        context_tokens=provider.capabilities().context_tokens))
+                    return completion
 
         self.requests += 1
         request_number = self.requests
@@ -102,7 +93,7 @@ class _Call:
                     span.set_attributes({"retry.attempt": attempt.number, "retry.backoff_s": attempt.backoff_s,
                                          "error.type": attempt.error_type})
 
-        completion = call_with_retry(attempt_once, self.policy, on_attempt=on_attempt)
+        completion = await acall_with_retry(attempt_once, self.policy, on_attempt=on_attempt)
         result.input_tokens += completion.input_tokens
         result.output_tokens += completion.output_tokens
         result.model = completion.model
@@ -116,15 +107,13 @@ class _Call:
             metrics.CONTEXT_UTILISATION.labels(agent.id).observe(min(1.0, completion.input_tokens / context))
         return completion
 
-    input_data: dict | None = None
-    requests: int = 0
 
-
-def _start(agent: Agent, input_data: dict, provider: Provider | None, policy: RetryPolicy | None):
+def _start(agent: Agent, input_data: dict, provider: Provider | None, policy: RetryPolicy | None,
+           metadata: dict | None):
     provider = provider or get_provider()
     result = AgentResult(agent_id=agent.id, provider=provider.name)
-    call = _Call(agent=agent, provider=provider, policy=policy or RetryPolicy.from_settings(), result=result)
-    call.input_data = input_data
+    call = _Call(agent=agent, provider=provider, policy=policy or RetryPolicy.from_settings(), result=result,
+                 input_data=input_data, metadata={"agent": agent.id, **(metadata or {})})
     messages = [
         Message(role="system", content=system_prompt_for(agent.system_prompt,
                                                          None if agent.final_tool else agent.output_schema())),
@@ -152,7 +141,7 @@ def _finish(result: AgentResult, span, started: float) -> AgentResult:
     return result
 
 
-def _parse_with_repair(call: _Call, messages: list[Message], completion: Completion) -> None:
+async def _parse_with_repair(call: _Call, messages: list[Message], completion: Completion) -> None:
     """Validate the answer; on failure ask once more, quoting the error; then give up."""
     agent, result = call.agent, call.result
     try:
@@ -162,7 +151,7 @@ def _parse_with_repair(call: _Call, messages: list[Message], completion: Complet
         metrics.AGENT_OUTPUT_INVALID.labels(agent.id, "attempted").inc()
         retry_messages = messages + [Message(role="assistant", content=completion.text),
                                      Message(role="user", content=repair_prompt(first, agent.output_model))]
-        second = call.complete(retry_messages)
+        second = await call.complete(retry_messages)
         try:
             result.output = parse_output(second.text, agent.output_model)
         except OutputError as exc:
@@ -173,51 +162,60 @@ def _parse_with_repair(call: _Call, messages: list[Message], completion: Complet
 
 
 def run_agent(agent: Agent, input_data: dict, *, provider: Provider | None = None,
-              policy: RetryPolicy | None = None) -> AgentResult:
+              policy: RetryPolicy | None = None, metadata: dict | None = None) -> AgentResult:
     """One agent, one structured answer (seed 000, section 3.1), never raising."""
+    return aio.run(arun_agent(agent, input_data, provider=provider, policy=policy, metadata=metadata))
+
+
+def run_tool_loop(agent: Agent, input_data: dict, **kwargs) -> AgentResult:
+    """The tool-calling loop from synchronous code; see arun_tool_loop."""
+    return aio.run(arun_tool_loop(agent, input_data, **kwargs))
+
+
+async def arun_agent(agent: Agent, input_data: dict, *, provider: Provider | None = None,
+                     policy: RetryPolicy | None = None, metadata: dict | None = None) -> AgentResult:
     if agent.tools:
-        return run_tool_loop(agent, input_data, provider=provider, policy=policy)
-    call, result, messages = _start(agent, input_data, provider, policy)
+        return await arun_tool_loop(agent, input_data, provider=provider, policy=policy, metadata=metadata)
+    call, result, messages = _start(agent, input_data, provider, policy, metadata)
     started = time.perf_counter()
     with get_tracer().start_as_current_span(f"agent.{agent.id}") as span:
-        span.set_attributes({"agent.id": agent.id, "llm.provider": call.provider.name})
+        span.set_attributes(semconv.agent_attributes(agent_id=agent.id, provider=call.provider.name,
+                                                     run_id=call.metadata.get("run")))
         try:
-            completion = call.complete(messages)
-            _parse_with_repair(call, messages, completion)
+            completion = await call.complete(messages)
+            await _parse_with_repair(call, messages, completion)
         except errors.LLMError as exc:
             _fail(result, exc)
         return _finish(result, span, started)
 
 
-def run_tool_loop(agent: Agent, input_data: dict, *, provider: Provider | None = None,
-                  policy: RetryPolicy | None = None, max_turns: int = 8, max_tool_calls: int = 16,
-                  context_strategy: str = "truncate") -> AgentResult:
+async def arun_tool_loop(agent: Agent, input_data: dict, *, provider: Provider | None = None,
+                         policy: RetryPolicy | None = None, max_turns: int = 8, max_tool_calls: int = 16,
+                         context_strategy: str = "truncate", metadata: dict | None = None) -> AgentResult:
     """Call, run the tools asked for, return their results, call again (seed 004, section 5).
 
     Ends with the model's final JSON answer, or with the agent's final tool (whose validated
     arguments are the output), or with an error once max_turns or max_tool_calls is reached.
     """
-    call, result, messages = _start(agent, input_data, provider, policy)
+    call, result, messages = _start(agent, input_data, provider, policy, metadata)
     registry = ToolRegistry(agent.tools)
     tracer = get_tracer()
     started = time.perf_counter()
     with tracer.start_as_current_span(f"agent.{agent.id}") as span:
-        span.set_attributes({"agent.id": agent.id, "llm.provider": call.provider.name, "agent.tool_loop": True})
+        span.set_attributes(semconv.agent_attributes(agent_id=agent.id, provider=call.provider.name,
+                                                     run_id=call.metadata.get("run")))
+        span.set_attribute("agent.tool_loop", True)
         try:
             for turn in range(1, max_turns + 1):
-                messages, events = manage_context(
-                    messages, context_tokens=call.provider.capabilities().context_tokens,
-                    max_tokens=agent.max_tokens, strategy=context_strategy,
-                    summarise=lambda old: _summarise(call, old),
-                )
+                messages, events = await _manage_context(call, messages, context_strategy)
                 result.context_events += [e.as_dict() | {"turn": turn} for e in events]
-                completion = call.complete(messages, tools=registry.specs(), schema=False)
+                completion = await call.complete(messages, tools=registry.specs(), schema=False)
                 if not completion.tool_calls:
                     if agent.final_tool:
                         messages.append(Message(role="assistant", content=completion.text))
                         messages.append(Message(role="user", content=f"Finish by calling {agent.final_tool}."))
                         continue
-                    _parse_with_repair(call, messages, completion)
+                    await _parse_with_repair(call, messages, completion)
                     return _finish(result, span, started)
                 messages.append(Message(role="assistant", content=completion.text, tool_calls=completion.tool_calls))
                 for tool_call in completion.tool_calls:
@@ -225,7 +223,7 @@ def run_tool_loop(agent: Agent, input_data: dict, *, provider: Provider | None =
                         result.error = f"{agent.id} stopped after {max_tool_calls} tool calls without finishing."
                         result.error_type = "tool_call_cap"
                         return _finish(result, span, started)
-                    outcome = _execute_tool(registry, tool_call, turn, result)
+                    outcome = await _execute_tool(registry, tool_call, turn, result)
                     messages.append(Message(role="tool", content=outcome.as_message_content(),
                                             tool_call_id=tool_call.id, name=tool_call.name))
                     if outcome.success and tool_call.name == agent.final_tool:
@@ -246,11 +244,23 @@ def run_tool_loop(agent: Agent, input_data: dict, *, provider: Provider | None =
         return _finish(result, span, started)
 
 
-def _execute_tool(registry: ToolRegistry, tool_call, turn: int, result: AgentResult):
+async def _manage_context(call: _Call, messages: list[Message], strategy: str):
+    kwargs = {"context_tokens": call.provider.capabilities().context_tokens, "max_tokens": call.agent.max_tokens,
+              "strategy": strategy}
+    if strategy != "summarise":
+        return manage_context(messages, **kwargs)
+    # Summarising asks the model from inside manage_context's synchronous callback: run it on
+    # a pool thread, whose callback waits for the summary request on the loop.
+    return await aio.in_thread(lambda: manage_context(
+        messages, summarise=lambda old: aio.run(_summarise(call, old)), **kwargs))
+
+
+async def _execute_tool(registry: ToolRegistry, tool_call, turn: int, result: AgentResult):
     with get_tracer().start_as_current_span(f"tool.{tool_call.name}") as span:
-        outcome = registry.execute(tool_call)
-        span.set_attributes({"tool.name": tool_call.name, "tool.success": outcome.success,
-                             "tool.duration_ms": outcome.latency_ms, "tool.error_type": outcome.error_type})
+        outcome = await registry.aexecute(tool_call)
+        span.set_attributes(semconv.tool_attributes(tool_name=tool_call.name, call_id=tool_call.id,
+                                                    success=outcome.success, duration_ms=outcome.latency_ms,
+                                                    error_type=outcome.error_type))
         if not outcome.success:
             span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, outcome.error_type))
     metrics.TOOL_DURATION.labels(tool_call.name).observe(outcome.latency_ms / 1000)
@@ -264,14 +274,14 @@ def _execute_tool(registry: ToolRegistry, tool_call, turn: int, result: AgentRes
     return outcome
 
 
-def _summarise(call: _Call, old: list[Message]) -> str:
+async def _summarise(call: _Call, old: list[Message]) -> str:
     text = "\n".join(f"{m.role}: {m.content[:2000]}" for m in old)
     summary_agent = Agent(id=f"{call.agent.id}.summary", system_prompt="Summarise the conversation so far "
                           "in at most 200 words, keeping every fact and tool result that matters.",
                           output_model=call.agent.output_model)
-    sub = _Call(agent=summary_agent, provider=call.provider, policy=call.policy, result=call.result)
-    sub.input_data = {"conversation": text}
-    completion = sub.complete([Message(role="system", content=summary_agent.system_prompt),
+    sub = _Call(agent=summary_agent, provider=call.provider, policy=call.policy, result=call.result,
+                input_data={"conversation": text}, metadata=call.metadata)
+    completion = await sub.complete([Message(role="system", content=summary_agent.system_prompt),
                                Message(role="user", content=fence_data({"conversation": text}))], schema=False)
     text = completion.text or ""
     try:  # a JSON answer ({"summary": ...}, as the offline summariser gives) is unwrapped

@@ -159,12 +159,13 @@ def _reference_data(users: dict) -> dict:
 
 
 def _drain(case) -> None:
-    """Run this case's queued pipeline runs now, in this process (no-op for runs already done)."""
+    """Run this case's queued pipeline runs now, in this process (no-op for runs already done):
+    the same task a worker runs, applied here so the demo's cases are ready when seeding ends."""
     from agents.models import AgentRun
-    from agents.runtime.pipeline import execute_run
+    from agents.tasks import run_pipeline
 
     for run_id in AgentRun.objects.filter(case=case, status=AgentRun.Status.QUEUED).values_list("pk", flat=True):
-        execute_run(run_id)
+        run_pipeline.apply(args=(run_id,))
 
 
 def _submit(actor, ref: dict, changed_by, changed_for, system, level, field, old, new, days_ago, hour, reason=""):

@@ -336,6 +336,18 @@ def request_send(*, actor, mutation: HRMutation, kind: str, subject: str, body: 
     return request, True
 
 
+@transaction.atomic
+def request_link_thread(*, request: InfoRequest, correlation_id: str, actor="system") -> InfoRequest:
+    """Tie a request to the agent-message thread that asked for it (once: a set id stays)."""
+    if request.correlation_id or not correlation_id:
+        return request
+    InfoRequest.objects.filter(pk=request.pk, correlation_id="").update(correlation_id=correlation_id)
+    request.correlation_id = correlation_id
+    audit_record(actor=actor, action="access.request_threaded", case=request.mutation.case, obj=request,
+                 data={"correlation_id": correlation_id})
+    return request
+
+
 def request_url(request: InfoRequest) -> str:
     if request.kind == InfoRequest.Kind.EMPLOYEE:
         return link_url(request)

@@ -82,9 +82,10 @@ agent_a, agent_b, agent_c = (_register(i) for i in ("test_a", "test_b", "test_c"
 def independent(ctx: RunContext) -> list[CallSpec]:
     flags = ctx.state.get("input", {})
     if flags.get("backdate_start"):
-        # As if the run had been going for longer than RUN_TIMEOUT_SECONDS by the end of this stage.
-        AgentRun.objects.filter(pk=ctx.run.pk).update(
-            started_at=timezone.now() - timedelta(seconds=settings.RUN_TIMEOUT_SECONDS + 5))
+        # As if the run had been going for longer than RUN_TIMEOUT_SECONDS by the end of this stage
+        # (the worker reads started_at once, when it claims the run).
+        ctx.run.started_at = timezone.now() - timedelta(seconds=settings.RUN_TIMEOUT_SECONDS + 5)
+        AgentRun.objects.filter(pk=ctx.run.pk).update(started_at=ctx.run.started_at)
     data = {"case": ctx.case.reference, **flags}
     return [CallSpec("test_a", agent_a, data), CallSpec("test_b", agent_b, data)]
 
