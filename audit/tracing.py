@@ -15,9 +15,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from google.protobuf.json_format import MessageToDict
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
@@ -33,24 +31,68 @@ _lock = threading.Lock()
 _file_processor: BatchSpanProcessor | None = None
 
 
-def _b64_to_hex(value: str) -> str:
-    return base64.b64decode(value).hex()
-
-
 def otlp_json(spans: Sequence[ReadableSpan]) -> dict:
-    """An ExportTraceServiceRequest for the spans, as an OTLP/JSON object.
+    """An ExportTraceServiceRequest for the spans, as an OTLP/JSON object: camelCase names,
+    trace and span ids as lower-case hex, int64 values as strings, enums as integers.
 
-    protobuf's JSON mapping writes bytes as base64; OTLP/JSON wants trace and span ids as
-    lower-case hex, and enums as integers, so those two are adjusted."""
-    request = MessageToDict(encode_spans(spans), use_integers_for_enums=True)
-    for resource_spans in request.get("resourceSpans", []):
-        for scope_spans in resource_spans.get("scopeSpans", []):
-            for span in scope_spans.get("spans", []):
-                for item in (span, *span.get("links", [])):
-                    for key in ("traceId", "spanId", "parentSpanId"):
-                        if item.get(key):
-                            item[key] = _b64_to_hex(item[key])
-    return request
+    Built directly rather than through the protobuf classes and their JSON printer, which
+    cost about a millisecond of CPU per span on the worker (a tenth of a fraud alert's)."""
+    by_resource: dict[int, tuple] = {}
+    for span in spans:
+        resource = span.resource
+        scope = span.instrumentation_scope
+        entry = by_resource.setdefault(id(resource), (resource, {}))
+        key = (scope.name, scope.version or "") if scope else ("", "")
+        entry[1].setdefault(key, []).append(_span_json(span))
+    return {"resourceSpans": [
+        {"resource": {"attributes": _kv_list(resource.attributes)},
+         "scopeSpans": [{"scope": {"name": name, **({"version": version} if version else {})}, "spans": items}
+                        for (name, version), items in scopes.items()]}
+        for resource, scopes in by_resource.values()]}
+
+
+def _span_json(span: ReadableSpan) -> dict:
+    ctx = span.get_span_context()
+    data = {"traceId": f"{ctx.trace_id:032x}", "spanId": f"{ctx.span_id:016x}"}
+    if span.parent is not None:
+        data["parentSpanId"] = f"{span.parent.span_id:016x}"
+    data.update(name=span.name, kind=span.kind.value + 1,  # OTLP counts SPAN_KIND_INTERNAL as 1
+                startTimeUnixNano=str(span.start_time or 0), endTimeUnixNano=str(span.end_time or 0))
+    if span.attributes:
+        data["attributes"] = _kv_list(span.attributes)
+    if span.events:
+        data["events"] = [{"timeUnixNano": str(e.timestamp), "name": e.name,
+                           **({"attributes": _kv_list(e.attributes)} if e.attributes else {})}
+                          for e in span.events]
+    if span.links:
+        data["links"] = [{"traceId": f"{link.context.trace_id:032x}", "spanId": f"{link.context.span_id:016x}",
+                          **({"attributes": _kv_list(link.attributes)} if link.attributes else {})}
+                         for link in span.links]
+    status = {"code": span.status.status_code.value} if span.status.status_code.value else {}
+    if span.status.description:
+        status["message"] = span.status.description
+    data["status"] = status
+    return data
+
+
+def _kv_list(attributes) -> list[dict]:
+    return [{"key": key, "value": _any_value(value)} for key, value in (attributes or {}).items()]
+
+
+def _any_value(value) -> dict:
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, str):
+        return {"stringValue": value}
+    if isinstance(value, bytes):
+        return {"bytesValue": base64.b64encode(value).decode()}
+    if isinstance(value, tuple | list):
+        return {"arrayValue": {"values": [_any_value(v) for v in value]}}
+    return {"stringValue": str(value)}
 
 
 class TraceFileExporter(SpanExporter):

@@ -26,6 +26,11 @@ class OfflineProvider(Provider):
     def capabilities(self) -> Capabilities:
         return Capabilities(tools=True, structured_output=True, context_tokens=1_000_000)
 
+    async def acomplete(self, request: LLMRequest) -> Completion:
+        # The analysts are pure functions of the request (tools, which may read the database,
+        # run on their own pool), so they answer on the loop: no thread hand-off per call.
+        return self.complete(request)
+
     def complete(self, request: LLMRequest) -> Completion:
         started = time.perf_counter()
         analyst = OFFLINE_ANALYSTS.get(request.agent_id)

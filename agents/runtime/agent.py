@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
@@ -24,7 +25,7 @@ class Agent:
     final_tool: str = ""
 
     def output_schema(self) -> dict:
-        return self.output_model.model_json_schema()
+        return _schema_of(self.output_model)
 
 
 @dataclass
@@ -52,3 +53,10 @@ class AgentResult:
     @property
     def ok(self) -> bool:
         return self.output is not None and not self.error
+
+
+@cache
+def _schema_of(model: type[BaseModel]) -> dict:
+    # Pydantic walks the model on every call (several ms for the fraud agents' outputs), and
+    # every request of every agent sends it; a model's schema never changes in a process.
+    return model.model_json_schema()

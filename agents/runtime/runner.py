@@ -12,6 +12,7 @@ entry points for code that is not on the loop.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import time
 from dataclasses import dataclass, field
@@ -115,11 +116,16 @@ def _start(agent: Agent, input_data: dict, provider: Provider | None, policy: Re
     call = _Call(agent=agent, provider=provider, policy=policy or RetryPolicy.from_settings(), result=result,
                  input_data=input_data, metadata={"agent": agent.id, **(metadata or {})})
     messages = [
-        Message(role="system", content=system_prompt_for(agent.system_prompt,
-                                                         None if agent.final_tool else agent.output_schema())),
+        Message(role="system", content=_system_prompt(agent)),
         Message(role="user", content=fence_data(input_data, label=agent.id)),
     ]
     return call, result, messages
+
+
+@functools.cache
+def _system_prompt(agent: Agent) -> str:
+    # The same for every call of an agent; building it serialises the output schema.
+    return system_prompt_for(agent.system_prompt, None if agent.final_tool else agent.output_schema())
 
 
 def _fail(result: AgentResult, exc: errors.LLMError) -> AgentResult:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
+from django.db import connection
 from pydantic import BaseModel
 
 from agents.llm import errors
@@ -25,8 +28,17 @@ class Note(BaseModel):
 
 @offline_analyst("ownership_probe")
 def _probe(data: dict) -> dict:
-    # Simulate another worker taking the run over while this call was in flight.
-    AgentRun.objects.filter(pk=data["run"]).update(claim_token="someone-else")
+    # Simulate another worker (another thread, another connection) taking the run over while
+    # this call was in flight. Analysts run on the event loop, where Django allows no queries.
+    def take_over():
+        try:
+            AgentRun.objects.filter(pk=data["run"]).update(claim_token="someone-else")
+        finally:
+            connection.close()
+
+    other = threading.Thread(target=take_over)
+    other.start()
+    other.join()
     return {"note": "done"}
 
 
