@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,6 +184,7 @@ class _Sequencer:
 
     idle_close_seconds = 10.0
     max_retry_delay = 30.0
+    coalesce_seconds = 0.02
 
     def __init__(self) -> None:
         self._guard = threading.Lock()
@@ -238,6 +240,10 @@ class _Sequencer:
                             connection.close()  # idle: give the connection back
                     if self._stopping:
                         return
+                # Let the commits of the next few milliseconds join this pass: under load one
+                # pass then links dozens of entries instead of a handful (measured in bench/).
+                time.sleep(self.coalesce_seconds)
+                with self._cond:
                     target = self._requested
                 try:
                     close_old_connections()
