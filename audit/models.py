@@ -37,9 +37,9 @@ class AuditEntryQuerySet(models.QuerySet):
         """The sequencer's one-time write: set (position, prev_hash, hash) of pending entries.
 
         `rows` holds (id, position, prev_hash, hash). One UPDATE for the whole batch, joined to
-        a VALUES list, and only on rows still pending, so a row can never be sequenced twice.
-        Returns how many rows changed. Only audit.services.audit_sequence calls this, holding
-        the chain lock.
+        the batch's values (arrays on PostgreSQL, a VALUES list on SQLite), and only on rows
+        still pending, so a row can never be sequenced twice. Returns how many rows changed.
+        Only audit.services.audit_sequence calls this, holding the chain lock.
         """
         if not rows:
             return 0
@@ -47,12 +47,15 @@ class AuditEntryQuerySet(models.QuerySet):
         table = connection.ops.quote_name(self.model._meta.db_table)
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql":
-                values = ", ".join(["(%s::bigint, %s::bigint, %s::varchar, %s::varchar)"] * len(rows))
+                # Four array parameters however big the batch: the statement text never changes,
+                # and the driver does not parse thousands of placeholders.
+                ids, positions, prev_hashes, hashes = (list(column) for column in zip(*rows, strict=True))
                 cursor.execute(
                     f"UPDATE {table} AS a SET position = v.position, prev_hash = v.prev_hash, hash = v.hash "
-                    f"FROM (VALUES {values}) AS v(id, position, prev_hash, hash) "
+                    "FROM unnest(%s::bigint[], %s::bigint[], %s::varchar[], %s::varchar[]) "
+                    "AS v(id, position, prev_hash, hash) "
                     "WHERE a.id = v.id AND a.position IS NULL",
-                    [value for row in rows for value in row],
+                    [ids, positions, prev_hashes, hashes],
                 )
             elif connection.vendor == "sqlite":
                 # SQLite (3.33+) names a VALUES list's columns column1, column2, ...
