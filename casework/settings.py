@@ -61,6 +61,8 @@ INSTALLED_APPS = [
     "casework.cases",
     "casework.access",
     "casework.fraud",
+    "casework.transactions",
+    "casework.support",
     "casework.ops",
     "agents",
 ]
@@ -251,6 +253,42 @@ if not 0 < ACCESS_REMINDER_DAYS < ACCESS_ESCALATION_DAYS:
     raise ImproperlyConfigured("ACCESS_REMINDER_DAYS must be above 0 and below ACCESS_ESCALATION_DAYS.")
 if ACCESS_LINK_MAX_AGE_DAYS < 1 or ACCESS_REMINDER_CHECK_MINUTES < 1:
     raise ImproperlyConfigured("ACCESS_LINK_MAX_AGE_DAYS and ACCESS_REMINDER_CHECK_MINUTES must be at least 1.")
+
+# --- Support tickets (casework/support) -------------------------------------------------
+# SUPPORT_AUTO_SEND=true lets the system send an `auto_respond` triage's reply itself (listed
+# for spot checks); otherwise the reply waits for one click. The SLA clock per plan: minutes
+# to the first response and hours to resolution, e.g.
+# SUPPORT_SLA=enterprise=60/8,pro=240/24,free=1440/72
+SUPPORT_AUTO_SEND = env.bool("SUPPORT_AUTO_SEND", default=False)
+
+
+def _support_sla(value: str) -> dict:
+    sla = {}
+    for part in filter(None, (p.strip() for p in value.split(","))):
+        try:
+            plan, targets = part.split("=")
+            first, resolve = targets.split("/")
+            sla[plan.strip()] = {"first_response_minutes": int(first), "resolution_hours": int(resolve)}
+        except ValueError:
+            raise ImproperlyConfigured(f"SUPPORT_SLA: {part!r} is not plan=minutes/hours.") from None
+    if set(sla) != {"free", "pro", "enterprise"}:
+        raise ImproperlyConfigured("SUPPORT_SLA must give targets for free, pro and enterprise.")
+    return sla
+
+
+SUPPORT_SLA = _support_sla(env("SUPPORT_SLA", default="enterprise=60/8,pro=240/24,free=1440/72"))
+
+# --- Transaction investigations (seed 003: agents/pipelines/transactions.py) -----------
+# The planner's step limit (planner decisions), each tool's timeout, the whole
+# investigation's timeout (checked between steps; a timed-out one keeps its findings and can
+# be resumed) and the planner LLM call's own timeout (a timeout falls back to the fixed order).
+TXN_MAX_STEPS = env.int("TXN_MAX_STEPS", default=20)
+TXN_TOOL_TIMEOUT_SECONDS = env.float("TXN_TOOL_TIMEOUT_SECONDS", default=10.0)
+TXN_INVESTIGATION_TIMEOUT_SECONDS = env.float("TXN_INVESTIGATION_TIMEOUT_SECONDS", default=120.0)
+TXN_PLANNER_TIMEOUT_SECONDS = env.float("TXN_PLANNER_TIMEOUT_SECONDS", default=10.0)
+if TXN_MAX_STEPS < 1 or min(TXN_TOOL_TIMEOUT_SECONDS, TXN_INVESTIGATION_TIMEOUT_SECONDS,
+                            TXN_PLANNER_TIMEOUT_SECONDS) <= 0:
+    raise ImproperlyConfigured("TXN_MAX_STEPS must be at least 1 and the TXN_*_TIMEOUT_SECONDS positive.")
 
 # --- Agent runs (agents/tasks.py, agents/runtime/pipeline.py) --------------------------
 # The database says which runs need a worker; a broker message only wakes one, and can be
