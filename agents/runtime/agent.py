@@ -23,6 +23,10 @@ class Agent:
     # A tool-calling agent ends its loop by calling this tool (e.g. file_risk_report);
     # empty means the agent answers with its output model as JSON.
     final_tool: str = ""
+    # This agent's own per-request timeout and retry count; None takes LLM_TIMEOUT_SECONDS and
+    # LLM_RATE_LIMIT_RETRIES (a planner that falls back on a timeout wants a short one, no retry).
+    timeout: float | None = None
+    max_retries: int | None = None
 
     def output_schema(self) -> dict:
         return _schema_of(self.output_model)

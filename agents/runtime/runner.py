@@ -12,6 +12,7 @@ entry points for code that is not on the loop.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import json
 import time
@@ -51,7 +52,7 @@ class _Call:
         request = LLMRequest(
             messages=messages, tools=tools or [],
             response_schema=ResponseSchema(agent.id, agent.output_schema()) if schema else None,
-            temperature=agent.temperature, max_tokens=agent.max_tokens, timeout=settings.LLM_TIMEOUT_SECONDS,
+            temperature=agent.temperature, max_tokens=agent.max_tokens, timeout=agent.timeout or settings.LLM_TIMEOUT_SECONDS,
             agent_id=agent.id, input_data=self.input_data, metadata=self.metadata,
         )
         tracer = get_tracer()
@@ -113,7 +114,10 @@ def _start(agent: Agent, input_data: dict, provider: Provider | None, policy: Re
            metadata: dict | None):
     provider = provider or get_provider()
     result = AgentResult(agent_id=agent.id, provider=provider.name)
-    call = _Call(agent=agent, provider=provider, policy=policy or RetryPolicy.from_settings(), result=result,
+    policy = policy or RetryPolicy.from_settings()
+    if agent.max_retries is not None:
+        policy = dataclasses.replace(policy, max_retries=agent.max_retries)
+    call = _Call(agent=agent, provider=provider, policy=policy, result=result,
                  input_data=input_data, metadata={"agent": agent.id, **(metadata or {})})
     messages = [
         Message(role="system", content=_system_prompt(agent)),
