@@ -1,0 +1,238 @@
+"""Support tickets (seed 001): intake (ticket matching) and triage, as plans chosen at run time.
+
+Mode "intake" starts without a case (the message's ticket is not known yet):
+  1. ticket_summarize, run directly, once per active ticket of the customer (none: skip to 3);
+  2. ticket_matcher on the new message and those summaries;
+  3. finish: casework.support.services.intake_resolve accepts the match only at high/medium
+     confidence and only for one of the customer's active tickets (the code checks, never the
+     model), else opens a new ticket; the run is attached to the ticket's case, and a triage
+     run is enqueued on it. A failed matcher opens a new ticket.
+Mode "triage" reads the whole thread of a ticket:
+  1. translator;  2. supervisor (calls customer_lookup);
+  3. routing, read from the supervisor's saved output: requires_escalation -> the direct
+     escalation (no LLM; a step with no calls that saves its result in the state), else the
+     billing / technical / general specialist (calls kb_search in its own category);
+  4. finish: the triage (triage_summary) is stored through ticket_apply_triage.
+Failures: a failed translator continues on the originals; a failed supervisor or specialist
+becomes route_specialist with the failure named; a failed kb_search gives no articles. None
+of those tickets is auto-answered, whatever a model recommends (guards in triage_summary).
+"""
+
+from __future__ import annotations
+
+from agents.models import AgentCall
+from agents.pipelines.support_agents import SPECIALISTS, SUPERVISOR, TICKET_MATCHER, TICKET_SUMMARIZE, TRANSLATOR
+from agents.runtime.pipeline import CallSpec, Pipeline, RunContext, Step, register_pipeline
+
+PIPELINE = "support"
+AREAS = ("billing", "technical", "general")
+
+
+# --- intake -----------------------------------------------------------------------------
+
+def _intake_plan(ctx: RunContext) -> Step | None:
+    tickets = ctx.state.get("input_active_tickets") or []
+    customer_id = ctx.state["input_customer_id"]
+    if not tickets:
+        return None
+    if not any(f"summary:{t}" in ctx.results for t in tickets):
+        return Step("ticket_summarize", [
+            CallSpec(f"summary:{t}", tool=TICKET_SUMMARIZE, input={"ticket_id": t, "customer_id": customer_id})
+            for t in tickets], index=0)
+    if "ticket_matcher" in ctx.results:
+        return None
+    summaries = [s for t in tickets if (s := ctx.output(f"summary:{t}"))]
+    if not summaries:
+        return None
+    return Step("ticket_matcher", [CallSpec("ticket_matcher", TICKET_MATCHER, {
+        "customer_id": customer_id, "new_message": ctx.state["input_message"], "activated_tickets": summaries})],
+        index=1)
+
+
+def _intake_prepare(ctx: RunContext) -> None:
+    from casework.support.selectors import active_ticket_ids
+
+    ctx.state["input_active_tickets"] = active_ticket_ids(ctx.state["input_customer_id"])
+
+
+def _intake_finish(ctx: RunContext) -> None:
+    from agents.services import run_attach_case
+    from casework.support.services import intake_resolve
+
+    if ctx.run.case_id is not None:
+        return
+    matcher = ctx.results.get("ticket_matcher")
+    if not ctx.state.get("input_active_tickets"):
+        note = "The customer has no active ticket."
+    elif matcher is None:
+        note = "No active ticket could be summarised." if not ctx.stop_reason else f"Stopped ({ctx.stop_reason})."
+    elif matcher.get("error"):
+        note = f"The ticket matcher failed ({matcher['error'][:200]}); a new ticket was opened."
+    else:
+        note = ""
+    ticket, matched = intake_resolve(
+        actor="agent:ticket_matcher", customer_id=ctx.state["input_customer_id"], message=ctx.state["input_message"],
+        channel=ctx.state.get("input_channel", "api"), match=ctx.output("ticket_matcher"), note=note)
+    run_attach_case(actor="system", run=ctx.run, case=ticket.case)
+    ctx.state.update(ticket_id=ticket.ticket_id, matched=matched, match_note=note)
+
+
+# --- triage -----------------------------------------------------------------------------
+
+def _triage_prepare(ctx: RunContext) -> None:
+    ticket = ctx.case.support_ticket
+    ctx.state["input_ticket_id"] = ticket.ticket_id
+    ctx.state["input_customer"] = ticket.customer.as_lookup()
+    ctx.state["input_thread"] = [
+        {"id": m.pk, "direction": m.direction, "text": m.text, "at": m.created_at.isoformat()}
+        for m in ticket.messages.all()]
+
+
+def _customer_messages(ctx: RunContext) -> list[dict]:
+    return [m for m in ctx.state["input_thread"] if m["direction"] == "customer"]
+
+
+def translation_of(ctx: RunContext) -> dict:
+    """What the translator gave, and whether the English text can be relied on."""
+    originals = [m["text"] for m in _customer_messages(ctx)]
+    entry = ctx.results.get("translator") or {}
+    out = ctx.output("translator")
+    if out is None:
+        return {"status": "failed", "error": entry.get("error", ""), "original_language": "", "is_english": False,
+                "available": False, "messages": originals, "by_message": {}}
+    translated = out.get("translated_messages") or []
+    if out["is_english"]:
+        status, available = "english", True
+    elif len(translated) == len(originals) and any(t.strip() for t in translated):
+        status, available = "translated", True
+    else:
+        status, available = ("not_translated_offline" if ctx.run.provider == "offline" else "not_translated"), False
+    by_message = ({str(m["id"]): t for m, t in zip(_customer_messages(ctx), translated, strict=True)}
+                  if status == "translated" else {})
+    return {"status": status, "error": "", "original_language": out["original_language"],
+            "is_english": out["is_english"], "available": available,
+            "messages": translated if available and status == "translated" else originals, "by_message": by_message}
+
+
+def _triage_plan(ctx: RunContext) -> Step | None:
+    ticket_id = ctx.state["input_ticket_id"]
+    customer = ctx.state["input_customer"]
+    if "translator" not in ctx.results:
+        return Step("translator", [CallSpec("translator", TRANSLATOR, {
+            "ticket_id": ticket_id, "messages": [m["text"] for m in _customer_messages(ctx)]})], index=0)
+    translation = translation_of(ctx)
+    if "supervisor" not in ctx.results:
+        return Step("supervisor", [CallSpec("supervisor", SUPERVISOR, {
+            "ticket_id": ticket_id, "customer_id": customer["customer_id"],
+            "original_language": translation["original_language"], "is_english": translation["is_english"],
+            "translation_available": translation["available"], "messages": translation["messages"]})], index=1)
+    decision = ctx.output("supervisor")
+    if decision is None:
+        return None
+    if decision["requires_escalation"]:
+        if "escalation" in ctx.state:
+            return None
+        return Step("escalate", [], index=2, state={"escalation": _direct_escalation(decision, translation)})
+    area = decision["ticket_type"]
+    if area in ctx.results:
+        return None
+    return Step(area, [CallSpec(area, SPECIALISTS[area], {
+        "ticket_id": ticket_id, "customer": customer, "language": translation["original_language"] or "en",
+        "is_english": translation["is_english"], "translation_available": translation["available"],
+        "messages": translation["messages"], "original_messages": [m["text"] for m in _customer_messages(ctx)],
+        "supervisor_decision": decision})], index=2)
+
+
+def _direct_escalation(decision: dict, translation: dict) -> dict:
+    """The seed's escalate node: no LLM, a TriageResult straight from the supervisor's decision."""
+    return {"urgency": decision["urgency"],
+            "extracted_info": {"product_area": decision["ticket_type"], "issue_type": "escalation",
+                               "sentiment": "urgent", "language": translation["original_language"] or "en"},
+            "recommended_action": "escalate_human", "suggested_response": "", "relevant_articles": [],
+            "reasoning": f"Direct escalation required - {decision['reasoning']}"}
+
+
+def _kb_calls(ctx: RunContext) -> tuple[list[dict], bool, bool]:
+    """(articles kb_search returned in this run, whether any search failed, whether one ran)."""
+    rows = list(AgentCall.objects.filter(run=ctx.run, kind=AgentCall.Kind.TOOL, name="kb_search").order_by("id"))
+    hits: dict[str, dict] = {}
+    for row in rows:
+        result = (row.output or {}).get("result")
+        if row.status == AgentCall.Status.OK and isinstance(result, dict):
+            for hit in result.get("results", []):
+                hits.setdefault(hit["id"], hit)
+    return list(hits.values()), any(r.status == AgentCall.Status.ERROR for r in rows), bool(rows)
+
+
+def triage_summary(ctx: RunContext) -> dict:
+    """The triage as stored on the ticket: the final TriageResult after the code's guards,
+    with what led to it (translation, supervisor, route, KB hits, failures)."""
+    translation = translation_of(ctx)
+    decision = ctx.output("supervisor")
+    failures = [{"agent": key, "error": entry.get("error", "")}
+                for key, entry in ctx.results.items() if entry.get("error")]
+    route, result = None, None
+    if decision is not None:
+        route = "escalate" if decision["requires_escalation"] else decision["ticket_type"]
+        result = ctx.state.get("escalation") if route == "escalate" else ctx.output(route)
+    kb_hits, kb_failed, kb_ran = _kb_calls(ctx)
+    if result is None:
+        failed = next((f for f in failures if f["agent"] in ("supervisor", *AREAS)), None)
+        why = (f"The {failed['agent']} failed ({failed['error'][:200]}); a person triages this ticket."
+               if failed else f"The triage did not finish ({ctx.stop_reason or 'no result'}); a person triages it.")
+        result = {"urgency": (decision or {}).get("urgency", "medium"),
+                  "extracted_info": {"product_area": (decision or {}).get("ticket_type", "general"),
+                                     "issue_type": "triage_incomplete", "sentiment": "unknown",
+                                     "language": translation["original_language"] or "en"},
+                  "recommended_action": "route_specialist", "suggested_response": "", "relevant_articles": [],
+                  "reasoning": why}
+    result = dict(result)
+    known = {h["id"] for h in kb_hits}
+    # Only articles kb_search really returned in this run are kept (a model may name others).
+    result["relevant_articles"] = [a for a in result.get("relevant_articles", []) if a in known]
+    guards = []
+    if result["recommended_action"] == "auto_respond":
+        reasons = []
+        if translation["status"] == "failed":
+            reasons.append("the translator failed")
+        elif not translation["available"]:
+            reasons.append("the ticket could not be translated")
+        if kb_failed:
+            reasons.append("the knowledge-base search failed")
+        elif not result["relevant_articles"]:
+            reasons.append("no article from kb_search backs the reply")
+        if reasons:
+            result["recommended_action"] = "route_specialist"
+            guards.append("Not auto-answered: " + "; ".join(reasons) + ".")
+    return {"run": ctx.run.pk, "provider": ctx.run.provider, "stop_reason": ctx.stop_reason,
+            "translation": {k: v for k, v in translation.items() if k != "messages"},
+            "supervisor": decision, "route": route, "customer": ctx.state.get("input_customer"),
+            "kb_results": kb_hits, "kb_failed": kb_failed, "kb_searched": kb_ran,
+            "result": result, "failures": failures, "guards": guards}
+
+
+def _triage_finish(ctx: RunContext) -> None:
+    from casework.support.services import ticket_apply_triage
+
+    ticket_apply_triage(actor="agent:support", ticket=ctx.case.support_ticket, triage=triage_summary(ctx))
+
+
+# --- the pipeline -----------------------------------------------------------------------
+
+def _prepare(ctx: RunContext) -> None:
+    (_intake_prepare if ctx.run.mode == "intake" else _triage_prepare)(ctx)
+
+
+def _finish(ctx: RunContext) -> None:
+    (_intake_finish if ctx.run.mode == "intake" else _triage_finish)(ctx)
+
+
+support_pipeline = register_pipeline(Pipeline(
+    name=PIPELINE,
+    description="Support ticket intake (matching) and triage (seed 001).",
+    modes={"intake": _intake_plan, "triage": _triage_plan},
+    prepare=_prepare,
+    finish=_finish,
+    agents={"ticket_matcher": TICKET_MATCHER, "translator": TRANSLATOR, "supervisor": SUPERVISOR, **SPECIALISTS},
+    max_steps=6,
+))

@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class SupportConfig(AppConfig):
+    name = "casework.support"
+    label = "support"
+    verbose_name = "Support tickets"
+
+    def ready(self) -> None:
+        from casework.cases.demo import demo_register
+        from casework.cases.types import CASE_TYPES
+        from casework.support.demo import demo_load_support
+
+        support = CASE_TYPES["support_ticket"]
+        support.record_attr = "support_ticket"
+        support.overview_template = "support/_overview.html"
+        support.decision_template = "support/_decision.html"
+        demo_register("support_ticket", demo_load_support)

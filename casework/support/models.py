@@ -1,0 +1,175 @@
+"""Support tickets (seed 001): customers, one ticket per SUP- case, its thread, and the
+knowledge base the specialists search.
+
+A ticket is `active` while it waits for a follow-up (the seed's Redis checkpoint: a
+`route_specialist` triage) and `completed` once solved or escalated (`auto_respond`,
+`escalate_human`, or a person's reply/escalation/close). Only active tickets can be matched
+by a new message. Tickets and messages are created only through casework.support.services.
+"""
+
+from __future__ import annotations
+
+from django.contrib.postgres.search import SearchVectorField
+from django.core.validators import MinValueValidator, RegexValidator
+from django.db import models
+from django.db.models import Q
+
+from casework.cases.models import Case
+
+TICKET_ID_PATTERN = r"^TKT-[A-Z0-9]{8}$"
+URGENCY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+
+
+class Plan(models.TextChoices):
+    FREE = "free", "Free"
+    PRO = "pro", "Pro"
+    ENTERPRISE = "enterprise", "Enterprise"
+
+
+class Urgency(models.TextChoices):
+    CRITICAL = "critical", "Critical"
+    HIGH = "high", "High"
+    MEDIUM = "medium", "Medium"
+    LOW = "low", "Low"
+
+
+class TicketType(models.TextChoices):
+    BILLING = "billing", "Billing"
+    TECHNICAL = "technical", "Technical"
+    GENERAL = "general", "General"
+
+
+class RecommendedAction(models.TextChoices):
+    AUTO_RESPOND = "auto_respond", "Auto-respond"
+    ROUTE_SPECIALIST = "route_specialist", "Route to specialist"
+    ESCALATE_HUMAN = "escalate_human", "Escalate to a person"
+
+
+class Customer(models.Model):
+    customer_id = models.CharField(max_length=40, unique=True,
+                                   validators=[RegexValidator(r"^[A-Za-z0-9_.:-]+$", "Letters, digits, _ . : - only.")])
+    name = models.CharField(max_length=120, blank=True)
+    email = models.EmailField(blank=True)
+    plan = models.CharField(max_length=12, choices=Plan.choices, default=Plan.FREE)
+    tenure_months = models.PositiveIntegerField(default=0)
+    seats = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
+    region = models.CharField(max_length=40, blank=True)
+    vip = models.BooleanField(default=False, help_text="Set by an admin; a VIP's tickets go to a person.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["customer_id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(plan__in=["free", "pro", "enterprise"]), name="support_customer_plan_valid"),
+            models.CheckConstraint(condition=Q(seats__gte=1), name="support_customer_seats_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.customer_id} {self.name}".strip()
+
+    def as_lookup(self) -> dict:
+        """What customer_lookup returns (the seed's customer_info, plus the VIP flag)."""
+        return {"customer_id": self.customer_id, "name": self.name, "plan": self.plan,
+                "tenure_months": self.tenure_months, "seats": self.seats, "region": self.region, "vip": self.vip}
+
+
+class Ticket(models.Model):
+    class Lifecycle(models.TextChoices):
+        ACTIVE = "active", "Active"
+        COMPLETED = "completed", "Completed"
+
+    case = models.OneToOneField(Case, on_delete=models.PROTECT, related_name="support_ticket")
+    ticket_id = models.CharField(max_length=12, unique=True, validators=[RegexValidator(TICKET_ID_PATTERN)])
+    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="tickets")
+    channel = models.CharField(max_length=20, default="api")
+    lifecycle = models.CharField(max_length=10, choices=Lifecycle.choices, default=Lifecycle.ACTIVE)
+    # From the latest triage; empty until the first one lands.
+    language = models.CharField(max_length=8, blank=True)
+    urgency = models.CharField(max_length=10, choices=Urgency.choices, blank=True)
+    ticket_type = models.CharField(max_length=10, choices=TicketType.choices, blank=True)
+    recommended_action = models.CharField(max_length=20, choices=RecommendedAction.choices, blank=True)
+    # The latest triage as the page and the API show it (TriageResult + supervisor, KB hits,
+    # translation status, failures, the run it came from).
+    triage = models.JSONField(default=dict, blank=True)
+    suggested_reply = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    triaged_at = models.DateTimeField(null=True, blank=True)
+    first_response_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["customer", "lifecycle"])]
+        constraints = [
+            models.CheckConstraint(condition=Q(lifecycle__in=["active", "completed"]), name="support_ticket_lifecycle_valid"),
+            models.CheckConstraint(condition=Q(urgency__in=["", "critical", "high", "medium", "low"]),
+                                   name="support_ticket_urgency_valid"),
+            models.CheckConstraint(condition=Q(ticket_type__in=["", "billing", "technical", "general"]),
+                                   name="support_ticket_type_valid"),
+            models.CheckConstraint(
+                condition=Q(recommended_action__in=["", "auto_respond", "route_specialist", "escalate_human"]),
+                name="support_ticket_action_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return self.thread_id
+
+    @property
+    def thread_id(self) -> str:
+        """The seed's {customer_id}:{ticket_id}, used as the correlation id of its runs."""
+        return f"{self.customer.customer_id}:{self.ticket_id}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.lifecycle == self.Lifecycle.ACTIVE
+
+
+class TicketMessage(models.Model):
+    class Direction(models.TextChoices):
+        CUSTOMER = "customer", "Customer"
+        AGENT = "agent", "Agent"
+
+    ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="messages")
+    direction = models.CharField(max_length=10, choices=Direction.choices)
+    text = models.TextField(help_text="As written (the customer's language).")
+    text_en = models.TextField(blank=True, help_text="English translation; empty when not translated.")
+    channel = models.CharField(max_length=20, blank=True)
+    sent_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.PROTECT,
+                                related_name="support_replies")
+    # A reply the system sent on its own (auto_respond with SUPPORT_AUTO_SEND=true).
+    auto_sent = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(direction__in=["customer", "agent"]), name="support_message_direction_valid"),
+            models.CheckConstraint(condition=~Q(text=""), name="support_message_text_required"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.direction} message on {self.ticket_id}"
+
+
+class KBArticle(models.Model):
+    article_id = models.CharField(max_length=20, unique=True,
+                                  validators=[RegexValidator(r"^kb_[0-9]{3,}$", "kb_ followed by digits, e.g. kb_002.")])
+    title = models.CharField(max_length=200)
+    category = models.CharField(max_length=10, choices=TicketType.choices)
+    body = models.TextField()
+    updated_at = models.DateTimeField(auto_now=True)
+    # PostgreSQL only (a tsvector with a GIN index, migration 0002); SQLite keeps it empty
+    # and ranks in Python (casework.support.search).
+    search_vector = SearchVectorField(null=True, editable=False)
+
+    class Meta:
+        ordering = ["article_id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(category__in=["billing", "technical", "general"]),
+                                   name="support_kb_category_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.article_id} {self.title}"
