@@ -8,10 +8,10 @@ directly, so the offline run exercises the same tools, gates and failures a mode
 
 from __future__ import annotations
 
-import json
 from datetime import date
 
 from agents.llm.offline_registry import offline_analyst
+from agents.runtime.prompting import unfence_data
 
 
 def _tool_results(messages) -> dict[str, list[dict]]:
@@ -21,7 +21,7 @@ def _tool_results(messages) -> dict[str, list[dict]]:
         if message.role != "tool":
             continue
         try:
-            content = json.loads(message.content)
+            content = unfence_data(message.content)  # fenced like case data, as a model reads it
         except (TypeError, ValueError):
             content = {"error": "unparseable", "message": str(message.content)[:200]}
         seen.setdefault(message.name, []).append(content)

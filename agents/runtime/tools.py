@@ -5,7 +5,6 @@ model sees (ToolNotFound, InvalidArguments, ToolExecution, ToolTimeout), never a
 from __future__ import annotations
 
 import concurrent.futures
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from agents.llm.base import ToolCall, ToolSpec
+from agents.runtime.prompting import fence_data
 
 # Handlers that outlive their timeout keep running on this pool (a thread cannot be killed);
 # their result is discarded.
@@ -45,9 +45,11 @@ class ToolResult:
     arguments: dict = field(default_factory=dict)
 
     def as_message_content(self) -> str:
-        if self.success:
-            return json.dumps(self.content, default=str)
-        return json.dumps({"error": self.error_type, "message": self.content})
+        """What the model reads back: the result, or {"error", "message"}, fenced and escaped
+        like case data. A tool returns case data (a mutation's reason, a ticket's text), and an
+        error may quote the arguments the model sent, which may quote case data in turn."""
+        value = self.content if self.success else {"error": self.error_type, "message": self.content}
+        return fence_data(value, label=f"tool-result:{self.name}")
 
 
 class ToolRegistry:
