@@ -1,0 +1,236 @@
+"""Transaction investigations (seed 003): planner -> (tool_executor -> planner)* -> completion.
+
+Every planner call and every tool run is one step of the run, chosen at run time by `plan`
+from the saved state, so a killed worker resumes at its last saved step and never re-runs a
+finished tool. The seed's state (section 2) lives in run.state["inv"]; after each step `plan`
+folds the step's result into it (a planner decision checked against the rules, or a tool
+execution), writes it to the investigation (casework.transactions.progress), and picks the
+next step:
+  - the planner's answer is checked in code (agents.pipelines.transactions_agents.state.
+    rule_violation); a failed, timed-out or invalid answer, or one a rule rejects, is
+    replaced by the deterministic fallback and recorded as used_fallback;
+  - a tool that fails or times out is recorded FAILED / TIMED_OUT and counts as done;
+  - a context that cannot be loaded ends the investigation at once, inconclusive;
+  - max_steps planner decisions, or TXN_INVESTIGATION_TIMEOUT_SECONDS (checked between
+    steps; each step is bounded by its own timeout), end it early with what it found.
+`finish` scores the evidence and persists it in the seed's order (progress.investigation_complete).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from django.conf import settings
+from django.utils import timezone
+
+from agents.pipelines.transactions_agents import telemetry
+from agents.pipelines.transactions_agents.planner import planner_agent, planner_input
+from agents.pipelines.transactions_agents.state import (
+    COMPLETE,
+    FILLS,
+    assess,
+    create_initial_state,
+    deterministic_fallback,
+    rule_violation,
+    utc_now,
+)
+from agents.pipelines.transactions_agents.tools import build_tool, output_summary, tool_input
+from agents.runtime.pipeline import CallSpec, Pipeline, RunContext, Step, register_pipeline
+
+logger = logging.getLogger(__name__)
+
+PIPELINE = "transactions"
+
+
+def _prepare(ctx: RunContext) -> None:
+    """A new investigation gets the seed's initial state; a resumed one (a new run of an
+    investigation that timed out or failed) continues from the state it saved."""
+    from casework.transactions.models import Investigation
+
+    investigation = Investigation.objects.select_related("transaction").get(pk=ctx.state["investigation_id"])
+    safeguards = {"max_steps": settings.TXN_MAX_STEPS,
+                  "investigation_timeout_seconds": settings.TXN_INVESTIGATION_TIMEOUT_SECONDS,
+                  "tool_timeout_seconds": settings.TXN_TOOL_TIMEOUT_SECONDS,
+                  "planner_timeout_seconds": settings.TXN_PLANNER_TIMEOUT_SECONDS,
+                  **ctx.state.get("safeguards", {})}
+    saved = investigation.state
+    if saved.get("completed_steps") is not None and ctx.state.get("resume"):
+        inv = {**saved, "safeguards": {**saved.get("safeguards", {}), **ctx.state.get("safeguards", {})},
+               "completed_at": None, "error": None}
+    else:
+        inv = create_initial_state(
+            investigation_id=investigation.pk, transaction_id=investigation.transaction.transaction_id,
+            max_steps=safeguards["max_steps"], safeguards=safeguards,
+            feature_flags={"planner_llm_enabled": settings.LLM_PROVIDER != "offline", "reasoning_llm_enabled": False,
+                           "vector_search_enabled": False, "prompt_guard_enabled": True})
+    inv["status"] = "IN_PROGRESS"
+    ctx.state["inv"] = inv
+    ctx.state["run_started"] = timezone.now().isoformat()
+
+
+def plan(ctx: RunContext) -> Step | None:
+    try:
+        return _plan(ctx)
+    except Exception as exc:
+        from casework.transactions.progress import investigation_mark_failed
+
+        investigation_mark_failed(investigation_id=ctx.state["investigation_id"],
+                                  error=f"{type(exc).__name__}: {exc}")
+        raise
+
+
+def _plan(ctx: RunContext) -> Step | None:
+    from casework.transactions.progress import investigation_record_progress
+
+    inv = ctx.state["inv"]
+    pending = ctx.state.get("pending")
+    if pending and pending["key"] in ctx.results:
+        (_absorb_decision if pending["kind"] == "planner" else _absorb_tool)(ctx, inv, pending)
+        ctx.state["pending"] = None
+        investigation_record_progress(investigation_id=ctx.state["investigation_id"], state=inv)
+    elif pending:
+        return _replay(ctx, pending)
+    stop = _stop_reason(ctx, inv)
+    if stop:
+        ctx.state["stop"] = stop
+        return None
+    number = len(ctx.results)
+    action = inv["next_action"]
+    if action and action != COMPLETE and action not in inv["completed_steps"]:
+        key = f"tool.{action}"
+        return _step(f"tool {action}", CallSpec(key, tool=build_tool(action, inv["safeguards"].get(
+            "tool_timeout_seconds")), input=tool_input(action, inv)), number,
+            {"kind": "tool", "key": key, "tool": action})
+    key = f"planner.{inv['step_count'] + 1}"
+    return _step("planner", CallSpec(key, planner_agent(), planner_input(inv)), number,
+                 {"kind": "planner", "key": key})
+
+
+def _step(name: str, call: CallSpec, number: int, pending: dict) -> Step:
+    return Step(name, [call], index=number, state={"pending": {**pending, "input": call.input}})
+
+
+def _replay(ctx: RunContext, pending: dict) -> Step:
+    """A step chosen but not saved (the worker died during it): ask for it again."""
+    inv = ctx.state["inv"]
+    if pending["kind"] == "tool":
+        call = CallSpec(pending["key"], tool=build_tool(pending["tool"], inv["safeguards"].get("tool_timeout_seconds")),
+                        input=pending["input"])
+    else:
+        call = CallSpec(pending["key"], planner_agent(), pending["input"])
+    name = f"tool {pending['tool']}" if pending["kind"] == "tool" else "planner"
+    return Step(name, [call], index=len(ctx.results), state={"pending": pending})
+
+
+def _stop_reason(ctx: RunContext, inv: dict) -> str:
+    if inv["next_action"] == COMPLETE:
+        return "complete"
+    if "context_tool" in inv["completed_steps"] and not inv["context"]:
+        return "context_failed"
+    started = datetime.fromisoformat(ctx.state["run_started"])
+    limit = float(inv["safeguards"].get("investigation_timeout_seconds", settings.TXN_INVESTIGATION_TIMEOUT_SECONDS))
+    if (timezone.now() - started).total_seconds() >= limit:
+        return "timed_out"
+    # Seed 3.3: the planner step that reaches max_steps routes to completion (its tool is not run).
+    if inv["step_count"] >= inv["max_steps"]:
+        return "max_steps"
+    return ""
+
+
+def _absorb_decision(ctx: RunContext, inv: dict, pending: dict) -> None:
+    result = ctx.results[pending["key"]]
+    choice = ctx.output(pending["key"])
+    rejected = ""
+    if choice is None:
+        rejected = f"no usable answer ({result.get('error_type') or 'error'}): {result.get('error', '')}"[:300]
+    else:
+        violation = rule_violation(choice["tool"], inv)
+        if violation:
+            rejected = f"{choice['tool']}: {violation}"[:300]
+    if rejected:
+        tool = deterministic_fallback(inv)
+        reason = f"Fallback to the fixed order ({tool}): the planner's {rejected}"
+        confidence = 0.5
+    else:
+        tool, reason, confidence = choice["tool"], choice["reason"], float(choice["confidence"])
+    inv["step_count"] += 1
+    inv["next_action"] = tool
+    inv["planner_decisions"].append({
+        "step": inv["step_count"], "selected_tool": tool, "reason": reason, "confidence": confidence,
+        "timestamp": utc_now(), "used_fallback": bool(rejected), "rejected": rejected})
+    telemetry.planner_span(investigation_id=inv["investigation_id"], step_count=inv["step_count"],
+                           selected_tool=tool, used_fallback=bool(rejected),
+                           latency_ms=result.get("latency_ms", 0), confidence=confidence)
+
+
+def _absorb_tool(ctx: RunContext, inv: dict, pending: dict) -> None:
+    name = pending["tool"]
+    result = ctx.results[pending["key"]]
+    output = ctx.output(pending["key"])
+    if output is not None:
+        status, error = "SUCCESS", None
+    elif result.get("error_type") == "ToolTimeout":
+        timeout = inv["safeguards"].get("tool_timeout_seconds", settings.TXN_TOOL_TIMEOUT_SECONDS)
+        status, error = "TIMED_OUT", f"Tool timed out after {timeout:g}s"
+    else:
+        status, error = "FAILED", result.get("error") or "failed"
+    inv["tool_executions"].append({
+        "tool_name": name, "step": inv["step_count"],
+        "input_summary": {"transaction_id": inv["transaction_id"], "reads": sorted(pending["input"]["state"])},
+        "output_summary": output_summary(name, output) if output else {},
+        "execution_time_ms": int(result.get("latency_ms", 0)), "status": status, "error_message": error,
+        "timestamp": utc_now()})
+    inv["completed_steps"].append(name)
+    if output is not None:
+        if name == "reasoning_tool":
+            inv["reasoning"] = output
+            inv["hypotheses"] = [h["statement"] for h in output["hypotheses"]]
+            inv["evidence"] = [e for h in output["hypotheses"] for e in h["evidence"]]
+        elif name == "recommendation_tool":
+            inv["recommendations"] = output["recommendations"]
+        else:
+            inv[FILLS[name]] = output
+    elif name == "context_tool":
+        inv["error"] = f"The context could not be loaded ({error}); the investigation is inconclusive."
+    _, inv["severity"], inv["confidence_score"] = assess(inv)
+    telemetry.tool_span(investigation_id=inv["investigation_id"], tool_name=name, status=status,
+                        execution_time_ms=int(result.get("latency_ms", 0)), error=error or "")
+
+
+STOP_NOTES = {
+    "max_steps": "Stopped at the step limit ({max_steps} planner steps); the findings so far are kept.",
+    "timed_out": "Stopped at the investigation timeout; the findings so far are kept. Resume to finish it.",
+}
+
+
+def _finish(ctx: RunContext) -> None:
+    from casework.transactions.progress import investigation_complete
+
+    inv = ctx.state.get("inv")
+    if inv is None:
+        return
+    stop = ctx.state.get("stop") or ctx.stop_reason or "complete"
+    if stop == "timed_out" or ctx.stop_reason == "timed_out":
+        inv["status"] = "TIMED_OUT"
+        inv["error"] = inv.get("error") or STOP_NOTES["timed_out"]
+    else:
+        inv["status"] = "COMPLETED"
+        if stop == "max_steps":
+            inv["error"] = STOP_NOTES["max_steps"].format(max_steps=inv["max_steps"])
+    _, inv["severity"], inv["confidence_score"] = assess(inv)
+    inv["completed_at"] = utc_now()
+    reasoning = inv.get("reasoning") or {}
+    summary = inv["error"] if stop == "context_failed" else reasoning.get("summary", "")
+    investigation_complete(investigation_id=ctx.state["investigation_id"], state=inv, summary=summary or "")
+    telemetry.INVESTIGATION_STEPS.observe(inv["step_count"])
+    telemetry.INVESTIGATIONS_COMPLETED.labels(inv["status"], inv["severity"]).inc()
+
+
+transactions_pipeline = register_pipeline(Pipeline(
+    name=PIPELINE,
+    description="Transaction investigation (seed 003): a planner choosing among six tools.",
+    modes={"investigate": plan},
+    prepare=_prepare,
+    finish=_finish,
+))

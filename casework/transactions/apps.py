@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class TransactionsConfig(AppConfig):
+    name = "casework.transactions"
+    label = "transactions"
+    verbose_name = "Transaction investigations"
+
+    def ready(self) -> None:
+        from casework.cases.demo import demo_register
+        from casework.cases.types import CASE_TYPES, Tab, case_type_register_tab
+        from casework.transactions import signals  # noqa: F401 - connects the case_closed receiver
+        from casework.transactions.demo import demo_load_transactions
+
+        txn = CASE_TYPES["transaction_investigation"]
+        txn.record_attr = "txn_investigation"
+        txn.overview_template = "transactions/_overview.html"
+        for tab in (
+            Tab("txn-history", "Transaction & history", "transactions/tabs/history.html"),
+            Tab("txn-timelines", "Planner & tools", "transactions/tabs/timelines.html"),
+            Tab("txn-rule", "Rule draft", "transactions/tabs/rule.html"),
+        ):
+            case_type_register_tab("transaction_investigation", tab)
+        demo_register("transaction_investigation", demo_load_transactions)

@@ -1,0 +1,237 @@
+"""Transaction investigations (seed 003): card transactions, and the investigation a planner
+runs over one of them, with its decisions, tool executions, insights, recommendations and
+drafted rule.
+
+The planner's state (seed section 2) is kept JSON-safe in `Investigation.state`, written after
+every planner step and every tool step; the rows below are the same facts in queryable form,
+written idempotently (one per step, one per tool: a tool is never executed twice).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from casework.cases.models import Case
+
+
+class CardAccount(models.Model):
+    account_id = models.CharField(max_length=64, unique=True)
+    holder_name = models.CharField(max_length=120, blank=True)
+    home_country = models.CharField(max_length=2, help_text="ISO 3166-1 alpha-2.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["account_id"]
+
+    def __str__(self) -> str:
+        return self.account_id
+
+
+class Transaction(models.Model):
+    class Channel(models.TextChoices):
+        POS = "pos", "Card present (POS)"
+        CONTACTLESS = "contactless", "Contactless"
+        ECOMMERCE = "ecommerce", "E-commerce (card not present)"
+        ATM = "atm", "ATM"
+        MOTO = "moto", "Mail / phone order"
+
+    transaction_id = models.CharField(max_length=64, unique=True)
+    account = models.ForeignKey(CardAccount, on_delete=models.PROTECT, related_name="transactions")
+    card_last4 = models.CharField(max_length=4)
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    currency = models.CharField(max_length=3)
+    merchant = models.CharField(max_length=120)
+    mcc = models.CharField(max_length=4, help_text="Merchant category code (ISO 18245).")
+    country = models.CharField(max_length=2)
+    channel = models.CharField(max_length=12, choices=Channel.choices)
+    device_id = models.CharField(max_length=64, blank=True)
+    occurred_at = models.DateTimeField()
+    # Confirmed fraud: a chargeback from upstream, or a TXN case decided "fraud".
+    is_fraud = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-occurred_at", "-id"]
+        indexes = [models.Index(fields=["account", "occurred_at"]), models.Index(fields=["occurred_at"])]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="txn_amount_positive"),
+            models.CheckConstraint(condition=Q(channel__in=["pos", "contactless", "ecommerce", "atm", "moto"]),
+                                   name="txn_channel_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return self.transaction_id
+
+
+class Investigation(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "PENDING", "Pending"
+        IN_PROGRESS = "IN_PROGRESS", "In progress"
+        COMPLETED = "COMPLETED", "Completed"
+        FAILED = "FAILED", "Failed"
+        TIMED_OUT = "TIMED_OUT", "Timed out"
+
+    class Severity(models.TextChoices):
+        CRITICAL = "CRITICAL", "Critical"
+        HIGH = "HIGH", "High"
+        MEDIUM = "MEDIUM", "Medium"
+        LOW = "LOW", "Low"
+
+    RESUMABLE = (Status.FAILED, Status.TIMED_OUT)
+
+    case = models.OneToOneField(Case, on_delete=models.PROTECT, related_name="txn_investigation")
+    transaction = models.ForeignKey(Transaction, on_delete=models.PROTECT, related_name="investigations")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
+    severity = models.CharField(max_length=8, choices=Severity.choices, default=Severity.LOW)
+    confidence_score = models.FloatField(default=0.0)
+    state = models.JSONField(default=dict, blank=True)
+    summary = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    # The similarity feature vector (casework.transactions.similarity), and its coarse bucket:
+    # an indexed key that narrows the nearest-neighbour scan to comparable investigations.
+    features = models.JSONField(default=list, blank=True)
+    feature_bucket = models.CharField(max_length=32, blank=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(confidence_score__gte=0, confidence_score__lte=1),
+                                   name="txn_investigation_confidence_range"),
+            models.CheckConstraint(
+                condition=Q(status__in=["PENDING", "IN_PROGRESS", "COMPLETED", "FAILED", "TIMED_OUT"]),
+                name="txn_investigation_status_valid"),
+            models.CheckConstraint(condition=Q(severity__in=["CRITICAL", "HIGH", "MEDIUM", "LOW"]),
+                                   name="txn_investigation_severity_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.case.reference} {self.transaction.transaction_id}"
+
+    @property
+    def is_resumable(self) -> bool:
+        return self.status in self.RESUMABLE
+
+
+class PlannerDecision(models.Model):
+    investigation = models.ForeignKey(Investigation, on_delete=models.CASCADE, related_name="planner_decisions")
+    step = models.PositiveIntegerField()
+    selected_tool = models.CharField(max_length=40)
+    reason = models.TextField()
+    confidence = models.FloatField()
+    used_fallback = models.BooleanField(default=False)
+    # What the model asked for when a rule overruled it (or why it gave no usable answer).
+    rejected = models.CharField(max_length=300, blank=True)
+    timestamp = models.DateTimeField()
+
+    class Meta:
+        ordering = ["investigation", "step"]
+        constraints = [
+            models.UniqueConstraint(fields=["investigation", "step"], name="txn_one_decision_per_step"),
+            models.CheckConstraint(condition=Q(confidence__gte=0, confidence__lte=1), name="txn_decision_confidence"),
+        ]
+
+
+class ToolExecution(models.Model):
+    class Status(models.TextChoices):
+        SUCCESS = "SUCCESS", "Success"
+        FAILED = "FAILED", "Failed"
+        TIMED_OUT = "TIMED_OUT", "Timed out"
+
+    investigation = models.ForeignKey(Investigation, on_delete=models.CASCADE, related_name="tool_executions")
+    step = models.PositiveIntegerField()
+    tool_name = models.CharField(max_length=40)
+    input_summary = models.JSONField(default=dict)
+    output_summary = models.JSONField(default=dict)
+    execution_time_ms = models.PositiveIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices)
+    error_message = models.TextField(blank=True)
+    timestamp = models.DateTimeField()
+
+    class Meta:
+        ordering = ["investigation", "step"]
+        constraints = [
+            # A tool runs once per investigation, even across resumes (seed 6.3: a failed or
+            # timed-out tool counts as done, so it is never retried in a loop).
+            models.UniqueConstraint(fields=["investigation", "tool_name"], name="txn_one_execution_per_tool"),
+            models.CheckConstraint(condition=Q(status__in=["SUCCESS", "FAILED", "TIMED_OUT"]),
+                                   name="txn_execution_status_valid"),
+        ]
+
+
+class Insight(models.Model):
+    class Kind(models.TextChoices):
+        PATTERN = "pattern", "Pattern"
+        SIMILARITY = "similarity", "Similar investigations"
+        HYPOTHESIS = "hypothesis", "Hypothesis"
+
+    investigation = models.ForeignKey(Investigation, on_delete=models.CASCADE, related_name="insights")
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    key = models.CharField(max_length=60)
+    title = models.CharField(max_length=300)
+    confidence = models.FloatField(default=0.0)
+    evidence = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["investigation", "-confidence", "id"]
+        constraints = [models.UniqueConstraint(fields=["investigation", "kind", "key"], name="txn_insight_unique")]
+
+
+class Recommendation(models.Model):
+    class Status(models.TextChoices):
+        PROPOSED = "proposed", "Proposed"
+        ACCEPTED = "accepted", "Accepted"
+        REJECTED = "rejected", "Rejected"
+
+    investigation = models.ForeignKey(Investigation, on_delete=models.CASCADE, related_name="recommendations")
+    action = models.CharField(max_length=60)
+    title = models.CharField(max_length=200)
+    reason = models.TextField()
+    priority = models.PositiveSmallIntegerField(default=2, help_text="1 is the most urgent.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PROPOSED)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["investigation", "priority", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["investigation", "action"], name="txn_recommendation_unique"),
+            models.CheckConstraint(condition=Q(status__in=["proposed", "accepted", "rejected"]),
+                                   name="txn_recommendation_status_valid"),
+        ]
+
+
+class RuleDraft(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        PROMOTED = "promoted", "Promoted"
+
+    investigation = models.OneToOneField(Investigation, on_delete=models.CASCADE, related_name="rule_draft")
+    name = models.CharField(max_length=120)
+    description = models.TextField(blank=True)
+    # [{"field": "amount", "op": "gte", "value": 500}, ...]: all must hold (casework.transactions.rules).
+    conditions = models.JSONField(default=list)
+    backtest = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    promoted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                    related_name="+")
+    promoted_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-promoted_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=["draft", "promoted"]), name="txn_rule_status_valid"),
+            models.CheckConstraint(condition=Q(status="draft") | Q(promoted_at__isnull=False),
+                                   name="txn_rule_promoted_has_time"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,74 @@
+"""Nearest past investigations over feature vectors (seed 003's similarity_tool).
+
+The vector (FEATURES below) is nine numbers in [0, 1] taken from the pattern analysis: the
+four pattern scores, and five yes/no signals. The distance is Euclidean over them.
+
+How it scales to 100,000 past investigations
+---------------------------------------------
+Each completed investigation stores its vector and a *bucket*: the five yes/no signals as a
+string of bits ("10110"), in an indexed column. A query reads only the investigations whose
+bucket is within Hamming distance 1 of its own (6 of the 32 buckets, one indexed
+`feature_bucket IN (...)`), newest first and at most CANDIDATE_LIMIT of them, and computes
+the exact distance for those in Python. The work per query is therefore bounded by
+CANDIDATE_LIMIT, not by the number of past investigations: with 100,000 spread over the 32
+buckets, about 19,000 fall in the 6 buckets, of which the newest 5,000 are scored
+(bench/txn_similarity.py measures it). Two investigations whose signals differ in two or more
+ways are at least sqrt(2) apart and are never "similar" at MAX_DISTANCE anyway, so the bucket
+filter loses no match that would have been shown. Past a few million rows, or with richer
+vectors, this becomes an approximate index (pgvector's HNSW on PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import math
+
+SIGNALS = ("foreign", "card_not_present", "high_risk_mcc", "new_device", "test_charges")
+PATTERNS = ("velocity", "amount", "geography", "mcc")
+FEATURES = (*PATTERNS, *SIGNALS)
+MAX_DISTANCE = 1.2
+CANDIDATE_LIMIT = 5_000
+
+
+def vector_of(pattern_results: dict) -> list[float]:
+    scores = {p["type"]: p["score"] for p in pattern_results.get("patterns", [])}
+    signals = dict(pattern_results.get("signals", {}))
+    amount = next((p for p in pattern_results.get("patterns", []) if p["type"] == "amount"), None)
+    signals["test_charges"] = bool(amount and "test charge" in amount["detail"])
+    return [float(scores.get(name, 0.0)) for name in PATTERNS] + [1.0 if signals.get(s) else 0.0 for s in SIGNALS]
+
+
+def bucket_of(vector: list[float]) -> str:
+    return "".join("1" if v >= 0.5 else "0" for v in vector[len(PATTERNS):])
+
+
+def neighbour_buckets(bucket: str) -> list[str]:
+    flips = ["".join(("0" if c == "1" else "1") if i == n else c for i, c in enumerate(bucket))
+             for n in range(len(bucket))]
+    return [bucket, *flips]
+
+
+def nearest(vector: list[float], *, exclude_pk: int | None = None, limit: int = 5,
+            max_distance: float = MAX_DISTANCE) -> list[dict]:
+    """The nearest completed investigations, nearest first, with their distance and outcome."""
+    from casework.cases.models import Decision
+    from casework.transactions.models import Investigation
+
+    candidates = (Investigation.objects.filter(status=Investigation.Status.COMPLETED,
+                                               feature_bucket__in=neighbour_buckets(bucket_of(vector)))
+                  .exclude(pk=exclude_pk).order_by("-id")
+                  .values_list("pk", "features")[:CANDIDATE_LIMIT])
+    scored = []
+    for pk, features in candidates:
+        if len(features) != len(vector):
+            continue
+        distance = math.dist(vector, features)
+        if distance <= max_distance:
+            scored.append((distance, pk))
+    scored.sort()
+    top = scored[:limit]
+    rows = Investigation.objects.select_related("case", "transaction").in_bulk([pk for _, pk in top])
+    outcomes = dict(Decision.objects.filter(case_id__in=[r.case_id for r in rows.values()], final=True)
+                    .values_list("case_id", "outcome"))
+    return [{"reference": rows[pk].case.reference, "transaction_id": rows[pk].transaction.transaction_id,
+             "distance": round(distance, 3), "severity": rows[pk].severity,
+             "outcome": outcomes.get(rows[pk].case_id, "")} for distance, pk in top]

@@ -1,0 +1,42 @@
+"""The planner loop with the offline provider: the rule-based planner, the six tools, completion."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.models import AgentCall, AgentRun
+from casework.transactions.models import Investigation, PlannerDecision, ToolExecution
+from tests.transactions.conftest import load
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_card_testing_fraud_is_investigated_with_all_six_tools(run_investigation):
+    investigation = run_investigation(load("card_testing"))
+
+    assert investigation.status == "COMPLETED", investigation.error
+    assert investigation.severity in ("HIGH", "CRITICAL")
+    state = investigation.state
+    assert state["completed_steps"] == ["context_tool", "pattern_tool", "similarity_tool", "reasoning_tool",
+                                        "recommendation_tool", "rule_draft_tool"]
+    assert [d.selected_tool for d in PlannerDecision.objects.filter(investigation=investigation)][-1] == "COMPLETE"
+    assert not PlannerDecision.objects.filter(investigation=investigation, used_fallback=True).exists()
+    assert ToolExecution.objects.filter(investigation=investigation, status="SUCCESS").count() == 6
+    assert investigation.rule_draft.backtest["summary"].startswith("Would have fired on")
+    assert investigation.recommendations.filter(action="block_card").exists()
+    assert investigation.insights.filter(kind="hypothesis", key="card_testing").exists()
+    assert investigation.case.priority in ("high", "critical")
+    run = AgentRun.objects.get(case=investigation.case)
+    assert run.status == "completed"
+    assert AgentCall.objects.filter(run=run, kind="tool").count() == 6
+
+
+def test_an_ordinary_purchase_skips_the_rule_draft(run_investigation):
+    investigation = run_investigation(load("ordinary"))
+
+    assert investigation.status == "COMPLETED"
+    assert investigation.severity in ("LOW", "MEDIUM")
+    assert "rule_draft_tool" not in investigation.state["completed_steps"]
+    last = PlannerDecision.objects.filter(investigation=investigation).last()
+    assert last.selected_tool == "COMPLETE" and "rule_draft_tool (severity" in last.reason
+    assert not Investigation.objects.get(pk=investigation.pk).recommendations.filter(action="block_card").exists()
