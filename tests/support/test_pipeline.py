@@ -30,3 +30,192 @@ def test_a_new_message_opens_a_ticket_and_is_triaged_by_the_billing_specialist(a
     assert ticket.lifecycle == Ticket.Lifecycle.ACTIVE
     assert "kb_001" in ticket.triage["result"]["relevant_articles"]
     assert ticket.case.priority == "high"
+
+
+def _fail(monkeypatch, agent_id: str, message: str = "model unavailable"):
+    from agents.llm import errors
+    from agents.llm.offline_registry import OFFLINE_ANALYSTS
+
+    def broken(data, messages=None):
+        raise errors.AuthenticationError(message)
+
+    monkeypatch.setitem(OFFLINE_ANALYSTS, agent_id, broken)
+
+
+def test_a_follow_up_is_matched_to_the_active_ticket_and_the_whole_thread_is_triaged_again(alice, support_data):
+    _, ticket = send(alice, "CUST-002", "The CSV export stopped working this morning, it fails with an error.")
+    assert ticket.lifecycle == "active" and ticket.recommended_action == "route_specialist"
+    run, again = send(alice, "CUST-002", "Still the same: the CSV export fails with the same error.")
+    assert again.pk == ticket.pk
+    assert run.state["matched"] is True and run.case_id == ticket.case_id
+    assert {"summary:" + ticket.ticket_id, "ticket_matcher"} <= set(run.results)
+    assert run.results["ticket_matcher"]["output"]["matched_ticket_id"] == ticket.ticket_id
+    assert ticket.messages.filter(direction="customer").count() == 2
+    runs = AgentRun.objects.filter(case=ticket.case, mode="triage").order_by("id")
+    assert runs.count() == 2
+    assert len(runs.last().state["input_thread"]) == 2
+
+
+def test_no_match_across_customers(alice, support_data, monkeypatch):
+    _, first = send(alice, "CUST-002", "The CSV export stopped working, it fails with an error.")
+    # Even a matcher that names the other customer's ticket cannot attach the message to it.
+    from agents.llm.offline_registry import OFFLINE_ANALYSTS
+
+    monkeypatch.setitem(OFFLINE_ANALYSTS, "ticket_matcher",
+                        lambda data: {"matched_ticket_id": first.ticket_id, "confidence": "high"})
+    _, own = send(alice, "CUST-003", "The PDF import stopped working yesterday.")
+    assert own.lifecycle == "active"
+    run, other = send(alice, "CUST-003", "The CSV export stopped working, it fails with an error.")
+    assert run.results["ticket_matcher"]["output"]["matched_ticket_id"] == first.ticket_id
+    assert run.state["matched"] is False
+    assert other.pk not in (first.pk, own.pk) and other.customer.customer_id == "CUST-003"
+    assert first.messages.count() == 1
+
+
+def test_a_completed_ticket_is_not_matchable(alice, support_data):
+    from casework.support.services import ticket_reply
+
+    _, ticket = send(alice, "CUST-002", "The CSV export stopped working, it fails with an error.")
+    ticket_reply(actor=alice, ticket=ticket, body="Fixed on our side, please try again.")
+    run, follow_up = send(alice, "CUST-002", "The CSV export fails with an error again.")
+    assert follow_up.pk != ticket.pk
+    assert run.results == {}  # no active ticket left to summarise or match
+
+
+def test_an_unknown_ticket_id_from_the_matcher_is_ignored(alice, support_data, monkeypatch):
+    from agents.llm.offline_registry import OFFLINE_ANALYSTS
+
+    _, ticket = send(alice, "CUST-002", "The CSV export stopped working, it fails with an error.")
+    monkeypatch.setitem(OFFLINE_ANALYSTS, "ticket_matcher",
+                        lambda data: {"matched_ticket_id": "TKT-ZZZZZZZZ", "confidence": "high"})
+    run, other = send(alice, "CUST-002", "The CSV export still fails.")
+    assert other.pk != ticket.pk and run.state["matched"] is False
+
+
+def test_a_low_confidence_match_opens_a_new_ticket(alice, support_data, monkeypatch):
+    from agents.llm.offline_registry import OFFLINE_ANALYSTS
+
+    _, ticket = send(alice, "CUST-002", "The CSV export stopped working, it fails with an error.")
+    monkeypatch.setitem(OFFLINE_ANALYSTS, "ticket_matcher",
+                        lambda data: {"matched_ticket_id": ticket.ticket_id, "confidence": "low"})
+    _, other = send(alice, "CUST-002", "The CSV export still fails.")
+    assert other.pk != ticket.pk
+
+
+def test_a_failed_matcher_opens_a_new_ticket(alice, support_data, monkeypatch):
+    _, ticket = send(alice, "CUST-002", "The CSV export stopped working, it fails with an error.")
+    _fail(monkeypatch, "ticket_matcher")
+    run, other = send(alice, "CUST-002", "The CSV export still fails with the same error.")
+    assert run.status == AgentRun.Status.COMPLETED
+    assert other.pk != ticket.pk
+    assert "ticket matcher failed" in run.state["match_note"]
+
+
+def test_a_thai_message_is_detected_and_not_auto_answered(alice, support_data):
+    _, ticket = send(alice, "CUST-003", "ฉันจะดาวน์โหลดใบแจ้งหนี้ได้อย่างไร")  # how do I download an invoice?
+    ticket.refresh_from_db()
+    assert ticket.language == "th"
+    assert ticket.triage["translation"]["status"] == "not_translated_offline"
+    assert ticket.recommended_action != "auto_respond"
+    assert ticket.lifecycle == "active"
+    assert "สวัสดี" in ticket.suggested_reply  # the template reply is in Thai
+
+
+def test_a_simple_question_with_a_clear_article_is_auto_answered_and_completed(alice, support_data, settings):
+    settings.SUPPORT_AUTO_SEND = False
+    _, ticket = send(alice, "CUST-003", "How do I download an invoice?")
+    ticket.refresh_from_db()
+    assert ticket.recommended_action == "auto_respond", ticket.triage
+    assert ticket.lifecycle == "completed"
+    assert "How to download an invoice" in ticket.suggested_reply
+    assert not ticket.messages.filter(direction="agent").exists()  # waits for one click
+    assert not ticket.case.is_closed
+
+
+def test_auto_send_sends_the_reply_and_lists_it_for_spot_checks(alice, support_data, settings):
+    from casework.support.selectors import auto_sent_replies
+
+    settings.SUPPORT_AUTO_SEND = True
+    _, ticket = send(alice, "CUST-003", "How do I download an invoice?")
+    (reply,) = ticket.messages.filter(direction="agent")
+    assert reply.auto_sent and "download" in reply.text.lower()
+    assert list(auto_sent_replies()) == [reply]
+    ticket.case.refresh_from_db()
+    assert ticket.case.status == "awaiting_response" and not ticket.case.is_closed
+
+
+def test_a_security_concern_is_escalated_directly_without_a_specialist(alice, support_data):
+    _, ticket = send(alice, "CUST-003", "Someone hacked my account and changed my password!")
+    run = triage_run(ticket)
+    assert set(run.results) == {"translator", "supervisor"}
+    assert run.state["escalation"]["recommended_action"] == "escalate_human"
+    ticket.refresh_from_db()
+    assert ticket.urgency == "critical" and ticket.recommended_action == "escalate_human"
+    assert ticket.lifecycle == "completed"
+    assert ticket.triage["route"] == "escalate"
+    assert ticket.triage["result"]["reasoning"].startswith("Direct escalation required")
+
+
+def test_a_vip_customer_is_escalated_by_the_specialist(alice, support_data):
+    _, ticket = send(alice, "CUST-004", "How do I download an invoice?")
+    ticket.refresh_from_db()
+    assert ticket.triage["route"] == "billing"
+    assert ticket.recommended_action == "escalate_human"
+
+
+def test_a_failed_translator_continues_on_the_originals_and_never_auto_answers(alice, support_data, monkeypatch):
+    _fail(monkeypatch, "support_translator", "translator down")
+    _, ticket = send(alice, "CUST-003", "How do I download an invoice?")
+    ticket.refresh_from_db()
+    run = triage_run(ticket)
+    assert set(run.results) == {"translator", "supervisor", "billing"}
+    assert ticket.triage["translation"]["status"] == "failed"
+    assert ticket.recommended_action == "route_specialist"
+    assert {"agent": "translator", "error": ticket.triage["failures"][0]["error"]} in ticket.triage["failures"]
+    assert "translator down" in ticket.triage["failures"][0]["error"]
+
+
+@pytest.mark.parametrize("agent", ["supervisor", "billing"])
+def test_a_failed_supervisor_or_specialist_becomes_route_specialist_with_the_failure_named(
+        alice, support_data, monkeypatch, agent):
+    _fail(monkeypatch, f"support_{agent}", f"{agent} exploded")
+    _, ticket = send(alice, "CUST-003", "How do I download an invoice?")
+    ticket.refresh_from_db()
+    assert ticket.recommended_action == "route_specialist"
+    assert ticket.lifecycle == "active"
+    assert [f["agent"] for f in ticket.triage["failures"]] == [agent]
+    assert f"The {agent} failed" in ticket.triage["result"]["reasoning"]
+
+
+def test_a_failed_kb_search_gives_no_articles_and_never_auto_answers(alice, support_data, monkeypatch):
+    import casework.support.search as search
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("search index offline")
+
+    monkeypatch.setattr(search, "kb_search", broken)
+    _, ticket = send(alice, "CUST-003", "How do I download an invoice?")
+    ticket.refresh_from_db()
+    assert ticket.triage["kb_failed"] is True
+    assert ticket.triage["result"]["relevant_articles"] == []
+    assert ticket.recommended_action == "route_specialist"
+
+
+def test_a_model_naming_articles_it_never_found_has_them_dropped_and_is_not_auto_answered(
+        alice, support_data, monkeypatch):
+    from agents.llm.offline_registry import OFFLINE_ANALYSTS
+
+    original = OFFLINE_ANALYSTS["support_billing"]
+
+    def overconfident(data, messages=None):
+        out = original(data, messages)
+        if isinstance(out, dict):
+            out.update(recommended_action="auto_respond", relevant_articles=["kb_999"])
+        return out
+
+    monkeypatch.setitem(OFFLINE_ANALYSTS, "support_billing", overconfident)
+    _, ticket = send(alice, "CUST-001", "We were charged twice for the March invoice")
+    ticket.refresh_from_db()
+    assert ticket.triage["result"]["relevant_articles"] == []
+    assert ticket.recommended_action == "route_specialist"
+    assert ticket.triage["guards"]
