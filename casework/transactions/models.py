@@ -9,6 +9,8 @@ written idempotently (one per step, one per tool: a tool is never executed twice
 
 from __future__ import annotations
 
+import json
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -235,3 +237,7 @@ class RuleDraft(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def conditions_json(self) -> str:
+        return json.dumps(self.conditions, indent=1)

@@ -1,0 +1,59 @@
+"""Reads for transaction investigations: the investigation behind a case, the page's view
+model, promoted rules."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from casework.cases.models import Case
+from casework.people.roles import ADMIN, MANAGER, user_roles
+from casework.transactions.analysis import load_history, txn_row
+from casework.transactions.models import Investigation, RuleDraft
+
+HISTORY_SHOWN = 40
+ACTIVE = (Investigation.Status.PENDING, Investigation.Status.IN_PROGRESS)
+
+
+def investigation_list() -> QuerySet[Investigation]:
+    return Investigation.objects.select_related("case", "case__assignee", "transaction", "transaction__account")
+
+
+def investigation_get_for_case(case: Case) -> Investigation | None:
+    return investigation_list().filter(case=case).first()
+
+
+def investigation_get(reference: str) -> Investigation | None:
+    return investigation_list().filter(case__reference=reference).first()
+
+
+def investigation_page(investigation: Investigation, user) -> dict:
+    """Everything the case page shows, read once: the verdict, the history with the flagged
+    rows marked, similar investigations, the two timelines, recommendations, the rule."""
+    state = investigation.state or {}
+    txn = investigation.transaction
+    flagged = set((state.get("pattern_results") or {}).get("flagged_transaction_ids", []))
+    history = [{**row, "flagged": row["transaction_id"] in flagged} for row in load_history(txn)[:HISTORY_SHOWN]]
+    reasoning = state.get("reasoning") or {}
+    rule = RuleDraft.objects.filter(investigation=investigation).select_related("promoted_by").first()
+    return {
+        "investigation": investigation,
+        "active": investigation.status in ACTIVE,
+        "transaction": txn_row(txn) | {"account_id": txn.account.account_id, "card_last4": txn.card_last4,
+                                       "home_country": txn.account.home_country},
+        "history": history,
+        "flagged_count": len(flagged),
+        "patterns": (state.get("pattern_results") or {}).get("patterns", []),
+        "hypotheses": reasoning.get("hypotheses", [])[:3],
+        "similar": (state.get("similarity_results") or {}).get("matches", []),
+        "similarity_done": "similarity_tool" in state.get("completed_steps", []),
+        "decisions": list(investigation.planner_decisions.all()),
+        "executions": list(investigation.tool_executions.all()),
+        "recommendations": list(investigation.recommendations.select_related("decided_by")),
+        "rule": rule,
+        "may_promote": bool(user_roles(user) & {MANAGER, ADMIN}),
+    }
+
+
+def rules_promoted() -> QuerySet[RuleDraft]:
+    return (RuleDraft.objects.filter(status=RuleDraft.Status.PROMOTED)
+            .select_related("investigation__case", "promoted_by").order_by("-promoted_at", "-id"))
