@@ -4,6 +4,7 @@
 /cases/           the investigator's queue and case pages      casework/cases/urls.py
 /fraud/           fraud alert import and captured patterns     casework/fraud/urls.py
 /access/          access changes: employee links, manager inbox, notifications   casework/access/urls.py
+/support/         support tickets: queue with SLA clocks, logging a message, auto-sent replies   casework/support/urls.py
 /transactions/    transaction investigations: start, import, promoted rules   casework/transactions/urls.py
 /api/             REST API (OpenAPI at /api/schema/, Swagger at /api/docs/)
 /admin/           reference data and read-only audit entries
@@ -24,6 +25,7 @@ api_urlpatterns = [
     path("", include("casework.cases.api_urls")),
     path("", include("casework.fraud.api_urls")),
     path("", include("casework.access.api_urls")),
+    path("", include("casework.support.api_urls")),
     path("", include("casework.transactions.api_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
@@ -36,6 +38,7 @@ urlpatterns = [
     path("cases/", include("casework.cases.urls")),
     path("fraud/", include("casework.fraud.urls")),
     path("access/", include("casework.access.urls")),
+    path("support/", include("casework.support.urls")),
     path("transactions/", include("casework.transactions.urls")),
     path("cases/", include("agents.urls")),
     path("api/", include(api_urlpatterns)),

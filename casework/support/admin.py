@@ -1,0 +1,72 @@
+"""Admin for customers (the VIP flag is set here), knowledge-base articles (edited here) and
+tickets (read-only: a ticket changes through its triage and a person's decision).
+
+Saves go through the services, so they are audited and an article's search index is
+refreshed."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from casework.support.models import Customer, KBArticle, Ticket, TicketMessage
+from casework.support.services import customer_save, kb_article_save
+
+CUSTOMER_FIELDS = ("customer_id", "name", "email", "plan", "tenure_months", "seats", "region", "vip")
+
+
+@admin.register(Customer)
+class CustomerAdmin(admin.ModelAdmin):
+    list_display = ("customer_id", "name", "plan", "seats", "tenure_months", "region", "vip")
+    list_filter = ("plan", "vip", "region")
+    search_fields = ("customer_id", "name", "email")
+    fields = CUSTOMER_FIELDS
+
+    def save_model(self, request, obj, form, change):
+        saved = customer_save(actor=request.user, data={f: getattr(obj, f) for f in CUSTOMER_FIELDS})
+        obj.pk = saved.pk
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(KBArticle)
+class KBArticleAdmin(admin.ModelAdmin):
+    list_display = ("article_id", "title", "category", "updated_at")
+    list_filter = ("category",)
+    search_fields = ("article_id", "title", "body")
+    fields = ("article_id", "title", "category", "body")
+
+    def save_model(self, request, obj, form, change):
+        saved = kb_article_save(actor=request.user, data={f: getattr(obj, f) for f in
+                                                          ("article_id", "title", "category", "body")})
+        obj.pk = saved.pk
+
+
+class TicketMessageInline(admin.TabularInline):
+    model = TicketMessage
+    fields = ("direction", "text", "text_en", "sent_by", "auto_sent", "created_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Ticket)
+class TicketAdmin(admin.ModelAdmin):
+    list_display = ("ticket_id", "case", "customer", "lifecycle", "urgency", "ticket_type", "recommended_action",
+                    "language", "created_at")
+    list_filter = ("lifecycle", "urgency", "ticket_type", "recommended_action", "language")
+    search_fields = ("ticket_id", "customer__customer_id", "case__reference")
+    list_select_related = ("case", "customer")
+    inlines = [TicketMessageInline]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in Ticket._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

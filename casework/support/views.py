@@ -1,0 +1,115 @@
+"""Support pages: the queue with SLA clocks, the ticket's live triage and its actions,
+logging an inbound message, auto-sent replies for spot checks, KB articles. Investigators only."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from casework.cases.selectors import case_get_for_user
+from casework.errors import DomainError
+from casework.people.roles import investigator_required
+from casework.support import selectors, services
+from casework.support.forms import MessageForm, ReasonForm, ReplyForm
+from casework.support.templatetags.support_tags import support_view
+
+PAGE_SIZE = 25
+
+
+def _ticket(request, ticket_id: str):
+    ticket = selectors.ticket_get(ticket_id)
+    case_get_for_user(request.user, ticket.case.reference)  # the case's access check
+    return ticket
+
+
+@require_GET
+@investigator_required
+def queue(request):
+    tickets = selectors.support_queue()
+    page = Paginator(tickets, PAGE_SIZE).get_page(request.GET.get("page"))
+    rows = [(ticket, selectors.sla_clock(ticket)) for ticket in page.object_list]
+    return render(request, "support/queue.html", {"page": page, "rows": rows})
+
+
+@require_GET
+@investigator_required
+def auto_sent(request):
+    page = Paginator(selectors.auto_sent_replies(), PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "support/auto_sent.html", {"page": page})
+
+
+@require_GET
+@investigator_required
+def kb_article(request, article_id: str):
+    return render(request, "support/kb_article.html", {"article": selectors.kb_article_get(article_id)})
+
+
+@require_http_methods(["GET", "POST"])
+@investigator_required
+def message_new(request):
+    form = MessageForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            run = services.message_receive(actor=request.user, customer_id=form.cleaned_data["customer_id"].customer_id,
+                                           message=form.cleaned_data["message"], channel=form.cleaned_data["channel"])
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            run.refresh_from_db()
+            if run.case_id:
+                messages.success(request, "Message received and triaged.")
+                return redirect("cases:detail", reference=run.case.reference)
+            messages.info(request, "Message received; it is being matched to a ticket (the queue shows it soon).")
+            return redirect("support:queue")
+    return render(request, "support/message_new.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@require_GET
+@investigator_required
+def triage(request, ticket_id: str):
+    """The triage block, polled by htmx while a run is active."""
+    ticket = _ticket(request, ticket_id)
+    case = ticket.case
+    sup = support_view(case)
+    response = render(request, "support/_triage.html", {"case": case, "sup": sup})
+    if request.GET.get("was_running") and not sup["running"] and request.htmx:
+        # The run ended: reload the page so the thread and the reply box show its results too.
+        response["HX-Refresh"] = "true"
+    return response
+
+
+def _act(request, ticket_id: str, form_class, action, done: str):
+    ticket = _ticket(request, ticket_id)
+    form = form_class(request.POST)
+    if not form.is_valid():
+        messages.error(request, "; ".join(m for errors in form.errors.values() for m in errors))
+        return redirect("cases:detail", reference=ticket.case.reference)
+    try:
+        action(actor=request.user, ticket=ticket, **form.cleaned_data)
+        messages.success(request, done)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    except ValidationError as exc:
+        messages.error(request, "; ".join(exc.messages))
+    return redirect("cases:detail", reference=ticket.case.reference)
+
+
+@require_POST
+@investigator_required
+def reply(request, ticket_id: str):
+    return _act(request, ticket_id, ReplyForm, services.ticket_reply, "Reply sent.")
+
+
+@require_POST
+@investigator_required
+def escalate(request, ticket_id: str):
+    return _act(request, ticket_id, ReasonForm, services.ticket_escalate, "Ticket escalated.")
+
+
+@require_POST
+@investigator_required
+def close(request, ticket_id: str):
+    return _act(request, ticket_id, ReasonForm, services.ticket_close_no_action, "Closed with no action.")
