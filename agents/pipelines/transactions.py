@@ -56,7 +56,9 @@ def _prepare(ctx: RunContext) -> None:
                   **ctx.state.get("safeguards", {})}
     saved = investigation.state
     if saved.get("completed_steps") is not None and ctx.state.get("resume"):
-        inv = {**saved, "safeguards": {**saved.get("safeguards", {}), **ctx.state.get("safeguards", {})},
+        # A resumed run gets this run's limits (a demo's injected failure is not carried over).
+        kept = {k: v for k, v in saved.get("safeguards", {}).items() if k != "fail_after_steps"}
+        inv = {**saved, "safeguards": {**kept, **safeguards}, "max_steps": safeguards["max_steps"],
                "completed_at": None, "error": None}
     else:
         inv = create_initial_state(
@@ -84,6 +86,11 @@ def _plan(ctx: RunContext) -> Step | None:
     from casework.transactions.progress import investigation_record_progress
 
     inv = ctx.state["inv"]
+    fail_after = inv["safeguards"].get("fail_after_steps")
+    if fail_after is not None and inv["step_count"] >= fail_after:
+        # Chaos for the demo and tests only (set through initial_state, never by the API): the
+        # run fails here as it would on a crash, through the same path.
+        raise RuntimeError(f"Injected failure after {fail_after} planner steps (safeguard fail_after_steps).")
     pending = ctx.state.get("pending")
     if pending and pending["key"] in ctx.results:
         (_absorb_decision if pending["kind"] == "planner" else _absorb_tool)(ctx, inv, pending)

@@ -37,11 +37,6 @@ _PLAIN_CASES = {
         ("Admin rights on CRM for a temporary contractor", "critical"),
         ("Read access to Data Warehouse for an analyst", "low"),
     ],
-    "transaction_investigation": [
-        ("Card-not-present burst at an electronics merchant", "high"),
-        ("Small test charges before a large purchase", "critical"),
-        ("Cross-border ATM withdrawals within an hour", "medium"),
-    ],
     "release_risk": [
         ("Release v2.1.0: payment processing", "high"),
         ("Release v2.0.3: authentication fix", "medium"),

@@ -1,7 +1,102 @@
-"""Placeholder; replaced by the real demo loader."""
+"""The transaction demo: a generated card history (40 cards, about 3,400 transactions) and
+15 investigations run by the pipeline, in every status an investigator meets:
+
+- COMPLETED: card testing, card-not-present bursts, cloned cards, cash-outs, travel and
+  ordinary purchases, a new card with no history; several decided (fraud, not fraud,
+  inconclusive) with recommendations accepted and one rule promoted;
+- TIMED_OUT: one run with a 50 ms investigation timeout (it keeps what it found; resume it);
+- FAILED: one run made to fail after two planner steps (the safeguard fail_after_steps, a
+  failure injected for the demo; the error says so; resume it);
+- PENDING: one queued for the worker (`make run` starts one).
+The investigations run here, in this process, one after another (the decided ones first, so
+that the later ones find similar decided cases); the queued one is left to the worker.
+"""
 
 from __future__ import annotations
 
+from django.db import transaction
+
+from casework.transactions.demo_data import card_history, planted
+from casework.transactions.models import Investigation
+
+# (card, scenario, what happens after the run)
+SCENARIOS = [
+    ("CARD-1001", "card_testing", ("fraud", "Cardholder confirmed: the test charges and the laptop were not theirs.")),
+    ("CARD-1002", "cnp_burst", ("fraud", "Cardholder denies the jewellery orders; card reissued.")),
+    ("CARD-1003", "cloned_card", ("fraud", "Card was in the cardholder's wallet at home: skimmed and cloned.")),
+    ("CARD-1004", "travel", ("not_fraud", "Cardholder is on holiday in Portugal; confirmed by phone.")),
+    ("CARD-1005", "ordinary", ("not_fraud", "Regular grocery shopping.")),
+    ("CARD-1006", "big_ticket", ("inconclusive", "Cardholder unreachable; the purchase is plausible.")),
+    ("CARD-1007", "card_testing", None),
+    ("CARD-1008", "cnp_burst", None),
+    ("CARD-1009", "cloned_card", None),
+    ("CARD-1010", "cash_out", None),
+    ("CARD-1011", "travel", None),
+    ("CARD-1012", "big_ticket", "new_card"),
+    ("CARD-1013", "cash_out", "timed_out"),
+    ("CARD-1014", "cnp_burst", "failed"),
+    ("CARD-1015", "ordinary", "pending"),
+]
+CARDS = 40
+
+
+def demo_rows() -> tuple[list[dict], dict[str, str]]:
+    """Every demo transaction, and the investigated transaction id per card."""
+    rows, targets = [], {}
+    plans = {card: (kind, then) for card, kind, then in SCENARIOS}
+    for number in range(CARDS):
+        card = f"CARD-{1001 + number}"
+        kind, then = plans.get(card, (None, None))
+        history = [] if then == "new_card" else card_history(card, days=60, per_day=1.4)
+        rows += history
+        if kind:
+            scenario = planted(kind, card, history)
+            if not history:
+                scenario = [{**row, "home_country": "NL"} for row in scenario]
+            rows += scenario
+            targets[card] = scenario[-1]["transaction_id"]
+    return rows, targets
+
 
 def demo_load_transactions(*, users: dict) -> int:
-    return 0
+    """Import the history and run the investigations. Idempotent: nothing if any exists."""
+    from agents.models import AgentRun
+    from agents.tasks import run_pipeline
+    from casework.cases.services import case_assign, case_close
+    from casework.transactions.services import (
+        investigation_start,
+        recommendation_decide,
+        rule_promote,
+        transactions_import,
+    )
+
+    if Investigation.objects.exists():
+        return 0
+    rows, targets = demo_rows()
+    with transaction.atomic():
+        transactions_import(actor="system", rows=rows, via="demo")
+    alice, admin = users.get("alice"), users.get("admin")
+    created = 0
+    for card, _kind, then in SCENARIOS:
+        safeguards = {"timed_out": {"investigation_timeout_seconds": 0.05},
+                      "failed": {"fail_after_steps": 2}}.get(then if isinstance(then, str) else "", {})
+        with transaction.atomic():
+            investigation = investigation_start(actor="system", transaction_id=targets[card],
+                                                initial_state={"safeguards": safeguards} if safeguards else None)
+        created += 1
+        if then == "pending":
+            continue  # left queued for the worker
+        run = AgentRun.objects.filter(case=investigation.case).order_by("-id").first()
+        run_pipeline(run.pk)  # here, now (a worker that got the message first finds it claimed)
+        investigation.refresh_from_db()
+        if not isinstance(then, tuple) or investigation.status != Investigation.Status.COMPLETED or alice is None:
+            continue
+        outcome, reason = then
+        case = case_assign(actor=alice, case=investigation.case, assignee=alice)
+        for rec in investigation.recommendations.all()[:2]:
+            recommendation_decide(actor=alice, recommendation=rec, accept=outcome != "not_fraud")
+        rule = getattr(investigation, "rule_draft", None) if hasattr(investigation, "rule_draft") else None
+        if rule is not None and admin is not None and card == "CARD-1001":
+            rule_promote(actor=admin, rule=rule)
+        case_close(actor=alice, case=case, outcome=outcome, reason=reason)
+    return created

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from casework.cases.demo import DEMO_LOADERS
+from casework.cases.models import Decision
+from casework.transactions.demo import SCENARIOS, demo_load_transactions
+from casework.transactions.models import Investigation, RuleDraft, Transaction
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_seed_demo_uses_the_transactions_loader():
+    assert DEMO_LOADERS["transaction_investigation"] is demo_load_transactions
+
+
+def test_the_demo_runs_fifteen_investigations_in_every_status_once(alice, admin_user, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # as under `make run`: the loader runs them itself
+    assert demo_load_transactions(users={"alice": alice, "admin": admin_user}) == len(SCENARIOS) == 15
+
+    assert 3000 <= Transaction.objects.count() <= 5000
+    statuses = Counter(Investigation.objects.values_list("status", flat=True))
+    assert set(statuses) == {"COMPLETED", "TIMED_OUT", "FAILED", "PENDING"}, statuses
+    assert statuses["COMPLETED"] == 12
+    assert Counter(Decision.objects.values_list("outcome", flat=True)) == {"fraud": 3, "not_fraud": 2,
+                                                                          "inconclusive": 1}
+    assert RuleDraft.objects.filter(status="promoted").count() == 1
+    assert Transaction.objects.filter(is_fraud=True).count() == 3  # the three decided fraud
+    later = Investigation.objects.get(transaction__transaction_id__startswith="TX-1007")
+    assert any(m["outcome"] == "fraud" for m in later.state["similarity_results"]["matches"])
+    new_card = Investigation.objects.get(transaction__account__account_id="CARD-1012")
+    assert "similarity_tool" not in new_card.state["completed_steps"]
+
+    assert demo_load_transactions(users={"alice": alice}) == 0

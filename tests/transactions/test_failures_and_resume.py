@@ -1,0 +1,157 @@
+"""Tools that fail or time out, a context that cannot be loaded, a worker killed in the
+middle, the investigation timeout, resuming, and the seed's metrics on /metrics."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+
+import pytest
+from django.db import transaction
+
+from agents.models import AgentCall, AgentRun
+from agents.pipelines.transactions_agents import tools
+from agents.tasks import run_pipeline
+from casework.transactions.models import Investigation, ToolExecution
+from casework.transactions.services import investigation_resume
+from tests.transactions.conftest import investigate, load
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CALLS: Counter = Counter()
+_lock = threading.Lock()
+
+
+ORIGINAL = dict(tools.HANDLERS)
+
+
+def _counting(name: str, before=None):
+    def handler(args):
+        with _lock:
+            CALLS[name] += 1
+        if before is not None:
+            before()
+        return ORIGINAL[name](args)
+    return handler
+
+
+@pytest.fixture(autouse=True)
+def counted(monkeypatch):
+    """Count every tool's real executions (a killed or failed one included)."""
+    CALLS.clear()
+    for name in ORIGINAL:
+        monkeypatch.setitem(tools.HANDLERS, name, _counting(name))
+
+
+def replace(monkeypatch, name: str, before) -> None:
+    """The tool runs `before` first: it may fail, hang or kill the worker."""
+    monkeypatch.setitem(tools.HANDLERS, name, _counting(name, before))
+
+
+def executions(investigation) -> dict[str, ToolExecution]:
+    return {e.tool_name: e for e in ToolExecution.objects.filter(investigation=investigation)}
+
+
+def test_a_failed_tool_and_a_timed_out_tool_count_as_done_and_the_investigation_completes(monkeypatch, settings):
+    settings.TXN_TOOL_TIMEOUT_SECONDS = 0.3
+
+    def boom():
+        raise RuntimeError("similarity index unavailable")
+
+    replace(monkeypatch, "similarity_tool", boom)
+    replace(monkeypatch, "reasoning_tool", lambda: time.sleep(0.6))
+    investigation = investigate(load("card_testing"))
+
+    assert investigation.status == "COMPLETED", investigation.error
+    runs = executions(investigation)
+    assert runs["similarity_tool"].status == "FAILED"
+    assert "similarity index unavailable" in runs["similarity_tool"].error_message
+    assert runs["reasoning_tool"].status == "TIMED_OUT"
+    assert runs["reasoning_tool"].error_message == "Tool timed out after 0.3s"
+    assert CALLS["similarity_tool"] == 1 and CALLS["reasoning_tool"] == 1  # never retried in a loop
+    assert "recommendation_tool" in investigation.state["completed_steps"]
+
+
+def test_a_context_that_cannot_be_loaded_completes_at_once_as_inconclusive(monkeypatch):
+    def boom():
+        raise ConnectionError("transaction store unreachable")
+
+    replace(monkeypatch, "context_tool", boom)
+    investigation = investigate(load("ordinary"))
+
+    assert investigation.status == "COMPLETED"
+    assert investigation.state["completed_steps"] == ["context_tool"]
+    assert "context could not be loaded" in investigation.error and "unreachable" in investigation.error
+    assert investigation.summary == investigation.error
+    assert investigation.confidence_score == 0
+
+
+class Kill(BaseException):
+    """Stands for SIGKILL: nothing between the tool and the worker catches it."""
+
+
+def test_a_worker_killed_mid_investigation_resumes_with_one_execution_per_tool(monkeypatch):
+    dies = {"pattern_tool"}
+
+    def die_once():
+        if dies:
+            dies.clear()
+            raise Kill("worker killed")
+
+    replace(monkeypatch, "pattern_tool", die_once)
+    with pytest.raises(Kill), transaction.atomic():
+        from casework.transactions.services import investigation_start
+
+        investigation = investigation_start(actor="system", transaction_id=load("card_testing"))
+    run = AgentRun.objects.get(pipeline="transactions")
+    assert run.status == "running"
+    AgentRun.objects.filter(pk=run.pk).update(heartbeat_at=run.heartbeat_at.replace(year=2000))
+
+    run_pipeline.delay(run.pk)
+
+    run.refresh_from_db()
+    investigation = Investigation.objects.get(case=run.case)
+    assert run.status == "completed", run.error
+    assert investigation.status == "COMPLETED"
+    assert CALLS["context_tool"] == 1 and CALLS["pattern_tool"] == 2  # the killed run, then once more
+    assert Counter(ToolExecution.objects.filter(investigation=investigation)
+                   .values_list("tool_name", flat=True)) == Counter(investigation.state["completed_steps"])
+    assert len(investigation.state["completed_steps"]) == 6
+    assert AgentCall.objects.filter(run=run, kind="tool").count() == 6
+
+
+def test_the_investigation_timeout_keeps_partial_results_and_a_resume_finishes_it(monkeypatch, settings):
+    settings.TXN_INVESTIGATION_TIMEOUT_SECONDS = 0.4
+    replace(monkeypatch, "pattern_tool", lambda: time.sleep(0.5))
+    investigation = investigate(load("card_testing"))
+
+    assert investigation.status == "TIMED_OUT"
+    assert investigation.state["completed_steps"] == ["context_tool", "pattern_tool"]
+    assert investigation.state["pattern_results"]["flagged"]  # what it found is kept
+    assert set(executions(investigation)) == {"context_tool", "pattern_tool"}
+
+    settings.TXN_INVESTIGATION_TIMEOUT_SECONDS = 60
+    with transaction.atomic():
+        investigation_resume(actor="system", investigation=investigation)
+    investigation.refresh_from_db()
+
+    assert investigation.status == "COMPLETED", investigation.error
+    assert CALLS["context_tool"] == 1 and CALLS["pattern_tool"] == 1
+    assert ToolExecution.objects.filter(investigation=investigation).count() == 6
+    assert investigation.rule_draft is not None
+    from casework.errors import Conflict
+
+    with pytest.raises(Conflict):
+        investigation_resume(actor="system", investigation=investigation)
+
+
+def test_the_seed_metrics_appear_on_metrics(client, admin_user):
+    investigate(load("card_testing"))
+    client.force_login(admin_user)
+    body = client.get("/metrics").content.decode()
+
+    for name in ("ops_agent_planner_decisions_total", "ops_agent_tool_execution_latency_seconds_bucket",
+                 "ops_agent_investigation_steps_bucket", "ops_agent_investigation_completed_total"):
+        assert name in body, name
+    assert 'ops_agent_planner_decisions_total{selected_tool="context_tool",used_fallback="false"}' in body
