@@ -4,7 +4,9 @@ model sees (ToolNotFound, InvalidArguments, ToolExecution, ToolTimeout), never a
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
+import contextvars
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -70,33 +72,64 @@ class ToolRegistry:
         return [t.spec() for t in self._tools.values()]
 
     def execute(self, call: ToolCall) -> ToolResult:
+        """Run a tool call from synchronous code (the handler on a pool thread, with its timeout)."""
         started = time.perf_counter()
-
-        def result(success: bool, content: Any, error_type: str = "") -> ToolResult:
-            return ToolResult(call.id, call.name, success, content, error_type,
-                              int((time.perf_counter() - started) * 1000), call.arguments)
-
-        tool = self._tools.get(call.name)
-        if tool is None:
-            return result(False, f"No tool named {call.name!r}. Available: {', '.join(self._tools) or 'none'}.",
-                          "ToolNotFound")
-        if call.raw_arguments:
-            return result(False, f"Arguments are not valid JSON: {call.raw_arguments[:200]}", "InvalidArguments")
-        try:
-            args = tool.parameters.model_validate(call.arguments)
-        except PydanticValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
-            return result(False, f"Invalid arguments for {tool.name}: {problems}", "InvalidArguments")
+        tool, args, refused = self._prepare(call, started)
+        if refused is not None:
+            return refused
         future = _POOL.submit(_run_handler, tool.handler, args)
         try:
             value = future.result(timeout=tool.timeout)
         except concurrent.futures.TimeoutError:
-            return result(False, f"{tool.name} did not finish within {tool.timeout:g} s.", "ToolTimeout")
+            return _result(call, started, False, f"{tool.name} did not finish within {tool.timeout:g} s.",
+                           "ToolTimeout")
         except Exception as exc:  # noqa: BLE001 - a failing tool is reported to the model
-            return result(False, f"{tool.name} failed: {type(exc).__name__}: {exc}", "ToolExecution")
-        if isinstance(value, BaseModel):
-            value = value.model_dump(mode="json")
-        return result(True, value)
+            return _result(call, started, False, f"{tool.name} failed: {type(exc).__name__}: {exc}",
+                           "ToolExecution")
+        return _result(call, started, True, value)
+
+    async def aexecute(self, call: ToolCall) -> ToolResult:
+        """The same from the runtime's event loop: the handler runs on a pool thread (it may
+        use the database), the loop waits for it without blocking other requests."""
+        started = time.perf_counter()
+        tool, args, refused = self._prepare(call, started)
+        if refused is not None:
+            return refused
+        context = contextvars.copy_context()
+        future = _POOL.submit(context.run, _run_handler, tool.handler, args)
+        try:
+            value = await asyncio.wait_for(asyncio.wrap_future(future), timeout=tool.timeout)
+        except TimeoutError:
+            return _result(call, started, False, f"{tool.name} did not finish within {tool.timeout:g} s.",
+                           "ToolTimeout")
+        except Exception as exc:  # noqa: BLE001 - a failing tool is reported to the model
+            return _result(call, started, False, f"{tool.name} failed: {type(exc).__name__}: {exc}",
+                           "ToolExecution")
+        return _result(call, started, True, value)
+
+    def _prepare(self, call: ToolCall, started: float) -> tuple[Tool | None, BaseModel | None, ToolResult | None]:
+        """The tool and its validated arguments, or the result that refuses the call."""
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return None, None, _result(call, started, False, f"No tool named {call.name!r}. Available: "
+                                 f"{', '.join(self._tools) or 'none'}.", "ToolNotFound")
+        if call.raw_arguments:
+            return None, None, _result(call, started, False,
+                                       f"Arguments are not valid JSON: {call.raw_arguments[:200]}", "InvalidArguments")
+        try:
+            args = tool.parameters.model_validate(call.arguments)
+        except PydanticValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+            return None, None, _result(call, started, False, f"Invalid arguments for {tool.name}: {problems}",
+                                       "InvalidArguments")
+        return tool, args, None
+
+
+def _result(call: ToolCall, started: float, success: bool, content: Any, error_type: str = "") -> ToolResult:
+    if success and isinstance(content, BaseModel):
+        content = content.model_dump(mode="json")
+    return ToolResult(call.id, call.name, success, content, error_type,
+                      int((time.perf_counter() - started) * 1000), call.arguments)
 
 
 def _run_handler(handler: Callable[..., Any], args: BaseModel) -> Any:

@@ -11,6 +11,7 @@ from agents.llm.base import Message, ToolCall
 from agents.llm.tokens import estimate_messages_tokens, estimate_text_tokens
 from agents.runtime.agent import Agent
 from agents.runtime.context import SAFETY_MARGIN, budget_for, manage_context
+from agents.runtime.prompting import unfence_data
 from agents.runtime.runner import run_tool_loop
 from agents.runtime.tools import Tool
 from tests.fakes.llm_servers import json_answer, text, tool_calls
@@ -150,7 +151,7 @@ def test_the_tool_loop_prunes_old_pages_and_records_it(fake_openai, settings):
     last = fake_openai.requests[-1].messages
     assert [m["role"] for m in last[:2]] == ["system", "user"]
     assert len(last) < 2 + 2 * 5  # some pages were dropped ...
-    assert json.loads(last[-1]["content"])["page"] == 5  # ... the newest kept
+    assert unfence_data(last[-1]["content"])["page"] == 5  # ... the newest kept
 
 
 def test_the_summarise_strategy_asks_the_model_for_the_summary(fake_openai, settings):

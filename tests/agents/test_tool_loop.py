@@ -10,6 +10,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from agents.runtime.agent import Agent
+from agents.runtime.prompting import fence_data, unfence_data
 from agents.runtime.runner import run_agent, run_tool_loop
 from agents.runtime.tools import Tool
 from tests.fakes.llm_servers import FakeToolCall, error, text, tool_calls
@@ -105,10 +106,10 @@ def test_it_runs_tools_over_several_turns_until_the_final_tool(fake_openai):
     assert second[-2]["role"] == "assistant"
     assert second[-2]["tool_calls"][0]["id"] == "call_a"
     assert second[-1] == {"role": "tool", "tool_call_id": "call_a",
-                          "content": json.dumps(SUMMARIES["v2.1.0"])}
+                          "content": fence_data(SUMMARIES["v2.1.0"], label="tool-result:get_release_summary")}
     third = fake_openai.requests[2].messages
     assert [m["role"] for m in third] == ["system", "user", "assistant", "tool", "assistant", "tool"]
-    assert json.loads(third[-1]["content"])["failed"] == ["test_refund_rounding", "test_card_declined_retry"]
+    assert unfence_data(third[-1]["content"])["failed"] == ["test_refund_rounding", "test_card_declined_retry"]
 
 
 def test_it_can_end_with_a_json_answer_instead_of_a_final_tool(fake_openai):
@@ -133,7 +134,7 @@ def test_tool_failures_go_back_to_the_model_and_the_loop_goes_on(fake_openai):
 
     assert result.ok, result.error
     assert [c["error_type"] for c in result.tool_calls] == ["ToolNotFound", "InvalidArguments", "InvalidArguments", ""]
-    seen = [json.loads(r.messages[-1]["content"]) for r in fake_openai.requests[1:]]
+    seen = [unfence_data(r.messages[-1]["content"]) for r in fake_openai.requests[1:]]
     assert [s["error"] for s in seen] == ["ToolNotFound", "InvalidArguments", "InvalidArguments"]
     assert "severity" in seen[2]["message"]
     assert FILED == [REPORT]

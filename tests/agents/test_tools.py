@@ -3,13 +3,13 @@ result the model sees (ToolNotFound, InvalidArguments, ToolExecution, ToolTimeou
 
 from __future__ import annotations
 
-import json
 import time
 
 import pytest
 from pydantic import BaseModel, Field
 
 from agents.llm.base import ToolCall
+from agents.runtime.prompting import unfence_data
 from agents.runtime.tools import Tool, ToolRegistry
 
 
@@ -67,7 +67,7 @@ def test_valid_arguments_run_the_handler_and_a_model_result_is_dumped():
     assert outcome.success
     assert outcome.content == {"customer_id": "C-1", "chargebacks": 2}
     assert outcome.error_type == ""
-    assert json.loads(outcome.as_message_content()) == {"customer_id": "C-1", "chargebacks": 2}
+    assert unfence_data(outcome.as_message_content()) == {"customer_id": "C-1", "chargebacks": 2}
 
 
 def test_an_unknown_tool_is_tool_not_found_naming_the_ones_there_are():
@@ -76,7 +76,7 @@ def test_an_unknown_tool_is_tool_not_found_naming_the_ones_there_are():
     assert not outcome.success
     assert outcome.error_type == "ToolNotFound"
     assert "customer_history" in outcome.content
-    assert json.loads(outcome.as_message_content())["error"] == "ToolNotFound"
+    assert unfence_data(outcome.as_message_content())["error"] == "ToolNotFound"
 
 
 @pytest.mark.parametrize("arguments", [
