@@ -14,6 +14,14 @@ COLUMNS = ("transaction_id", "account_id", "card_last4", "amount", "currency", "
 REQUIRED = COLUMNS[:9] + ("occurred_at",)
 
 
+def error_lines(exc: ValidationError) -> list[str]:
+    """Each error with the line and field it names ("line 3: amount: ...")."""
+    if not hasattr(exc, "error_dict"):
+        return list(exc.messages)
+    return [message if key == "__all__" else f"{key}: {message}"
+            for key, messages in exc.message_dict.items() for message in messages]
+
+
 def import_csv(*, actor, text: str, via: str = "csv_upload"):
     """Parse and import a CSV file (header row first; line numbers count it as line 1)."""
     reader = csv.DictReader(io.StringIO(text))

@@ -35,9 +35,13 @@ def investigation_page(investigation: Investigation, user) -> dict:
     history = [{**row, "flagged": row["transaction_id"] in flagged} for row in load_history(txn)[:HISTORY_SHOWN]]
     reasoning = state.get("reasoning") or {}
     rule = RuleDraft.objects.filter(investigation=investigation).select_related("promoted_by").first()
+    stalled_run = _stalled_run(investigation)
     return {
         "investigation": investigation,
-        "active": investigation.status in ACTIVE,
+        "active": investigation.status in ACTIVE and stalled_run is None,
+        # The run ended (failed, e.g. an error writing results) while the investigation
+        # still says PENDING/IN_PROGRESS: show it as failed, with the run's error; resumable.
+        "stalled_run": stalled_run,
         "transaction": txn_row(txn) | {"account_id": txn.account.account_id, "card_last4": txn.card_last4,
                                        "home_country": txn.account.home_country},
         "history": history,
@@ -52,6 +56,17 @@ def investigation_page(investigation: Investigation, user) -> dict:
         "rule": rule,
         "may_promote": bool(user_roles(user) & {MANAGER, ADMIN}),
     }
+
+
+def _stalled_run(investigation: Investigation):
+    from agents.models import AgentRun
+
+    if investigation.status not in ACTIVE:
+        return None
+    latest = AgentRun.objects.filter(case_id=investigation.case_id, pipeline="transactions").order_by("-id").first()
+    if latest is None or latest.status in AgentRun.ACTIVE:
+        return None
+    return latest
 
 
 def rules_promoted() -> QuerySet[RuleDraft]:

@@ -15,7 +15,7 @@ from casework.cases.selectors import case_get_for_user
 from casework.errors import DomainError
 from casework.people.roles import investigator_required
 from casework.transactions import selectors, services
-from casework.transactions.data_io import import_csv
+from casework.transactions.data_io import error_lines, import_csv
 from casework.transactions.forms import InvestigationStartForm, RuleEditForm, TransactionImportForm
 from casework.transactions.models import Recommendation, RuleDraft
 
@@ -52,7 +52,7 @@ def index(request):
             messages.success(request, f"Imported {len(created)} transactions.")
             return redirect("transactions:index")
         except (ValidationError, UnicodeDecodeError) as exc:
-            import_form.add_error(None, exc.messages if isinstance(exc, ValidationError) else "Not UTF-8 text.")
+            import_form.add_error(None, error_lines(exc) if isinstance(exc, ValidationError) else "Not UTF-8 text.")
         status = 400
     elif request.method == "POST":
         status = 400

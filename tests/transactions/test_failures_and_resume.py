@@ -155,3 +155,27 @@ def test_the_seed_metrics_appear_on_metrics(client, admin_user):
                  "ops_agent_investigation_steps_bucket", "ops_agent_investigation_completed_total"):
         assert name in body, name
     assert 'ops_agent_planner_decisions_total{selected_tool="context_tool",used_fallback="false"}' in body
+
+
+def test_a_run_that_fails_while_writing_results_shows_as_failed_and_can_be_resumed(monkeypatch, alice_client):
+    from casework.transactions import progress
+
+    real = progress.investigation_complete
+
+    def broken(**kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(progress, "investigation_complete", broken)
+    investigation = investigate(load("card_testing"))
+    assert investigation.status == "IN_PROGRESS"
+    assert AgentRun.objects.get(case=investigation.case).status == "failed"
+
+    page = alice_client.get(f"/cases/{investigation.case.reference}/").content.decode()
+    assert "The run ended without finishing" in page and "disk full" in page and "Resume the investigation" in page
+
+    monkeypatch.setattr(progress, "investigation_complete", real)
+    alice_client.post(f"/transactions/cases/{investigation.case.reference}/resume/")
+    investigation.refresh_from_db()
+    assert investigation.status == "COMPLETED"
+    assert ToolExecution.objects.filter(investigation=investigation).count() == 6
+    assert CALLS["context_tool"] == 1 and CALLS["rule_draft_tool"] == 1
