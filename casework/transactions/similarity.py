@@ -12,7 +12,10 @@ bucket is within Hamming distance 1 of its own (6 of the 32 buckets, one indexed
 the exact distance for those in Python. The work per query is therefore bounded by
 CANDIDATE_LIMIT, not by the number of past investigations: with 100,000 spread over the 32
 buckets, about 19,000 fall in the 6 buckets, of which the newest 5,000 are scored
-(bench/txn_similarity.py measures it). Two investigations whose signals differ in two or more
+(bench/txn_similarity.py measures it: on SQLite, 100,000 investigations, a query takes 64 ms
+median and 198 ms p95, against 779 ms for a scan of every vector; most of it is decoding the
+candidates' JSON vectors). The price of the cap: in a bucket holding more than 5,000
+investigations, older ones are not considered. Two investigations whose signals differ in two or more
 ways are at least sqrt(2) apart and are never "similar" at MAX_DISTANCE anyway, so the bucket
 filter loses no match that would have been shown. Past a few million rows, or with richer
 vectors, this becomes an approximate index (pgvector's HNSW on PostgreSQL).
