@@ -40,3 +40,22 @@ def test_an_ordinary_purchase_skips_the_rule_draft(run_investigation):
     last = PlannerDecision.objects.filter(investigation=investigation).last()
     assert last.selected_tool == "COMPLETE" and "rule_draft_tool (severity" in last.reason
     assert not Investigation.objects.get(pk=investigation.pk).recommendations.filter(action="block_card").exists()
+
+
+def test_the_planner_and_each_tool_have_their_span_with_the_seed_attributes(run_investigation):
+    from agents.models import AgentRun
+    from audit.tracing import read_trace
+
+    investigation = run_investigation(load("card_testing"))
+    run = AgentRun.objects.get(case=investigation.case)
+    spans = read_trace(run.trace_id)
+    (pipeline,) = [s for s in spans if s["name"] == "pipeline.transactions"]
+    planners = [s for s in spans if s["name"] == "agent.planner"]
+    tools = {s["name"]: s for s in spans if s["name"].startswith("agent.tool.")}
+
+    assert [p["attributes"]["selected_tool"] for p in planners][-1] == "COMPLETE"
+    assert planners[0]["attributes"]["investigation_id"] == str(investigation.pk)
+    assert planners[0]["attributes"]["step_count"] == 1 and planners[0]["attributes"]["used_fallback"] is False
+    assert set(tools) == {f"agent.tool.{t}" for t in investigation.state["completed_steps"]}
+    assert "execution_time_ms" in tools["agent.tool.pattern_tool"]["attributes"]
+    assert {s["parent_id"] for s in [*planners, *tools.values()]} == {pipeline["span_id"]}
