@@ -95,13 +95,24 @@ def _out(investigation: Investigation, code=status.HTTP_200_OK) -> Response:
     return Response(InvestigationSerializer(investigation).data, status=code)
 
 
+class TransactionImportInputSerializer(serializers.Serializer):
+    transactions = serializers.ListField(child=serializers.DictField(), min_length=1,
+                                         max_length=services.MAX_TRANSACTIONS_PER_BATCH)
+
+
+class InvestigationStartInputSerializer(serializers.Serializer):
+    transaction_id = serializers.CharField(max_length=64)
+
+
+class RecommendationDecisionInputSerializer(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=["accept", "reject"])
+    note = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+
+
 class TransactionImportApi(APIView):
     permission_classes = [IsInvestigator]
     parser_classes = [JSONParser]
-
-    class InputSerializer(serializers.Serializer):
-        transactions = serializers.ListField(child=serializers.DictField(), min_length=1,
-                                             max_length=services.MAX_TRANSACTIONS_PER_BATCH)
+    InputSerializer = TransactionImportInputSerializer
 
     @extend_schema(operation_id="transactions_import", request=InputSerializer,
                    responses={201: OpenApiResponse(description="{\"created\": N}"),
@@ -118,9 +129,7 @@ class TransactionImportApi(APIView):
 class InvestigationStartApi(APIView):
     permission_classes = [IsInvestigator]
     parser_classes = [JSONParser]
-
-    class InputSerializer(serializers.Serializer):
-        transaction_id = serializers.CharField(max_length=64)
+    InputSerializer = InvestigationStartInputSerializer
 
     @extend_schema(operation_id="txn_investigations_start", request=InputSerializer,
                    responses={201: InvestigationSerializer, 400: E400, 401: E401, 403: E403,
@@ -161,10 +170,7 @@ class InvestigationResumeApi(APIView):
 class RecommendationDecideApi(APIView):
     permission_classes = [IsInvestigator]
     parser_classes = [JSONParser]
-
-    class InputSerializer(serializers.Serializer):
-        decision = serializers.ChoiceField(choices=["accept", "reject"])
-        note = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+    InputSerializer = RecommendationDecisionInputSerializer
 
     @extend_schema(operation_id="txn_recommendations_decide", request=InputSerializer,
                    responses={200: RecommendationSerializer, 400: E400, 401: E401, 403: E403, 404: E404,
