@@ -26,12 +26,6 @@ DEMO_USERS = [
 DEMO_LOADERS: dict[str, Callable[..., int]] = {}
 
 _PLAIN_CASES = {
-    "support_ticket": [
-        ("Refund not received after cancellation", "high"),
-        ("App crashes when uploading a receipt", "medium"),
-        ("Cannot change billing address", "low"),
-        ("Charged twice for March invoice", "critical"),
-    ],
     "access_change": [
         ("Write access to Payroll granted to j.devries", "high"),
         ("Admin rights on CRM for a temporary contractor", "critical"),

@@ -15,6 +15,7 @@ KEYWORD_CLASSES: dict[str, tuple[str, ...]] = {
     "security": (
         "hacked", "hack", "breach", "unauthorized", "unauthorised", "phishing", "compromised", "stolen",
         "suspicious login", "security", "leaked", "someone else logged", "2fa bypass", "malware",
+        "without authorization", "without authorisation", "without permission", "accessed our account",
         "seguridad", "hackeado", "sécurité", "piraté", "sicherheit", "gehackt", "segurança", "invadida",
     ),
     "outage": (
@@ -42,7 +43,7 @@ KEYWORD_CLASSES: dict[str, tuple[str, ...]] = {
     ),
     "technical": (
         "api", "login", "log in", "password", "error", "crash", "bug", "integration", "export", "import",
-        "upload", "sync", "webhook", "sso", "app", "install", "browser", "outage", "timeout", "2fa",
+        "upload", "sync", "webhook", "sso", "single sign-on", "mobile app", "install", "browser", "outage", "timeout", "2fa",
         "contraseña", "mot de passe", "passwort", "senha", "aplicación", "application",
     ),
     "question": (
@@ -89,9 +90,15 @@ def urgency_for(plan: str, classes: set[str]) -> tuple[str, str]:
 
 
 def ticket_type_for(classes: set[str]) -> str:
-    if classes & {"billing", "billing_error"}:
+    """A billing error is billing; something broken is technical even when it mentions an
+    invoice or a receipt; then the subject's words decide."""
+    if "billing_error" in classes:
         return "billing"
-    if classes & {"technical", "security", "outage", "disruption"}:
+    if classes & {"security", "outage", "disruption"}:
+        return "technical"
+    if "billing" in classes:
+        return "billing"
+    if "technical" in classes:
         return "technical"
     return "general"
 
