@@ -25,6 +25,7 @@ from casework.support import selectors, services
 from casework.support.models import Ticket, TicketMessage
 
 
+@extend_schema_serializer(component_name="SupportError")
 class ErrorSerializer(serializers.Serializer):
     detail = serializers.CharField()
     code = serializers.CharField(required=False)
@@ -45,6 +46,7 @@ CONFLICT = {409: OpenApiResponse(ErrorSerializer, description="The ticket's case
 
 # --- output -----------------------------------------------------------------------------
 
+@extend_schema_serializer(component_name="SupportTicketMessage")
 class MessageOutputSerializer(serializers.ModelSerializer):
     sent_by = serializers.CharField(source="sent_by.username", default=None)
 
