@@ -1,0 +1,40 @@
+"""A support ticket in a real browser: a customer's message arrives, the agent reads the
+triage, edits the suggested reply and sends it; the case closes as replied."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from casework.support.models import Ticket
+from tests.support.conftest import support_data  # noqa: F401 - fixture
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_message_arrives_and_the_agent_edits_and_sends_the_reply(page, log_in, alice, support_data):  # noqa: F811
+    log_in(page, "alice", "alice-pass-123", next_path="/support/messages/new/")
+    page.get_by_label("Customer").select_option("CUST-002")
+    page.get_by_label("Message").fill("The CSV export stopped working this morning, it fails with an error.")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Send").click()
+
+    ticket = Ticket.objects.get(customer__customer_id="CUST-002")
+    assert page.url.endswith(f"/cases/{ticket.case.reference}/")
+    expect(page.locator("#support-thread")).to_contain_text("The CSV export stopped working")
+    expect(page.locator("#support-customer")).to_contain_text("Pro")
+    expect(page.locator("#support-supervisor")).to_contain_text("technical specialist")
+    expect(page.locator("#support-result")).to_contain_text("route_specialist")
+    reply = page.locator("#support-reply")
+    expect(reply).to_have_value(ticket.suggested_reply)
+
+    reply.fill("Hello Piet,\n\nWe fixed the export on our side; please try again.\n\nBest regards")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Send reply").click()
+
+    expect(page.locator("#decision")).to_contain_text("Replied")
+    expect(page.locator("#support-thread")).to_contain_text("We fixed the export on our side")
+    ticket.refresh_from_db()
+    assert ticket.case.is_closed and ticket.lifecycle == "completed"
+    assert ticket.messages.filter(direction="agent", sent_by__username="alice").count() == 1
+    assert page.js_errors == []
