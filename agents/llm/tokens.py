@@ -11,6 +11,7 @@ little because budgets are about long conversations. The context manager keeps a
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -20,7 +21,9 @@ _PIECES = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 PER_MESSAGE_OVERHEAD = 4
 
 
+@functools.lru_cache(maxsize=2048)
 def estimate_text_tokens(text: str) -> int:
+    # Cached: every request of an agent repeats its system prompt, the longest text it sends.
     if not text:
         return 0
     by_chars = len(text) / 4
