@@ -80,6 +80,11 @@ def _intake_finish(ctx: RunContext) -> None:
 # --- triage -----------------------------------------------------------------------------
 
 def _triage_prepare(ctx: RunContext) -> None:
+    from agents.pipelines.support_agents.language import warm_up
+
+    # The offline translator detects the language on the event loop; the detector's models
+    # load on first use (about 3 s), so load them here, on this run's own thread, instead.
+    warm_up()
     ticket = ctx.case.support_ticket
     ctx.state["input_ticket_id"] = ticket.ticket_id
     ctx.state["input_customer"] = ticket.customer.as_lookup()

@@ -83,3 +83,38 @@ def test_kb_article_page_and_auto_sent_list(alice_client, alice, support_data, s
 def test_pages_need_an_investigator(client, mona, support_data):
     client.force_login(mona)
     assert client.get("/support/").status_code == 403
+
+
+def test_the_triage_block_polls_while_a_run_is_active_and_reloads_the_page_when_it_ends(
+        alice_client, alice, support_data, monkeypatch):
+    from agents.models import AgentRun
+    from agents.tasks import run_pipeline
+    from casework.support.services import ticket_triage
+
+    _, ticket = send(alice, "CUST-002", "The CSV export stopped working, it fails with an error.")
+    monkeypatch.setattr(run_pipeline, "delay", lambda run_id: None)  # the message to the worker is lost
+    ticket_triage(actor=alice, ticket=ticket)
+    assert AgentRun.objects.filter(case=ticket.case, status="queued").exists()
+    page = alice_client.get(f"/cases/{ticket.case.reference}/").content.decode()
+    assert f'hx-get="/support/tickets/{ticket.ticket_id}/triage/?was_running=1"' in page
+    AgentRun.objects.filter(case=ticket.case, status="queued").update(status="completed")
+    poll = alice_client.get(f"/support/tickets/{ticket.ticket_id}/triage/?was_running=1", HTTP_HX_REQUEST="true")
+    assert poll.status_code == 200 and poll["HX-Refresh"] == "true"
+
+
+def test_the_sla_clock_follows_the_plan_targets(alice, support_data, settings):
+    from datetime import timedelta
+
+    from casework.support.selectors import sla_clock
+
+    settings.SUPPORT_SLA = {"free": {"first_response_minutes": 60, "resolution_hours": 24},
+                            "pro": {"first_response_minutes": 30, "resolution_hours": 8},
+                            "enterprise": {"first_response_minutes": 15, "resolution_hours": 4}}
+    _, ticket = send(alice, "CUST-001", "We were charged twice for the March invoice.")
+    clock = sla_clock(ticket, now=ticket.created_at + timedelta(minutes=10))
+    assert clock.next_label == "first response" and clock.minutes_left == 5 and not clock.breached
+    late = sla_clock(ticket, now=ticket.created_at + timedelta(minutes=20))
+    assert late.breached and late.minutes_left == -5
+    ticket.first_response_at = ticket.created_at + timedelta(minutes=12)
+    answered = sla_clock(ticket, now=ticket.created_at + timedelta(hours=5))
+    assert answered.next_label == "resolution" and answered.breached and not answered.first_response_breached

@@ -43,3 +43,12 @@ def detect_language(text: str) -> str:
     if letters < MIN_LETTERS and code not in ("th", "ja", "zh", "ru"):
         return "en"
     return code
+
+
+def warm_up() -> None:
+    """Build the detector and load its models now (once per process), when the offline
+    provider will need them; a model provider never does."""
+    from django.conf import settings
+
+    if settings.LLM_PROVIDER == "offline":
+        detect_language("Warming up the language models of this process.")
