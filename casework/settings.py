@@ -366,7 +366,7 @@ if LLM_PROVIDER not in ("offline", "openai", "gemini", "anthropic"):
     raise ImproperlyConfigured(f"LLM_PROVIDER={LLM_PROVIDER!r}: use offline, openai, gemini or anthropic.")
 LLM_MODEL = env("LLM_MODEL", default="")
 LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60.0)
-LLM_MAX_CONCURRENCY = env.int("LLM_MAX_CONCURRENCY", default=8)
+LLM_MAX_CONCURRENCY = env.int("LLM_MAX_CONCURRENCY", default=64)
 LLM_RATE_LIMIT_RETRIES = env.int("LLM_RATE_LIMIT_RETRIES", default=3)
 LLM_RETRY_INITIAL_DELAY = env.float("LLM_RETRY_INITIAL_DELAY", default=1.0)
 LLM_RETRY_MAX_DELAY = env.float("LLM_RETRY_MAX_DELAY", default=60.0)
