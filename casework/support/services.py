@@ -17,6 +17,7 @@ The flow of a message (seed 001, "Pre-Workflow" and "Post-Workflow"):
 
 from __future__ import annotations
 
+import re
 import secrets
 import string
 
@@ -37,6 +38,20 @@ MESSAGE_MAX_LENGTH = 10_000
 ACCEPTED_CONFIDENCE = ("high", "medium")
 _TICKET_ALPHABET = string.ascii_uppercase + string.digits
 PRIORITY_FOR_URGENCY = {"critical": "critical", "high": "high", "medium": "medium", "low": "low"}
+
+
+LANGUAGE_NAMES = {"english": "en", "spanish": "es", "french": "fr", "german": "de", "portuguese": "pt",
+                  "italian": "it", "dutch": "nl", "thai": "th", "japanese": "ja", "chinese": "zh", "russian": "ru"}
+
+
+def language_code(value: str) -> str:
+    """A short lower-case code for what a model called the language ("pt", "pt-BR",
+    "Portuguese (Brazil)" -> "pt-br", "pt-br", "pt")."""
+    value = (value or "").strip().lower()
+    first = re.split(r"[^a-z]+", value)[0] if value else ""
+    if first in LANGUAGE_NAMES:
+        return LANGUAGE_NAMES[first]
+    return re.sub(r"[^a-z-]", "", value)[:8]
 
 
 def new_ticket_id() -> str:
@@ -195,12 +210,18 @@ def ticket_apply_triage(*, actor, ticket: Ticket, triage: dict) -> Ticket:
     from casework.cases.services import case_set_priority, case_set_status
 
     ticket = Ticket.objects.select_for_update(of=("self",)).select_related("case", "customer").get(pk=ticket.pk)
+    if (ticket.triage.get("run") or 0) > (triage.get("run") or 0):
+        # A newer run (a follow-up's) finished first: an older triage does not overwrite it.
+        audit_record(actor=actor, action="support.triage_superseded", case=ticket.case, obj=ticket,
+                     data={"run": triage.get("run"), "kept": ticket.triage.get("run")})
+        return ticket
     result = triage.get("result") or {}
     info = result.get("extracted_info") or {}
     now = timezone.now()
     ticket.triage = triage
     ticket.triaged_at = now
-    ticket.language = (triage.get("translation") or {}).get("original_language") or info.get("language") or ""
+    language = (triage.get("translation") or {}).get("original_language") or info.get("language") or ""
+    ticket.language = language_code(language)
     ticket.urgency = result.get("urgency") or ""
     ticket.ticket_type = (triage.get("supervisor") or {}).get("ticket_type") or info.get("product_area") or ""
     if ticket.ticket_type not in ("billing", "technical", "general"):

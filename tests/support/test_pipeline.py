@@ -219,3 +219,27 @@ def test_a_model_naming_articles_it_never_found_has_them_dropped_and_is_not_auto
     assert ticket.triage["result"]["relevant_articles"] == []
     assert ticket.recommended_action == "route_specialist"
     assert ticket.triage["guards"]
+
+
+def test_an_older_triage_finishing_last_does_not_overwrite_a_newer_one(alice, support_data):
+    from casework.support.services import ticket_apply_triage
+
+    _, ticket = send(alice, "CUST-002", "The CSV export stopped working, it fails with an error.")
+    ticket.refresh_from_db()
+    newest = ticket.triage["run"]
+    stale = {**ticket.triage, "run": newest - 1, "result": {**ticket.triage["result"], "urgency": "low"}}
+    ticket_apply_triage(actor="agent:support", ticket=ticket, triage=stale)
+    ticket.refresh_from_db()
+    assert ticket.triage["run"] == newest and ticket.urgency == "high"
+
+
+def test_a_long_language_name_from_a_model_is_kept_short(alice, support_data):
+    from casework.support.services import ticket_apply_triage
+
+    _, ticket = send(alice, "CUST-002", "The CSV export stopped working, it fails with an error.")
+    ticket.refresh_from_db()
+    triage = {**ticket.triage, "run": ticket.triage["run"] + 1,
+              "translation": {**ticket.triage["translation"], "original_language": "Portuguese (Brazil)"}}
+    ticket_apply_triage(actor="agent:support", ticket=ticket, triage=triage)
+    ticket.refresh_from_db()
+    assert ticket.language == "pt"
