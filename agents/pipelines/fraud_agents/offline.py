@@ -31,17 +31,15 @@ from agents.pipelines.fraud_agents.inputs import (
     build_transaction_input,
     normalise_outcome,
 )
+from casework.fraud.thresholds import GEO_BANDS, IDENTITY_BANDS, NETWORK_CLUSTER_BANDS, TRANSACTION_BANDS
 
 SIGNATURE = "Produced by the offline rule-based analyst (deterministic rules, no language model)."
 
-# Orchestrator bands on the transaction anomaly score.
-TRANSACTION_HIGH = 0.60
-TRANSACTION_MEDIUM = 0.35
-# Identity and geo bands on their rule scores.
-IDENTITY_HIGH, IDENTITY_MEDIUM = 0.65, 0.35
-GEO_HIGH, GEO_MEDIUM = 0.60, 0.30
-# Network bands on the cluster size (accounts sharing a device or IP with this one).
-NETWORK_HIGH_CLUSTER, NETWORK_MEDIUM_CLUSTER = 6, 3
+# The bands come from the one threshold table the scorer and the case page use too.
+TRANSACTION_HIGH, TRANSACTION_MEDIUM = TRANSACTION_BANDS
+IDENTITY_HIGH, IDENTITY_MEDIUM = IDENTITY_BANDS
+GEO_HIGH, GEO_MEDIUM = GEO_BANDS
+NETWORK_HIGH_CLUSTER, NETWORK_MEDIUM_CLUSTER = NETWORK_CLUSTER_BANDS
 LEVEL_POINTS = {"low": 0, "medium": 1, "high": 2}
 
 

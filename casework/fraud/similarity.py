@@ -1,0 +1,110 @@
+"""Similarity maths: which past confirmed-fraud cases look like this alert, by their features.
+
+`similar_confirmed_cases` finds the past cases decided as confirmed fraud whose alerts look
+most like this one, by their 13 features:
+
+1. Each feature is put on a comparable scale: money, counts, days and ratios through
+   log1p (a deposit total of 10,000 vs 20,000 differs as much as 100,000 vs 200,000), the
+   face-match score and the VPN percentage as they are; then each is divided by a fixed
+   reference spread (`Feature.scale` in features.py: the standard deviation of the
+   transformed feature over the demo population, rounded).
+2. The distance is Euclidean over those 13 standardised values.
+3. A case is similar when its distance is at most SIMILAR_MAX_DISTANCE (3.0). On the
+   demo population 93% of pairs of the same fraud pattern fall within it, and 0.2% of
+   pairs across patterns or between fraud and legitimate accounts.
+
+Fixed reference spreads rather than spreads recomputed from the current data: the
+distance between two alerts then never changes because other cases were decided, the
+threshold means the same on the first day as after a year, and it works with a single
+confirmed case.
+
+The distances are computed in Python over the features of every confirmed-fraud alert,
+one query fetching 13 numbers per alert: a few milliseconds for thousands of confirmed
+cases. Past roughly 100,000 confirmed cases this wants a vector index (pgvector) instead.
+"""
+
+from __future__ import annotations
+
+import math
+
+from django.db.models import QuerySet
+
+from casework.fraud.features import FEATURE_NAMES, FEATURES
+from casework.fraud.models import Alert, KnowledgePattern
+
+SIMILAR_MAX_DISTANCE = 3.0
+CONFIRMED_FRAUD = "confirmed_fraud"
+
+
+def _alerts() -> QuerySet[Alert]:
+    return Alert.objects.select_related("account", "case", "case__assignee")
+
+
+def _vector(values) -> list[float]:
+    return [feature.transform(value) / feature.scale for feature, value in zip(FEATURES, values, strict=True)]
+
+
+def feature_distance(a: dict, b: dict) -> float:
+    """Distance between two alerts' features (dicts or Alerts' `.features`)."""
+    return math.dist(_vector([a[n] for n in FEATURE_NAMES]), _vector([b[n] for n in FEATURE_NAMES]))
+
+
+def _confirmed_fraud_alerts(alert: Alert) -> QuerySet[Alert]:
+    return (
+        Alert.objects.filter(
+            case__case_type="fraud_alert",
+            case__decisions__outcome=CONFIRMED_FRAUD,
+            case__decisions__final=True,
+        )
+        .exclude(case_id=alert.case_id)
+        .distinct()
+    )
+
+
+def _distances(alert: Alert, max_distance: float) -> list[tuple[int, float]]:
+    """(alert id, distance) of every confirmed-fraud alert within max_distance, nearest first."""
+    origin = _vector([getattr(alert, name) for name in FEATURE_NAMES])
+    near = []
+    for pk, *values in _confirmed_fraud_alerts(alert).values_list("pk", *FEATURE_NAMES).iterator(chunk_size=2000):
+        distance = math.dist(origin, _vector(values))
+        if distance <= max_distance:
+            near.append((pk, distance))
+    near.sort(key=lambda item: (item[1], item[0]))
+    return near
+
+
+def similar_confirmed_cases(
+    alert: Alert, *, limit: int = 5, max_distance: float = SIMILAR_MAX_DISTANCE,
+) -> list[tuple[Alert, float]]:
+    """The nearest past alerts whose cases were decided as confirmed fraud, with distances."""
+    near = _distances(alert, max_distance)[:limit]
+    alerts = _alerts().in_bulk([pk for pk, _ in near])
+    return [(alerts[pk], round(distance, 3)) for pk, distance in near]
+
+
+def similar_confirmed_count(alert: Alert, *, max_distance: float = SIMILAR_MAX_DISTANCE) -> int:
+    """How many past confirmed-fraud cases are similar to this alert."""
+    return len(_distances(alert, max_distance))
+
+
+def similar_confirmed(alert: Alert, *, limit: int = 5, pattern_limit: int = 3,
+                      max_distance: float = SIMILAR_MAX_DISTANCE) -> tuple[list[tuple[Alert, float]], int,
+                                                                          list[KnowledgePattern]]:
+    """Nearest cases, their count and their patterns from ONE scan of the confirmed-fraud
+    alerts (the pipeline needs all three for every alert)."""
+    near = _distances(alert, max_distance)
+    alerts = _alerts().in_bulk([pk for pk, _ in near[:limit]])
+    cases = [(alerts[pk], round(distance, 3)) for pk, distance in near[:limit]]
+    wanted = [a.case_id for a, _ in cases[:pattern_limit]]
+    found = {p.case_id: p for p in KnowledgePattern.objects.select_related("case", "account")
+             .filter(case_id__in=wanted)}
+    return cases, len(near), [found[case_id] for case_id in wanted if case_id in found]
+
+
+def similar_confirmed_patterns(alert: Alert, *, limit: int = 3) -> list[KnowledgePattern]:
+    """The knowledge patterns captured on the nearest similar confirmed-fraud cases, nearest
+    first (for outcome_similarity's explanation and the Similar Cases tab)."""
+    near = [similar.case_id for similar, _ in similar_confirmed_cases(alert, limit=limit)]
+    found = {p.case_id: p for p in KnowledgePattern.objects.select_related("case", "account")
+             .filter(case_id__in=near)}
+    return [found[case_id] for case_id in near if case_id in found]
