@@ -45,8 +45,18 @@ TEMPLATES = {
 }
 
 
+AREAS = {
+    "es": {"billing": "facturación", "technical": "soporte técnico", "general": "atención general"},
+    "fr": {"billing": "facturation", "technical": "technique", "general": "service client"},
+    "de": {"billing": "Abrechnung", "technical": "Technik", "general": "Kundenservice"},
+    "pt": {"billing": "faturamento", "technical": "suporte técnico", "general": "atendimento"},
+    "th": {"billing": "การเรียกเก็บเงิน", "technical": "เทคนิค", "general": "บริการทั่วไป"},
+}
+
+
 def reply_for(action: str, *, language: str, area: str, article: dict | None, name: str = "") -> str:
     t = TEMPLATES.get(language, TEMPLATES["en"])
+    area = AREAS.get(language, {}).get(area, area)
     first = (" " + name.split()[0]) if name else ""
     parts = [t["hello"].format(name=first)]
     if action == "auto_respond" and article:
