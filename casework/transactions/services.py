@@ -99,7 +99,10 @@ def investigation_start(*, actor, transaction_id: str, initial_state: dict | Non
     under an open investigation is a Conflict naming that case. `initial_state` may carry
     safeguards for this investigation (max_steps, timeouts), e.g. from the demo.
     """
-    txn = Transaction.objects.select_related("account").filter(transaction_id=transaction_id).first()
+    # The transaction's row lock makes two concurrent starts for it take turns, so the second
+    # sees the first's open investigation.
+    txn = (Transaction.objects.select_for_update(of=("self",)).select_related("account")
+           .filter(transaction_id=transaction_id).first())
     if txn is None:
         raise Http404(f"No transaction {transaction_id!r}.")
     open_one = (Investigation.objects.select_related("case").filter(transaction=txn)
