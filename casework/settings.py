@@ -63,8 +63,10 @@ INSTALLED_APPS = [
     "casework.fraud",
     "casework.transactions",
     "casework.support",
+    "casework.releases",
     "casework.ops",
     "agents",
+    "agents.chat",
 ]
 
 MIDDLEWARE = [
@@ -289,6 +291,30 @@ TXN_PLANNER_TIMEOUT_SECONDS = env.float("TXN_PLANNER_TIMEOUT_SECONDS", default=1
 if TXN_MAX_STEPS < 1 or min(TXN_TOOL_TIMEOUT_SECONDS, TXN_INVESTIGATION_TIMEOUT_SECONDS,
                             TXN_PLANNER_TIMEOUT_SECONDS) <= 0:
     raise ImproperlyConfigured("TXN_MAX_STEPS must be at least 1 and the TXN_*_TIMEOUT_SECONDS positive.")
+
+# --- Release risk (seed 004: agents/pipelines/releases.py) ----------------------------
+# The detective's severity thresholds (its offline analyst applies them; its prompt quotes
+# them to a model). Error rates are fractions (0.05 = 5 %), p95 response times milliseconds.
+# A failed test is critical when marked so or in one of RELEASE_CRITICAL_AREAS; a change is
+# risky when its text contains one of RELEASE_RISKY_CHANGES (case-insensitive).
+RELEASE_ERROR_RATE_HIGH = env.float("RELEASE_ERROR_RATE_HIGH", default=0.05)
+RELEASE_ERROR_RATE_MEDIUM = env.float("RELEASE_ERROR_RATE_MEDIUM", default=0.01)
+RELEASE_P95_HIGH_MS = env.float("RELEASE_P95_HIGH_MS", default=1000.0)
+RELEASE_P95_MEDIUM_MS = env.float("RELEASE_P95_MEDIUM_MS", default=400.0)
+RELEASE_CRITICAL_AREAS = [a.lower() for a in env.list(
+    "RELEASE_CRITICAL_AREAS", default=["payments", "payment", "auth", "authentication", "security", "checkout"])]
+RELEASE_RISKY_CHANGES = [w.lower() for w in env.list(
+    "RELEASE_RISKY_CHANGES", default=["payment", "auth", "security", "migration", "schema"])]
+RELEASE_TOOL_TIMEOUT_SECONDS = env.float("RELEASE_TOOL_TIMEOUT_SECONDS", default=10.0)
+if not 0 <= RELEASE_ERROR_RATE_MEDIUM <= RELEASE_ERROR_RATE_HIGH <= 1:
+    raise ImproperlyConfigured("Need 0 <= RELEASE_ERROR_RATE_MEDIUM <= RELEASE_ERROR_RATE_HIGH <= 1.")
+if not 0 <= RELEASE_P95_MEDIUM_MS <= RELEASE_P95_HIGH_MS or RELEASE_TOOL_TIMEOUT_SECONDS <= 0:
+    raise ImproperlyConfigured("Need 0 <= RELEASE_P95_MEDIUM_MS <= RELEASE_P95_HIGH_MS and a positive "
+                               "RELEASE_TOOL_TIMEOUT_SECONDS.")
+# "Ask the agent" (agents/chat): how many earlier messages of a conversation go to the model
+# (the context manager prunes further when the window is small) and the per-answer tool-call cap.
+CHAT_HISTORY_MESSAGES = env.int("CHAT_HISTORY_MESSAGES", default=40)
+CHAT_MAX_TOOL_CALLS = env.int("CHAT_MAX_TOOL_CALLS", default=6)
 
 # --- Agent runs (agents/tasks.py, agents/runtime/pipeline.py) --------------------------
 # The database says which runs need a worker; a broker message only wakes one, and can be

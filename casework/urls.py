@@ -6,6 +6,8 @@
 /access/          access changes: employee links, manager inbox, notifications   casework/access/urls.py
 /support/         support tickets: queue with SLA clocks, logging a message, auto-sent replies   casework/support/urls.py
 /transactions/    transaction investigations: start, import, promoted rules   casework/transactions/urls.py
+/releases/        release risk: releases posted by CI, the detective's reports   casework/releases/urls.py
+/cases/<ref>/ask/ "Ask the agent" on every case page              agents/chat/urls.py
 /api/             REST API (OpenAPI at /api/schema/, Swagger at /api/docs/)
 /admin/           reference data and read-only audit entries
 /healthz /metrics operations                                     casework/ops/views.py
@@ -27,6 +29,7 @@ api_urlpatterns = [
     path("", include("casework.access.api_urls")),
     path("", include("casework.support.api_urls")),
     path("", include("casework.transactions.api_urls")),
+    path("", include("casework.releases.api_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
 ]
@@ -40,6 +43,8 @@ urlpatterns = [
     path("access/", include("casework.access.urls")),
     path("support/", include("casework.support.urls")),
     path("transactions/", include("casework.transactions.urls")),
+    path("releases/", include("casework.releases.urls")),
+    path("cases/", include("agents.chat.urls")),
     path("cases/", include("agents.urls")),
     path("api/", include(api_urlpatterns)),
     path("admin/", admin.site.urls),

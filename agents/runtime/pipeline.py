@@ -367,6 +367,8 @@ def _save_step(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, Agent
             "error": result.error, "error_type": result.error_type, "call_id": call.pk,
             "latency_ms": result.latency_ms, "attempts": result.attempts, "input_tokens": result.input_tokens,
             "output_tokens": result.output_tokens, **({"tool": True} if spec.tool else {}),
+            # The tool loop's prunings of its context, kept with the result they shaped.
+            **({"context_events": result.context_events} if result.context_events else {}),
         }
         run.input_tokens += result.input_tokens
         run.output_tokens += result.output_tokens

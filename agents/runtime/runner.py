@@ -201,13 +201,17 @@ async def arun_agent(agent: Agent, input_data: dict, *, provider: Provider | Non
 
 async def arun_tool_loop(agent: Agent, input_data: dict, *, provider: Provider | None = None,
                          policy: RetryPolicy | None = None, max_turns: int = 8, max_tool_calls: int = 16,
-                         context_strategy: str = "truncate", metadata: dict | None = None) -> AgentResult:
+                         context_strategy: str = "truncate", metadata: dict | None = None,
+                         history: list[Message] | None = None) -> AgentResult:
     """Call, run the tools asked for, return their results, call again (seed 004, section 5).
 
     Ends with the model's final JSON answer, or with the agent's final tool (whose validated
     arguments are the output), or with an error once max_turns or max_tool_calls is reached.
+    `history` (a conversation's earlier turns and its new question) follows the fenced input;
+    the context manager keeps the system prompt and the input and prunes the history first.
     """
     call, result, messages = _start(agent, input_data, provider, policy, metadata)
+    messages += history or []
     registry = ToolRegistry(agent.tools)
     tracer = get_tracer()
     started = time.perf_counter()

@@ -1,0 +1,59 @@
+"""Conversations with a case's agent (seed 004's send_message / get_history / get_context /
+new_conversation): one open conversation per case and user, its messages, and for each answer
+what the model saw (tokens in the window, the budget, every pruning) and its trace."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Conversation(models.Model):
+    case = models.ForeignKey("cases.Case", on_delete=models.CASCADE, related_name="conversations")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations")
+    # A new conversation closes the open one (kept, and readable in the audit trail).
+    is_open = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["case", "user"], condition=Q(is_open=True),
+                                    name="one_open_conversation_per_case_and_user"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Conversation #{self.pk} on case {self.case_id} with {self.user_id}"
+
+
+class ChatMessage(models.Model):
+    class Role(models.TextChoices):
+        USER = "user", "User"
+        ASSISTANT = "assistant", "Agent"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(max_length=10, choices=Role.choices)
+    content = models.TextField()
+    # An answer's record: provider, model, tokens, window and budget, pruning, tools, trace.
+    provider = models.CharField(max_length=40, blank=True)
+    model = models.CharField(max_length=80, blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    window_tokens = models.PositiveIntegerField(default=0)
+    budget_tokens = models.PositiveIntegerField(default=0)
+    context_events = models.JSONField(default=list, blank=True)
+    tool_calls = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+    trace_id = models.CharField(max_length=32, blank=True)
+    latency_ms = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(role__in=["user", "assistant"]), name="chatmessage_role_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:40]}"

@@ -1,0 +1,102 @@
+"""The case's agent, offline: a fixed set of intents answered from the case's stored results
+(the fenced context it was given), and a plain "this needs a language model" for the rest."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from agents.chat.assistant import ASSISTANT_ID
+from agents.llm.offline_registry import offline_analyst
+
+NEEDS_LLM = ("That question needs a language model. Without one (LLM_PROVIDER=offline) I answer three "
+             "kinds of question from this case's stored results: what was found, why this severity or "
+             "priority, and which tools ran.")
+HELP = "Ask me what was found, why this severity (or priority), or which tools ran."
+INTENTS = [
+    ("tools", re.compile(r"\btools?\b|\bcall(s|ed)?\b|\bran\b|\bsteps?\b", re.I)),
+    ("why", re.compile(r"\bwhy\b|severity|\brisk|priorit|\brated?\b|\bscore", re.I)),
+    ("found", re.compile(r"found|finding|result|what (did|was|were)|summar|conclu|recommend", re.I)),
+    ("help", re.compile(r"^\s*(hi|hello|help)\b|what can you", re.I)),
+]
+SKIP_PREFIXES = ("<case-data", "Summary of the earlier conversation", "Finish by calling")
+KEYS = ("summary", "findings", "concerns", "message", "reasoning", "recommendation", "recommended_action",
+        "severity", "risk_level", "risk_score", "decision", "category")
+
+
+def question_of(messages) -> str:
+    for message in reversed(messages or []):
+        if message.role == "user" and not message.content.startswith(SKIP_PREFIXES):
+            return message.content
+    return ""
+
+
+def intent_of(question: str) -> str:
+    return next((name for name, pattern in INTENTS if pattern.search(question)), "")
+
+
+def _text(value) -> str:
+    if isinstance(value, list):
+        return "; ".join(_text(v) for v in value[:6])
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)[:300]
+    return str(value)[:400]
+
+
+def _agent_lines(data: dict, keys=KEYS) -> list[str]:
+    lines = []
+    for run in data.get("agent_runs", []):
+        for entry in run["results"].values():
+            output = entry.get("output")
+            if entry.get("error"):
+                lines.append(f"{entry['agent']} ({run['pipeline']}) failed: {entry['error'][:200]}")
+            elif isinstance(output, dict):
+                picked = [f"{k}: {_text(output[k])}" for k in keys if output.get(k) not in (None, "", [])]
+                if picked:
+                    lines.append(f"{entry['agent']}: " + " | ".join(picked[:3]))
+    return lines
+
+
+def found(data: dict) -> str:
+    report = (data.get("record") or {}).get("risk_report")
+    if report:
+        return (f"The detective filed {report['report_id']} ({report['severity']}). Findings: "
+                + " ".join(f"- {f}" for f in report["findings"]))
+    lines = _agent_lines(data)
+    return ("From the agents' results: " + " ".join(f"- {line}" for line in lines[:8])) if lines else \
+        "No agent has reported anything on this case yet."
+
+
+def why(data: dict) -> str:
+    record = data.get("record") or {}
+    report = record.get("risk_report")
+    if report:
+        parts = [f"The release is rated {report['severity']} because:"] + [f"- {f}" for f in report["findings"]]
+        if report.get("adjusted_from"):
+            parts.append(f"It was filed as {report['adjusted_from']} and raised, as data was missing.")
+        return " ".join(parts)
+    if record.get("assessment_error"):
+        return f"There is no severity: the detective failed ({record['assessment_error']})."
+    case = data["case"]
+    lines = _agent_lines(data, keys=("severity", "risk_level", "risk_score", "priority", "reasoning", "summary"))
+    return (f"The case's priority is {case['priority']}. " + " ".join(f"- {line}" for line in lines[:6])).strip()
+
+
+def tools_ran(data: dict) -> str:
+    parts = []
+    for run in data.get("agent_runs", []):
+        calls = [f"{c['tool']}({', '.join(f'{k}={v}' for k, v in (c['arguments'] or {}).items())})"
+                 + ("" if c["ok"] else " failed") for c in run.get("tool_calls", [])]
+        agents = sorted({e["agent"] for e in run["results"].values()})
+        parts.append(f"{run['pipeline']} run ({run['status']}): agents {', '.join(agents) or 'none'}; tools "
+                     + (", ".join(calls) if calls else "none") + ".")
+    return " ".join(parts) or "No agent run has happened on this case yet."
+
+
+@offline_analyst(ASSISTANT_ID)
+def case_assistant(data: dict, messages=None) -> dict:
+    intent = intent_of(question_of(messages))
+    answer = {"found": found, "why": why, "tools": tools_ran}.get(intent)
+    if answer is not None:
+        return {"answer": answer(data)}
+    return {"answer": HELP if intent == "help" else NEEDS_LLM}

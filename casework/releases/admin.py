@@ -1,0 +1,33 @@
+"""Admin: releases and their reports are read here; CI posts them and the detective files them."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from casework.releases.models import Release, ReleaseTest, RiskReport
+
+
+class ReleaseTestInline(admin.TabularInline):
+    model = ReleaseTest
+    extra = 0
+
+
+@admin.register(Release)
+class ReleaseAdmin(admin.ModelAdmin):
+    list_display = ["release_id", "version", "tests_failed", "error_rate", "response_time_p95", "assessment",
+                    "created_at"]
+    list_filter = ["assessment"]
+    search_fields = ["release_id", "version", "case__reference"]
+    readonly_fields = ["case", "assessment", "assessment_error"]
+    inlines = [ReleaseTestInline]
+
+
+@admin.register(RiskReport)
+class RiskReportAdmin(admin.ModelAdmin):
+    list_display = ["report_id", "release", "severity", "adjusted_from", "provider", "filed_at"]
+    list_filter = ["severity"]
+    search_fields = ["report_id", "release__release_id"]
+    readonly_fields = [f.name for f in RiskReport._meta.fields]
+
+    def has_add_permission(self, request):
+        return False

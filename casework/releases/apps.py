@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class ReleasesConfig(AppConfig):
+    name = "casework.releases"
+    label = "releases"
+    verbose_name = "Release risk"
+
+    def ready(self) -> None:
+        from casework.cases.demo import demo_register
+        from casework.cases.types import CASE_TYPES, Tab, case_type_register_tab
+        from casework.releases.demo import demo_load_releases
+
+        releases = CASE_TYPES["release_risk"]
+        releases.record_attr = "release"
+        releases.overview_template = "releases/_overview.html"
+        releases.decision_template = "releases/_decision.html"
+        case_type_register_tab("release_risk", Tab("rel-tools", "Detective's tool calls", "releases/tabs/tools.html"))
+        demo_register("release_risk", demo_load_releases)

@@ -1,0 +1,137 @@
+"""Every write to a release goes through these functions; each is audited in its transaction.
+
+A release arrives (release_submit), the detective files its report (risk_report_file, called
+from the pipeline's finish) or fails (release_assessment_fail), and a person decides
+(release_decide): go, no_go or deferred, with a confirmation when the decision goes against
+the report (a no_go on a low report, a go on a high one), marked as an override in the audit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from agents.tasks import pipeline_enqueue
+from audit.services import audit_record
+from casework.cases.services import case_close, case_set_priority
+from casework.errors import Conflict, DomainError
+from casework.releases.models import SEVERITIES, Release, ReleaseTest, RiskReport
+from casework.releases.schemas import release_validate
+
+PIPELINE = "releases"
+
+
+class OverrideNeedsConfirmation(DomainError):
+    """The decision goes against the detective's report; ask the person to confirm it."""
+
+    status_code = 409
+
+    def __init__(self, message: str):
+        super().__init__(message, code="override_needs_confirmation")
+
+
+@transaction.atomic
+def release_submit(*, actor, data: Any, via: str = "api") -> Release:
+    """Validate, save the release and its tests, open its REL case, queue the detective."""
+    release_in = release_validate(data)
+    existing = Release.objects.select_related("case").filter(release_id=release_in.release_id).first()
+    if existing is not None:
+        raise Conflict(f"Release {release_in.release_id} was already submitted ({existing.case.reference}).",
+                       code="duplicate_release")
+    from casework.cases.services import case_create
+
+    headline = release_in.changes[0] if release_in.changes else "no changes listed"
+    case = case_create(actor=actor, case_type="release_risk", priority="medium",
+                       title=f"Release {release_in.version}: {headline}"[:200],
+                       description=f"Release {release_in.release_id}, {len(release_in.changes)} change(s).")
+    metrics = release_in.deployment_metrics
+    release = Release(case=case, release_id=release_in.release_id, version=release_in.version,
+                      changes=release_in.changes, tests_passed=release_in.tests.passed,
+                      tests_failed=release_in.tests.failed, tests_skipped=release_in.tests.skipped,
+                      error_rate=metrics.error_rate, response_time_p95=metrics.response_time_p95,
+                      submitted_via=via)
+    release.full_clean(exclude=["case"])
+    release.save()
+    ReleaseTest.objects.bulk_create([ReleaseTest(release=release, **t.model_dump()) for t in release_in.test_details])
+    audit_record(actor=actor, action="release.submitted", case=case, obj=release,
+                 data={"release_id": release.release_id, "version": release.version, "via": via,
+                       "tests": release_in.tests.model_dump(), "test_details": len(release_in.test_details)})
+    pipeline_enqueue(case=case, pipeline=PIPELINE, mode="assess", actor=actor,
+                     initial_state={"release_id": release.release_id})
+    return release
+
+
+@transaction.atomic
+def release_reassess(*, actor, release: Release):
+    """Ask the detective again (a new run; each run files at most one report)."""
+    if release.case.is_closed:
+        raise Conflict(f"{release.case.reference} is decided; it is not assessed again.", code="case_closed")
+    Release.objects.filter(pk=release.pk).update(assessment=Release.Assessment.PENDING, assessment_error="")
+    audit_record(actor=actor, action="release.reassess_requested", case=release.case, obj=release, data={})
+    return pipeline_enqueue(case=release.case, pipeline=PIPELINE, mode="assess", actor=actor,
+                            initial_state={"release_id": release.release_id})
+
+
+@transaction.atomic
+def risk_report_file(*, run, release_id: str, report_id: str, severity: str, findings: list[str],
+                     missing_data: list[str], provider: str = "") -> RiskReport:
+    """Save the report the detective filed. A report filed without all its data is never
+    low: its severity is raised to medium and the report says why."""
+    release = Release.objects.select_related("case").get(release_id=release_id)
+    if severity not in SEVERITIES:
+        raise ValueError(f"Unknown severity {severity!r}.")
+    adjusted_from = ""
+    findings = [str(f) for f in findings]
+    if missing_data and severity == "low":
+        adjusted_from, severity = "low", "medium"
+        findings.append("Severity raised from low to medium: the report was filed without "
+                        + "; ".join(missing_data) + ".")
+    report = RiskReport(report_id=report_id, release=release, run=run, severity=severity, findings=findings,
+                        missing_data=missing_data, adjusted_from=adjusted_from, provider=provider)
+    report.full_clean(exclude=["release", "run"])
+    report.save()
+    Release.objects.filter(pk=release.pk).update(assessment=Release.Assessment.FILED, assessment_error="")
+    actor = "agent:detective"
+    audit_record(actor=actor, action="release.report_filed", case=release.case, obj=report,
+                 data={"report_id": report_id, "severity": severity, "findings": findings,
+                       "missing_data": missing_data, "adjusted_from": adjusted_from, "run": run.pk if run else None})
+    if not release.case.is_closed:
+        case_set_priority(actor=actor, case=release.case, priority=severity,
+                          reason=f"Risk report {report_id}: {severity}.")
+    return report
+
+
+@transaction.atomic
+def release_assessment_fail(*, run, release_id: str, error: str) -> None:
+    release = Release.objects.select_related("case").get(release_id=release_id)
+    Release.objects.filter(pk=release.pk).update(assessment=Release.Assessment.FAILED, assessment_error=error[:2000])
+    audit_record(actor="agent:detective", action="release.assessment_failed", case=release.case, obj=release,
+                 data={"error": error[:2000], "run": run.pk if run else None})
+
+
+def override_of(outcome: str, severity: str | None) -> str:
+    """Why this decision goes against the report, or ""."""
+    if outcome == "no_go" and severity == "low":
+        return "a no-go for a release the detective rated low"
+    if outcome == "go" and severity == "high":
+        return "a go for a release the detective rated high"
+    return ""
+
+
+@transaction.atomic
+def release_decide(*, actor, release: Release, outcome: str, reason: str, confirm_override: bool = False):
+    """The release manager's go / no_go / deferred, closing the case (one final decision)."""
+    report = release.reports.order_by("-filed_at", "-id").first()
+    severity = report.severity if report else None
+    override = override_of(outcome, severity)
+    if override and not confirm_override:
+        raise OverrideNeedsConfirmation(f"This is {override} ({report.report_id}). Confirm to decide against "
+                                        "the report; it is recorded as an override.")
+    decision = case_close(actor=actor, case=release.case, outcome=outcome, reason=reason)
+    data = {"report_id": report.report_id if report else None, "severity": severity, "override": bool(override)}
+    type(decision).objects.filter(pk=decision.pk).update(data=data)
+    decision.data = data
+    audit_record(actor=actor, action="release.override" if override else "release.decided", case=release.case,
+                 obj=decision, data={"outcome": outcome, **data, "override_reason": override})
+    return decision
