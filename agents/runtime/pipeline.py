@@ -405,7 +405,14 @@ def _tool_row(run: AgentRun, step: Step, spec: CallSpec, result: AgentResult, nu
 
 
 def _end(run: AgentRun, status: str, error: str, unsaved: list[str]) -> None:
-    """In the caller's transaction: the run's last state, its end, and the audit entry."""
+    """In the caller's transaction: the run's last state, its end, and the audit entry.
+
+    A run that got to its end while one of its agent results carries an error is not
+    "completed": it ends completed_with_errors, so no page calls a run with failed agents done."""
+    failed, total = run.agent_failures
+    if status == AgentRun.Status.COMPLETED and failed:
+        status = AgentRun.Status.COMPLETED_WITH_ERRORS
+        error = error or f"{failed} of {total} agent{'s' if total != 1 else ''} failed."
     run.status = status
     run.error = error
     run.finished_at = timezone.now()
