@@ -1,0 +1,68 @@
+"""What the agents hand back, written as the access change's records."""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+from django.utils import timezone
+
+from audit.services import audit_record
+from casework.access.models import (
+    AdvisoryReport,
+    EmployeeClaim,
+    HRMutation,
+    RightsCheck,
+)
+from casework.errors import DomainError
+
+logger = logging.getLogger(__name__)
+
+
+@transaction.atomic
+def rights_check_record(*, mutation: HRMutation, result: dict, message: str, run_id: int | None = None,
+                        call_key: str = "") -> RightsCheck:
+    """Store the rights-check evidence a step accepted (once per run and call)."""
+    if call_key and run_id is not None:
+        existing = RightsCheck.objects.filter(run_id=run_id, call_key=call_key).first()
+        if existing:
+            return existing
+    check = RightsCheck.objects.create(
+        mutation=mutation, authorized=bool(result.get("authorized")), held_level=result.get("held_level") or "",
+        evidence=list(result.get("evidence") or []), message=(message or "")[:4000], run_id=run_id,
+        call_key=call_key,
+    )
+    audit_record(actor="agent:access_rights_check", action="access.rights_checked", case=mutation.case, obj=check,
+                 data={"authorized": check.authorized, "held_level": check.held_level,
+                       "covering": [r.get("reference") for r in check.evidence if r.get("covers")]})
+    return check
+
+
+@transaction.atomic
+def report_record(*, mutation: HRMutation, report_id: str, kind: str, summary: str, recommendation: str,
+                  details: list[str], run_id: int | None = None) -> AdvisoryReport:
+    existing = AdvisoryReport.objects.filter(report_id=report_id).first()
+    if existing:
+        return existing
+    report = AdvisoryReport(mutation=mutation, report_id=report_id, kind=kind, summary=summary,
+                            recommendation=recommendation, details=[str(d)[:2000] for d in details][:40],
+                            run_id=run_id)
+    report.full_clean()
+    report.save()
+    audit_record(actor="agent:access_advisory", action="access.report_generated", case=mutation.case, obj=report,
+                 data={"report_id": report_id, "kind": kind, "recommendation": recommendation})
+    return report
+
+
+@transaction.atomic
+def claim_record_validation(*, claim: EmployeeClaim, status: str, result: dict) -> EmployeeClaim:
+    if status not in EmployeeClaim.Validation.values or status == EmployeeClaim.Validation.PENDING:
+        raise DomainError(f"Unknown claim validation {status!r}.", code="bad_validation")
+    EmployeeClaim.objects.filter(pk=claim.pk).update(validation_status=status, validation=result,
+                                                     validated_at=timezone.now())
+    claim.refresh_from_db()
+    audit_record(actor="agent:access_request_info", action="access.claim_validated",
+                 case=claim.request.mutation.case, obj=claim,
+                 data={"status": status, "message": str(result.get("message", ""))[:500]})
+    return claim
+
