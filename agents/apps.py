@@ -18,3 +18,11 @@ class AgentsConfig(AppConfig):
         from agents.pipelines import load_all
 
         load_all()
+
+        # The case domain offers a case type only while its pipeline is registered.
+        from agents.runtime.pipeline import PIPELINES
+        from casework.cases.types import case_types_set_pipeline_source
+
+        case_types_set_pipeline_source(lambda: PIPELINES.keys())
+
+        from agents import signals  # noqa: F401 - closing a case ends its waiting runs

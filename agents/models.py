@@ -16,10 +16,16 @@ class AgentRun(models.Model):
         RUNNING = "running", "Running"
         WAITING = "waiting", "Waiting for a person"
         COMPLETED = "completed", "Completed"
+        # The run got to its end, but at least one agent result carries an error.
+        COMPLETED_WITH_ERRORS = "completed_with_errors", "Completed with errors"
         FAILED = "failed", "Failed"
         TIMED_OUT = "timed_out", "Timed out"
+        # It waited for a person, and the case was closed (decided) meanwhile.
+        CANCELLED = "cancelled", "Ended: case closed"
 
     ACTIVE = (Status.QUEUED, Status.RUNNING)
+    # Runs that got to their end (the pipeline's finish ran).
+    DONE = (Status.COMPLETED, Status.COMPLETED_WITH_ERRORS)
 
     # Empty while a run works before its case exists (a message matched to a ticket before
     # the ticket's case is known); agents.services.run_attach_case sets it later.
@@ -27,7 +33,7 @@ class AgentRun(models.Model):
                              blank=True)
     pipeline = models.CharField(max_length=40)
     mode = models.CharField(max_length=40, blank=True)
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    status = models.CharField(max_length=24, choices=Status.choices, default=Status.QUEUED, db_index=True)
     requested_by = models.CharField(max_length=150, blank=True)
     # {"stage_index": n, "results": {key: {...}}, "input": {...}, ...}
     state = models.JSONField(default=dict, blank=True)
@@ -58,7 +64,8 @@ class AgentRun(models.Model):
         ]
         constraints = [
             models.CheckConstraint(
-                condition=Q(status__in=["queued", "running", "waiting", "completed", "failed", "timed_out"]),
+                condition=Q(status__in=["queued", "running", "waiting", "completed", "completed_with_errors",
+                                         "failed", "timed_out", "cancelled"]),
                 name="agentrun_status_valid",
             )
         ]
@@ -73,6 +80,20 @@ class AgentRun(models.Model):
     @property
     def results(self) -> dict:
         return self.state.get("results", {})
+
+    @property
+    def agent_failures(self) -> tuple[int, int]:
+        """(failed, total) agent results of the run: what "n of m agents failed" counts."""
+        results = [entry for entry in self.results.values() if isinstance(entry, dict)]
+        return sum(1 for entry in results if entry.get("error")), len(results)
+
+    @property
+    def status_label(self) -> str:
+        """The status as the run panel shows it: a run with failed agents says how many."""
+        if self.status == self.Status.COMPLETED_WITH_ERRORS:
+            failed, total = self.agent_failures
+            return f"Completed with errors ({failed} of {total} agent{'s' if total != 1 else ''} failed)"
+        return self.get_status_display()
 
     @property
     def duration_ms(self) -> int | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import transaction
+from django.utils import timezone
 
 from agents.models import AgentRun
 from agents.tasks import pipeline_enqueue
@@ -63,3 +64,18 @@ def run_attach_case(*, actor, run: AgentRun, case) -> AgentRun:
     audit_record(actor=actor, action="agent.run_attached", case=case, obj=run,
                  data={"pipeline": run.pipeline, "mode": run.mode, "run": run.pk})
     return run
+
+
+@transaction.atomic
+def runs_end_waiting(*, actor, case, reason: str) -> int:
+    """End the case's runs that wait for a person (the case was closed: nobody will answer
+    them). Each moves to cancelled with the reason and is audited; returns how many."""
+    runs = list(AgentRun.objects.select_for_update().filter(case=case, status=AgentRun.Status.WAITING))
+    now = timezone.now()
+    for run in runs:
+        AgentRun.objects.filter(pk=run.pk, status=AgentRun.Status.WAITING).update(
+            status=AgentRun.Status.CANCELLED, finished_at=now, error=reason[:1000])
+        audit_record(actor=actor, action="agent.run_cancelled", case=case, obj=run,
+                     data={"pipeline": run.pipeline, "mode": run.mode, "run": run.pk, "from": "waiting",
+                           "reason": reason[:500]})
+    return len(runs)

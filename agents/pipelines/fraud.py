@@ -108,7 +108,7 @@ def _copy_cached_specialists(ctx: RunContext) -> None:
     if ctx.results:
         return  # a re-run of one agent already carries its results
     alert = _alert(ctx)
-    cached = (AgentRun.objects.filter(pipeline=PIPELINE, mode="alert_creation", status=AgentRun.Status.COMPLETED,
+    cached = (AgentRun.objects.filter(pipeline=PIPELINE, mode="alert_creation", status__in=AgentRun.DONE,
                                       case__fraud_alert__account=alert.account)
               .exclude(pk=ctx.run.pk).order_by("-created_at", "-id").first())
     if cached is None:

@@ -1,16 +1,15 @@
-"""Demo data: people for each role, and cases for every case type.
+"""Demo data: people for each role, and cases for every case type whose pipeline exists.
 
-A case-type package that has its own realistic demo data registers a loader here (from its
-AppConfig.ready); types without one get a handful of plain cases so the queue shows them.
+A case-type package registers a loader here (from its AppConfig.ready) that makes its cases
+the way real ones arrive, run by its pipeline. A type whose pipeline is not registered
+(still being built) gets no cases: no placeholder cases that no agent can work.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 
-from casework.cases.models import Case
-from casework.cases.types import CASE_TYPES
+from casework.cases.types import case_types_available
 from casework.people.roles import ADMIN, INVESTIGATOR, MANAGER
 from casework.people.services import user_create
 
@@ -25,24 +24,6 @@ DEMO_USERS = [
 
 DEMO_LOADERS: dict[str, Callable[..., int]] = {}
 
-_PLAIN_CASES = {
-    "access_change": [
-        ("Write access to Payroll granted to j.devries", "high"),
-        ("Admin rights on CRM for a temporary contractor", "critical"),
-        ("Read access to Data Warehouse for an analyst", "low"),
-    ],
-    "release_risk": [
-        ("Release v2.1.0: payment processing", "high"),
-        ("Release v2.0.3: authentication fix", "medium"),
-        ("Release v1.9.8: copy changes", "low"),
-    ],
-    "fraud_alert": [
-        ("Deposit-withdraw cycling on a new account", "critical"),
-        ("Shared device across five accounts", "high"),
-        ("Face match below threshold at onboarding", "medium"),
-    ],
-}
-
 
 def demo_register(case_type: str, loader: Callable[..., int]) -> None:
     DEMO_LOADERS[case_type] = loader
@@ -55,24 +36,7 @@ def demo_load(*, stdout=None) -> dict:
         users[username] = user_create(actor="system", username=username, password=password, role=role,
                                       first_name=first, last_name=last, email=f"{username}@example.com")
     created = 0
-    for key in CASE_TYPES:
-        if key in DEMO_LOADERS:
-            created += DEMO_LOADERS[key](users=users)
-        elif not Case.objects.filter(case_type=key).exists():
-            created += _plain_cases(key, users)
+    for case_type in case_types_available():
+        if case_type.key in DEMO_LOADERS:
+            created += DEMO_LOADERS[case_type.key](users=users)
     return {"users": DEMO_USERS, "cases_created": created}
-
-
-def _plain_cases(case_type: str, users) -> int:
-    from casework.cases.services import case_assign, case_comment, case_create
-
-    rng = random.Random(case_type)
-    count = 0
-    for title, priority in _PLAIN_CASES.get(case_type, []):
-        case = case_create(actor="system", case_type=case_type, title=title, priority=priority,
-                           description="Demo case: this case type's own pipeline fills in the details.")
-        if rng.random() < 0.5:
-            case = case_assign(actor=users["alice"], case=case, assignee=users["alice"])
-            case_comment(actor=users["alice"], case=case, body="Looking into this now.")
-        count += 1
-    return count

@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.db.models import Q
 
 from casework.cases.models import Case
-from casework.cases.types import CASE_TYPE_CHOICES
+from casework.cases.types import case_type_choices_available
 from casework.people.roles import ADMIN, INVESTIGATOR
 
 
@@ -18,7 +18,9 @@ def _investigators(request=None):
 
 class CaseFilter(django_filters.FilterSet):
     q = django_filters.CharFilter(method="search", label="Search")
-    case_type = django_filters.ChoiceFilter(choices=CASE_TYPE_CHOICES, label="Type", empty_label="All types")
+    # Only types whose pipeline exists (callable: read per request, after the pipelines registered).
+    case_type = django_filters.ChoiceFilter(choices=case_type_choices_available, label="Type",
+                                            empty_label="All types")
     status = django_filters.ChoiceFilter(choices=Case.Status.choices, empty_label="Any status")
     priority = django_filters.ChoiceFilter(choices=Case.Priority.choices, empty_label="Any priority")
     assignee = django_filters.ModelChoiceFilter(

@@ -3,6 +3,7 @@ case-type package adds to the case page (registered from its AppConfig.ready).""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 
@@ -26,6 +27,9 @@ class CaseType:
     # has its record (set from the case-type package's AppConfig.ready); "" keeps the plain ones.
     overview_template: str = ""
     decision_template: str = ""
+    # The agent pipeline that works this type's cases; the type is offered (demo, queue
+    # filter) only while a pipeline of that name is registered.
+    pipeline: str = ""
 
     def outcome_label(self, outcome: str) -> str:
         return dict(self.outcomes).get(outcome, outcome)
@@ -38,28 +42,56 @@ CASE_TYPES: dict[str, CaseType] = {
             "fraud_alert", "Fraud alert", "FRA",
             (("confirmed_fraud", "Confirmed fraud"), ("legit", "Marked legit"),
              ("false_positive", "Dismissed as false positive")),
+            pipeline="fraud",
         ),
         CaseType(
             "support_ticket", "Support ticket", "SUP",
             (("replied", "Replied"), ("escalated", "Escalated"), ("no_action", "No action needed")),
+            pipeline="support",
         ),
         CaseType(
             "access_change", "Access change", "ACC",
             (("accepted", "Change accepted"), ("rejected", "Change rejected"),
              ("manual", "Handled manually")),
+            pipeline="access",
         ),
         CaseType(
             "transaction_investigation", "Transaction investigation", "TXN",
             (("fraud", "Fraud"), ("not_fraud", "Not fraud"), ("inconclusive", "Inconclusive")),
+            pipeline="transactions",
         ),
         CaseType(
             "release_risk", "Release risk", "REL",
             (("go", "Release approved"), ("no_go", "Release blocked"), ("deferred", "Deferred")),
+            pipeline="releases",
         ),
     ]
 }
 
 CASE_TYPE_CHOICES = [(ct.key, ct.label) for ct in CASE_TYPES.values()]
+
+# Which pipelines are registered; the agents app sets this at start-up (the case domain
+# does not import the agent runtime). Until it does, no case type counts as available.
+_pipeline_source: list[Callable[[], Iterable[str]]] = []
+
+
+def case_types_set_pipeline_source(source: Callable[[], Iterable[str]]) -> None:
+    _pipeline_source[:] = [source]
+
+
+def _registered_pipelines() -> Iterable[str]:
+    return _pipeline_source[0]() if _pipeline_source else ()
+
+
+def case_types_available() -> list[CaseType]:
+    """The case types whose pipeline exists, in the table's order: what the demo loads and
+    the queue's type filter offers. A type still being built has no cases to show."""
+    registered = set(_registered_pipelines())
+    return [ct for ct in CASE_TYPES.values() if ct.pipeline and ct.pipeline in registered]
+
+
+def case_type_choices_available() -> list[tuple[str, str]]:
+    return [(ct.key, ct.label) for ct in case_types_available()]
 
 
 def case_type_register_tab(case_type: str, tab: Tab) -> None:

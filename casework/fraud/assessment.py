@@ -268,7 +268,7 @@ def fraud_assessment(case: Case) -> dict | None:
     for row in specialists:
         row["disagrees"] = bool(disagreement) and row["level"] in ("high", "low")
     active = AgentRun.objects.filter(case=case, pipeline="fraud", status__in=AgentRun.ACTIVE).exists()
-    has_cache = AgentRun.objects.filter(pipeline="fraud", mode="alert_creation", status=AgentRun.Status.COMPLETED,
+    has_cache = AgentRun.objects.filter(pipeline="fraud", mode="alert_creation", status__in=AgentRun.DONE,
                                         case__fraud_alert__account_id=alert.account_id).exists()
     return {
         "alert": alert,

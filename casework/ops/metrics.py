@@ -70,8 +70,14 @@ class DatabaseCollector:
             pass
         try:
             AgentRun = apps.get_model("agents", "AgentRun")
+            counts: dict[str, dict[str, int]] = {}
             for row in AgentRun.objects.order_by().values("pipeline", "status").annotate(n=Count("id")):
-                runs.add_metric([row["pipeline"], row["status"]], row["n"])
+                counts.setdefault(row["pipeline"], {})[row["status"]] = row["n"]
+            # Every status of every pipeline seen, zeros included: a series that drops to 0
+            # (no run waiting once its case closed) reads as 0, not as a missing series.
+            for pipeline, by_status in sorted(counts.items()):
+                for status in AgentRun.Status.values:
+                    runs.add_metric([pipeline, status], by_status.get(status, 0))
             # Indexed on (status, created_at): one index probe.
             oldest = AgentRun.objects.filter(status=AgentRun.Status.QUEUED).aggregate(t=Min("created_at"))["t"]
             queued_oldest = GaugeMetricFamily(

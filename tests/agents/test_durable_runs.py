@@ -283,12 +283,14 @@ def test_a_run_past_its_time_limit_ends_timed_out_keeping_its_results(case, djan
     assert execute_run(run.pk) is None
 
 
-def test_one_failing_agent_leaves_an_error_in_its_result_and_the_run_completes(
+def test_one_failing_agent_leaves_an_error_in_its_result_and_the_run_completes_with_errors(
         case, django_capture_on_commit_callbacks):
     run = enqueue(case, django_capture_on_commit_callbacks, fail="test_b")
 
-    assert run.status == AgentRun.Status.COMPLETED
-    assert run.error == ""
+    # Issue 13: this run was "completed" before; a run with a failed agent says so.
+    assert run.status == AgentRun.Status.COMPLETED_WITH_ERRORS
+    assert run.error == "1 of 3 agents failed."
+    assert run.status_label == "Completed with errors (1 of 3 agents failed)"
     failed = run.results["test_b"]
     assert failed["output"] is None
     assert failed["error_type"] == "provider" and "RuntimeError: test_b analyst crashed" in failed["error"]
@@ -296,7 +298,7 @@ def test_one_failing_agent_leaves_an_error_in_its_result_and_the_run_completes(
     b_call = AgentCall.objects.get(run=run, key="test_b")
     assert b_call.status == AgentCall.Status.ERROR and b_call.error_type == "provider"
     assert sorted(actions(case)) == sorted(["agent.run_queued", "agent.call_completed", "agent.call_failed",
-                                            "agent.call_completed", "agent.run_completed"])
+                                            "agent.call_completed", "agent.run_completed_with_errors"])
 
 
 @pytest.mark.django_db(transaction=True)
