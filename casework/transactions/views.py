@@ -67,7 +67,7 @@ def progress(request, reference: str):
     case, _ = _investigation(request, reference)
     from casework.transactions.templatetags.txn_tags import txn_page
 
-    return render(request, "transactions/_verdict.html",
+    return render(request, "transactions/_progress.html",
                   {"case": case, "txn": txn_page({"request": request}, case), "request": request})
 
 

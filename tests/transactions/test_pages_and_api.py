@@ -104,3 +104,29 @@ def test_the_schema_documents_every_error_status(api):
     resume = schema["paths"]["/api/transactions/investigations/{reference}/resume/"]["post"]["responses"]
     assert {"201", "400", "401", "403", "404", "409"} <= set(start)
     assert {"202", "404", "409"} <= set(resume)
+
+
+def test_the_progress_poll_answers_the_verdict_and_the_timelines(alice_client, fraud_case):
+    response = alice_client.get(reverse("transactions:progress", args=[fraud_case.case.reference]),
+                                HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert 'id="txn-verdict"' in body and 'id="txn-timelines" hx-swap-oob="true"' in body
+    assert "hx-trigger" not in body  # completed: the poll stops
+
+
+def test_a_queued_investigation_page_polls_until_the_worker_finishes(alice_client):
+    from unittest import mock
+
+    from agents.models import AgentRun
+    from agents.tasks import run_pipeline
+
+    with mock.patch("agents.tasks.run_pipeline.delay"):  # no worker: the run stays queued
+        investigation = investigate(load("ordinary"))
+    url = reverse("cases:detail", args=[investigation.case.reference])
+    page = alice_client.get(url).content.decode()
+    assert investigation.status == "PENDING" and 'hx-trigger="every 2s"' in page
+
+    run_pipeline(AgentRun.objects.get(case=investigation.case).pk)
+    poll = alice_client.get(reverse("transactions:progress", args=[investigation.case.reference])).content.decode()
+    assert "Completed" in poll and "hx-trigger" not in poll
