@@ -20,6 +20,7 @@ from agents.llm.offline_registry import offline_analyst
 from agents.models import AgentCall, AgentRun
 from agents.runtime.agent import Agent
 from agents.runtime.pipeline import CallSpec, Pipeline, RunContext, Stage, Step, execute_run, register_pipeline
+from agents.runtime.runner import run_agent
 from agents.runtime.tools import Tool
 from agents.services import run_attach_case
 from agents.tasks import pipeline_enqueue, run_pipeline
@@ -178,12 +179,6 @@ def _quick(data: dict) -> dict:
     return {"summary": "quick"}
 
 
-@offline_analyst("test_slow")
-def _slow(data: dict) -> dict:
-    time.sleep(3)
-    return {"summary": "slow"}
-
-
 QUICK = Agent(id="test_quick", system_prompt="You are test_quick.", output_model=Finding)
 SLOW = Agent(id="test_slow", system_prompt="You are test_slow.", output_model=Finding)
 register_pipeline(Pipeline(
@@ -194,15 +189,21 @@ register_pipeline(Pipeline(
 ))
 
 
-def test_the_deadline_stops_a_run_in_the_middle_of_a_long_step(case, settings, django_capture_on_commit_callbacks):
-    settings.RUN_TIMEOUT_SECONDS = 1
+def test_the_deadline_stops_a_run_in_the_middle_of_a_long_step(case, settings, fake_openai,
+                                                              django_capture_on_commit_callbacks):
+    # A slow model is a slow endpoint: test_slow's answer takes 3 s, test_quick's none.
+    fake_openai.default = lambda body: json_answer(
+        {"summary": "slow" if "You are test_slow" in body["messages"][0]["content"] else "quick"},
+        delay=8.0 if "You are test_slow" in body["messages"][0]["content"] else 0.0)
+    run_agent(QUICK, {})  # the SDK's first import and client are not what this test times
+    settings.RUN_TIMEOUT_SECONDS = 2
     started = time.perf_counter()
     run = start(case, django_capture_on_commit_callbacks, pipeline="test_long_step", mode="full")
     elapsed = time.perf_counter() - started
 
     assert run.status == AgentRun.Status.TIMED_OUT
     assert "during both" in run.error
-    assert elapsed < 2.8  # the slow call needs 3 s; the run did not wait for it
+    assert elapsed < 7  # the slow call needs 8 s; the run did not wait for it
     assert set(run.results) == {"quick"}  # what finished is kept
     assert list(AgentCall.objects.filter(run=run).values_list("key", flat=True)) == ["quick"]
     assert FINISHED == [(run.pk, "timed_out")]
