@@ -99,7 +99,10 @@ class ToolRegistry:
         future = _POOL.submit(context.run, _run_handler, tool.handler, args)
         try:
             value = await asyncio.wait_for(asyncio.wrap_future(future), timeout=tool.timeout)
-        except TimeoutError:
+        except TimeoutError as exc:
+            if future.done() and not future.cancelled() and future.exception() is not None:
+                # The handler itself raised TimeoutError (a socket's, say): a failure, not our timeout.
+                return _result(call, started, False, f"{tool.name} failed: TimeoutError: {exc}", "ToolExecution")
             return _result(call, started, False, f"{tool.name} did not finish within {tool.timeout:g} s.",
                            "ToolTimeout")
         except Exception as exc:  # noqa: BLE001 - a failing tool is reported to the model
