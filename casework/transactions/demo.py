@@ -4,7 +4,7 @@
 - COMPLETED: card testing, card-not-present bursts, cloned cards, cash-outs, travel and
   ordinary purchases, a new card with no history; several decided (fraud, not fraud,
   inconclusive) with recommendations accepted and one rule promoted;
-- TIMED_OUT: one run with a 50 ms investigation timeout (it keeps what it found; resume it);
+- TIMED_OUT: one run with a 100 ms investigation timeout (it keeps what it found; resume it);
 - FAILED: one run made to fail after two planner steps (the safeguard fail_after_steps, a
   failure injected for the demo; the error says so; resume it);
 - PENDING: one queued for the worker (`make run` starts one).
@@ -78,7 +78,7 @@ def demo_load_transactions(*, users: dict) -> int:
     alice, admin = users.get("alice"), users.get("admin")
     created = 0
     for card, _kind, then in SCENARIOS:
-        safeguards = {"timed_out": {"investigation_timeout_seconds": 0.05},
+        safeguards = {"timed_out": {"investigation_timeout_seconds": 0.1},
                       "failed": {"fail_after_steps": 2}}.get(then if isinstance(then, str) else "", {})
         with transaction.atomic():
             investigation = investigation_start(actor="system", transaction_id=targets[card],

@@ -40,13 +40,17 @@ def reason(state: dict) -> dict:
     if geography and "impossible travel" in geography["detail"]:
         add("cloned_card", "A cloned card: the card was present in two countries too far apart in time.",
             0.8, [_evidence("pattern_tool", geography["detail"], geography["transaction_ids"])])
-    if mcc and mcc["flagged"] and velocity and velocity["flagged"]:
+    if (signals.get("high_risk_mcc") or (mcc and mcc["flagged"])) and velocity and velocity["flagged"]:
         add("cash_out", "A cash-out burst through high-risk merchants.", 0.5 + velocity["score"] / 2,
             [_evidence("pattern_tool", velocity["detail"], velocity["transaction_ids"]),
              _evidence("pattern_tool", mcc["detail"])])
     elif velocity and velocity["flagged"]:
         add("velocity_abuse", "Unusual spending velocity on this card.", 0.3 + velocity["score"] / 2,
             [_evidence("pattern_tool", velocity["detail"], velocity["transaction_ids"])])
+    explained = {h["key"] for h in hypotheses}
+    if amount and amount["flagged"] and not explained & {"card_testing", "cnp_compromise", "cash_out"}:
+        add("unusual_amount", "An unusually large purchase for this card: fraud, or a one-off the cardholder made.",
+            0.3 + amount["score"] / 4, [_evidence("pattern_tool", amount["detail"], amount["transaction_ids"])])
     matches = similarity.get("matches", [])
     fraud_matches = [m for m in matches if m.get("outcome") == "fraud"]
     if fraud_matches:
