@@ -1,0 +1,1 @@
+from tests.fakes.fixtures import *  # noqa: F403 - fake_openai, fake_anthropic
