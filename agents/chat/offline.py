@@ -60,10 +60,10 @@ def _agent_lines(data: dict, keys=KEYS) -> list[str]:
 def found(data: dict) -> str:
     report = (data.get("record") or {}).get("risk_report")
     if report:
-        return (f"The detective filed {report['report_id']} ({report['severity']}). Findings: "
-                + " ".join(f"- {f}" for f in report["findings"]))
+        return (f"The detective filed {report['report_id']} ({report['severity']}). Findings:\n"
+                + "\n".join(f"- {f}" for f in report["findings"]))
     lines = _agent_lines(data)
-    return ("From the agents' results: " + " ".join(f"- {line}" for line in lines[:8])) if lines else \
+    return ("From the agents' results:\n" + "\n".join(f"- {line}" for line in lines[:8])) if lines else \
         "No agent has reported anything on this case yet."
 
 
@@ -74,12 +74,12 @@ def why(data: dict) -> str:
         parts = [f"The release is rated {report['severity']} because:"] + [f"- {f}" for f in report["findings"]]
         if report.get("adjusted_from"):
             parts.append(f"It was filed as {report['adjusted_from']} and raised, as data was missing.")
-        return " ".join(parts)
+        return "\n".join(parts)
     if record.get("assessment_error"):
         return f"There is no severity: the detective failed ({record['assessment_error']})."
     case = data["case"]
     lines = _agent_lines(data, keys=("severity", "risk_level", "risk_score", "priority", "reasoning", "summary"))
-    return (f"The case's priority is {case['priority']}. " + " ".join(f"- {line}" for line in lines[:6])).strip()
+    return (f"The case's priority is {case['priority']}.\n" + "\n".join(f"- {line}" for line in lines[:6])).strip()
 
 
 def tools_ran(data: dict) -> str:
@@ -90,7 +90,7 @@ def tools_ran(data: dict) -> str:
         agents = sorted({e["agent"] for e in run["results"].values()})
         parts.append(f"{run['pipeline']} run ({run['status']}): agents {', '.join(agents) or 'none'}; tools "
                      + (", ".join(calls) if calls else "none") + ".")
-    return " ".join(parts) or "No agent run has happened on this case yet."
+    return "\n".join(parts) or "No agent run has happened on this case yet."
 
 
 @offline_analyst(ASSISTANT_ID)

@@ -1,0 +1,42 @@
+"""A release in a real browser: CI posts it, the detective files a high report, the release
+manager asks the agent why, then decides go against the report and confirms the override."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from casework.releases.models import Release
+from tests.releases.conftest import SEED
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_release_arrives_the_manager_asks_the_agent_then_decides(page, log_in, api):
+    response = api.post("/api/releases/", SEED, format="json")  # CI; the detective runs on commit
+    assert response.status_code == 201, response.content
+    reference = response.json()["reference"]
+
+    log_in(page, "alice", "alice-pass-123", next_path=f"/cases/{reference}/")
+    expect(page.locator("[data-severity]")).to_have_text("high")
+    expect(page.locator("ul.findings")).to_contain_text("test_refund_flow")
+
+    page.get_by_role("tab", name="Ask the agent").click()
+    page.get_by_label("Your question").fill("Why this severity?")
+    page.get_by_role("button", name="Ask").click()
+    expect(page.locator(".chat-assistant")).to_contain_text("The release is rated high because:")
+    expect(page.locator(".conversation-info")).to_contain_text("2 messages")
+
+    decision = page.locator("#release-decide")
+    decision.get_by_label("Go", exact=True).check()
+    decision.get_by_label("Reason").fill("The refund fix ships behind a flag.")
+    decision.get_by_role("button", name="Decide").click()
+    expect(page.locator("#release-decide")).to_contain_text("Confirm to decide against the report")
+    page.locator("#release-decide").get_by_label("I decide against the risk report").check()
+    page.locator("#release-decide").get_by_role("button", name="Decide").click()
+    expect(page.locator("#decision")).to_contain_text("Release approved")
+    expect(page.locator("#decision .badge-warn")).to_have_text("override")
+
+    case = Release.objects.get(release_id=SEED["release_id"]).case
+    assert case.status == "closed" and case.decisions.get().data["override"] is True
+    assert page.js_errors == []
