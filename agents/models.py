@@ -78,6 +78,12 @@ class AgentRun(models.Model):
         return self.status in self.ACTIVE
 
     @property
+    def rerunnable(self) -> bool:
+        """Whether the run may start again (its case aside): not while it works or waits for
+        a person, nor once it was ended by its case's close."""
+        return self.status not in (*self.ACTIVE, self.Status.WAITING, self.Status.CANCELLED)
+
+    @property
     def results(self) -> dict:
         return self.state.get("results", {})
 

@@ -10,8 +10,22 @@ from agents.tasks import pipeline_enqueue
 from audit.services import audit_record
 from casework.errors import Conflict, DomainError
 
+# Runs that cannot start again: they wait for a person (re-running would ask them twice) or
+# were ended because their case was closed.
+NOT_RERUNNABLE = {
+    AgentRun.Status.WAITING: "it is waiting for a person to answer; their answer continues it",
+    AgentRun.Status.CANCELLED: "it was ended when the case was closed",
+}
+
 
 def _refuse_if_active(run: AgentRun) -> None:
+    """Refuse (409, named) a re-run of a closed case's run, of a run that cannot re-run, or
+    while a run of the same pipeline is in progress."""
+    if run.case is not None and run.case.is_closed:
+        raise Conflict(f"{run.case.reference} is closed; its agent runs cannot be re-run.", code="case_closed")
+    if run.status in NOT_RERUNNABLE:
+        raise Conflict(f"Run #{run.pk} ({run.pipeline} · {run.mode}) cannot be re-run: {NOT_RERUNNABLE[run.status]}.",
+                       code="run_not_rerunnable")
     if AgentRun.objects.filter(case=run.case, pipeline=run.pipeline, status__in=AgentRun.ACTIVE).exists():
         raise Conflict("A run of this pipeline is already in progress for this case.", code="run_active")
 

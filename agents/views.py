@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -53,5 +54,13 @@ def rerun(request, reference: str, run_id: int):
             services.run_rerun(actor=request.user, run=run)
             messages.success(request, "Re-running the whole pipeline.")
     except DomainError as exc:
+        # Refused (a closed case, a run waiting for a person, one already running): the
+        # status says so (409) and the message names why.
+        if request.htmx:
+            return HttpResponse(exc.message, status=exc.status_code)
         messages.error(request, exc.message)
+        from casework.cases.views import _detail_context
+
+        case.refresh_from_db()
+        return render(request, "cases/detail.html", _detail_context(request, case), status=exc.status_code)
     return redirect("cases:detail", reference=case.reference)

@@ -29,6 +29,10 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 # --- Core ------------------------------------------------------------------------------
 DEBUG = env.bool("DEBUG", default=False)
 SECRET_KEY = env("SECRET_KEY", default="")
+if not SECRET_KEY and (VAR_DIR / "secret_key").is_file():
+    # The key `make run` generated (bin/run exports it the same way), so that every
+    # manage.py command (access_links signs links with it) agrees with the running server.
+    SECRET_KEY = (VAR_DIR / "secret_key").read_text(encoding="utf-8").strip()
 if not SECRET_KEY:
     if DEBUG:
         # Development-only fallback: never used when DEBUG is off.

@@ -52,6 +52,10 @@ def _alert(ctx: RunContext):
 def _specialist_calls(ctx: RunContext) -> list[CallSpec]:
     from casework.fraud import selectors
 
+    if all(key in ctx.results for key in SPECIALISTS):
+        # Re-assess: the specialists came from the cache with the similar-case list they were
+        # shown; recomputing it here would overwrite that list with one no agent saw.
+        return []
     alert = _alert(ctx)
     data = alert_input(alert)
     similar, similar_count, nearest_patterns = selectors.similar_confirmed(

@@ -10,7 +10,7 @@ POST /api/access/requests/<id>/answer/       the manager's answer (only to reque
 from __future__ import annotations
 
 from django.http import Http404
-from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny, BasePermission
 from rest_framework.response import Response
@@ -116,12 +116,24 @@ class MutationOutputSerializer(serializers.ModelSerializer):
     manager = serializers.CharField(source="manager.employee_id", default=None)
     status = serializers.CharField(help_text="The access status (the seed's change_investigation).")
     status_label = serializers.CharField()
+    changed_by_name = serializers.CharField(source="changed_by.name")
+    changed_for_name = serializers.CharField(source="changed_for.name")
+    self_change = serializers.BooleanField(source="is_self_change",
+                                           help_text="The employee changed their own access.")
 
     class Meta:
         model = HRMutation
         fields = ["mutation_id", "changed_by", "changed_for", "system", "access_level", "change_type",
                   "field_changed", "old_value", "new_value", "changed_at", "reason", "manager", "status",
-                  "status_label"]
+                  "status_label", "changed_by_name", "changed_for_name", "self_change"]
+
+
+class StatusHistorySerializer(serializers.Serializer):
+    status = serializers.CharField()
+    label = serializers.CharField()
+    at = serializers.DateTimeField()
+    by = serializers.CharField(help_text="Username, agent:<name> or system.")
+    reason = serializers.CharField(allow_blank=True)
 
 
 def mutation_payload(mutation: HRMutation) -> dict:
@@ -139,6 +151,7 @@ def mutation_payload(mutation: HRMutation) -> dict:
         "status": mutation.status,
         "status_label": mutation.status_label,
         "mutation": MutationOutputSerializer(mutation).data,
+        "status_history": StatusHistorySerializer(selectors.mutation_status_history(mutation), many=True).data,
         "rights_check": RightsCheckOutputSerializer(check).data if check else None,
         "messages": MessageOutputSerializer(selectors.mutation_messages(case), many=True).data,
         "requests": RequestOutputSerializer(selectors.mutation_requests(mutation), many=True).data,
@@ -160,6 +173,7 @@ class AccessCaseSerializer(serializers.Serializer):
     status = serializers.CharField(help_text="The access status (the seed's change_investigation).")
     status_label = serializers.CharField()
     mutation = MutationOutputSerializer()
+    status_history = StatusHistorySerializer(many=True)
     rights_check = RightsCheckOutputSerializer(allow_null=True)
     messages = MessageOutputSerializer(many=True)
     requests = RequestOutputSerializer(many=True)
@@ -278,13 +292,33 @@ class EmployeeAnswerApi(APIView):
 
 # --- the manager's answer ---------------------------------------------------------------------
 
+@extend_schema_serializer(component_name="AccessInboxItem")
+class InboxItemSerializer(RequestOutputSerializer):
+    """A manager cannot open the case: the item names it and carries the change's details."""
+
+    reference = serializers.CharField(source="mutation.case.reference")
+    mutation_id = serializers.CharField(source="mutation.mutation_id")
+    change = MutationOutputSerializer(source="mutation")
+    claim = serializers.SerializerMethodField()
+
+    class Meta(RequestOutputSerializer.Meta):
+        fields = ["reference", "mutation_id", *RequestOutputSerializer.Meta.fields, "change", "claim"]
+
+    @extend_schema_field(ClaimOutputSerializer(allow_null=True))
+    def get_claim(self, obj):
+        claim = next((getattr(r, "claim", None) for r in obj.mutation.requests.all()
+                      if hasattr(r, "claim")), None)
+        return ClaimOutputSerializer(claim).data if claim else None
+
+
 class ManagerInboxApi(APIView):
     permission_classes = [IsManager]
 
-    @extend_schema(responses=RequestOutputSerializer(many=True),
-                   description="The open validation requests addressed to the calling manager.")
+    @extend_schema(responses=InboxItemSerializer(many=True),
+                   description="The open validation requests addressed to the calling manager, each naming its "
+                               "case (reference, mutation id) with the change's details and the employee's claim.")
     def get(self, request):
-        return Response(RequestOutputSerializer(selectors.inbox_for(request.user)["open"], many=True).data)
+        return Response(InboxItemSerializer(selectors.inbox_for(request.user)["open"], many=True).data)
 
 
 class ManagerAnswerApi(APIView):

@@ -225,6 +225,11 @@ class HRMutation(models.Model):
         return AccessStatus(self.status).label
 
     @property
+    def is_self_change(self) -> bool:
+        """The employee changed their own access (changed by = changed for)."""
+        return self.changed_by_id == self.changed_for_id
+
+    @property
     def change_date(self):
         return self.changed_at.astimezone(UTC).date()
 

@@ -54,6 +54,7 @@ def mutation_overview(case) -> dict | None:
         "status": AccessStatus(mutation.status),
         "working": mutation.status in WORKING and not case.is_closed,
         "path": _path(mutation),
+        "history": mutation_status_history(mutation),
         "rights_check": mutation.rights_checks.first(),
         "requests": requests,
         "claim": claim_request.claim if claim_request else None,
@@ -80,6 +81,22 @@ def _path(mutation: HRMutation) -> list[dict]:
         seen.append(mutation.status)
     return [{"status": s, "label": AccessStatus(s).label, "current": i == len(seen) - 1}
             for i, s in enumerate(seen) if s in AccessStatus.values]
+
+
+def mutation_status_history(mutation: HRMutation) -> list[dict]:
+    """Every status the access change went through: status, label, when and by whom, oldest
+    first (from its audit trail: one indexed query)."""
+    from audit.models import AuditEntry
+
+    entries = (AuditEntry.objects.filter(case_id=mutation.case_id, action="access.status_changed")
+               .order_by("id").values("data", "timestamp", "actor"))
+    history = [{"status": e["data"].get("to"), "label": e["data"].get("to_label") or e["data"].get("to"),
+                "from": e["data"].get("from"), "at": e["timestamp"], "by": e["actor"],
+                "reason": e["data"].get("reason", "")} for e in entries]
+    if not history or history[-1]["status"] != mutation.status:  # imported history
+        history.append({"status": mutation.status, "label": mutation.status_label, "from": None,
+                        "at": mutation.updated_at, "by": "import", "reason": ""})
+    return history
 
 
 # Columns of the message sequence, in the seed's order.
@@ -112,7 +129,7 @@ def inbox_for(user) -> dict:
         raise PermissionDenied("Only managers have an inbox of validation requests.")
     base = (InfoRequest.objects.filter(kind=InfoRequest.Kind.MANAGER, recipient__user=user)
             .select_related("mutation__case", "mutation__changed_by", "mutation__changed_for", "mutation__system",
-                            "mutation__access_level", "verdict")
+                            "mutation__access_level", "mutation__manager", "recipient", "verdict")
             .prefetch_related(Prefetch("mutation__requests",
                                        queryset=InfoRequest.objects.filter(kind=InfoRequest.Kind.EMPLOYEE)
                                        .select_related("claim"))))

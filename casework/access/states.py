@@ -14,7 +14,8 @@ state may also go to Manual Intervention Required. Nothing else is allowed:
 `mutation_transition` refuses any other move with a Conflict and audits every one it makes.
 
 Each status maps onto the shared Case.status so the investigators' queue shows where an
-access change stands (waiting for a person -> awaiting_response, report ready -> resolved).
+access change stands (waiting for a person -> awaiting_response, report ready -> awaiting_decision: the
+agents are done and the investigator decides; only a person's decision closes the case).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ CASE_STATUS = {
     S.REJECTED_MANAGER_DENIED: "in_progress",
     # A person has to act: it stays in the working part of the queue.
     MANUAL: "in_progress",
-    S.ADVISORY_REPORT_GENERATED: "resolved",
+    S.ADVISORY_REPORT_GENERATED: "awaiting_decision",
 }
 
 # Waiting for a person (the run that got here ends WAITING).

@@ -12,6 +12,9 @@ class Case(models.Model):
         NEW = "new", "New"
         IN_PROGRESS = "in_progress", "In progress"
         AWAITING_RESPONSE = "awaiting_response", "Awaiting response"
+        # The agents' end state: their recommendation is in, a person has to decide.
+        AWAITING_DECISION = "awaiting_decision", "Awaiting decision"
+        # Resolved and Closed mean a person decided; no agent sets them (case_set_status).
         RESOLVED = "resolved", "Resolved"
         CLOSED = "closed", "Closed"
 
@@ -48,7 +51,8 @@ class Case(models.Model):
             models.Index(fields=["case_type", "status"]),
         ]
         constraints = [
-            models.CheckConstraint(condition=Q(status__in=["new", "in_progress", "awaiting_response", "resolved", "closed"]), name="case_status_valid"),
+            models.CheckConstraint(condition=Q(status__in=["new", "in_progress", "awaiting_response", "awaiting_decision", "resolved",
+                                                           "closed"]), name="case_status_valid"),
             models.CheckConstraint(condition=Q(priority__in=["critical", "high", "medium", "low"]), name="case_priority_valid"),
             models.CheckConstraint(condition=Q(case_type__in=list(CASE_TYPES)), name="case_type_valid"),
         ]

@@ -99,6 +99,9 @@ def case_set_status(*, actor, case: Case, status: str) -> Case:
         raise ValidationError({"status": "Close a case with a decision, not by setting its status."})
     if status not in Case.Status.values:
         raise ValidationError({"status": f"Unknown status {status!r}."})
+    if status == Case.Status.RESOLVED and not isinstance(actor, User):
+        # Resolved means a person decided; an agent's end state is awaiting_decision.
+        raise ValidationError({"status": "Only a person can resolve a case; agents leave it awaiting a decision."})
     if status == case.status:
         return case
     previous = case.status

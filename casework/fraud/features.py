@@ -14,6 +14,10 @@ from dataclasses import dataclass
 # The largest count we accept. Counts are stored in 32-bit integer columns; anything near
 # this is a broken upstream feed, and refusing it gives a clear error instead of a 500.
 MAX_COUNT = 1_000_000_000
+# The largest amount, ratio or number of days we accept. A value like 1e300 is a broken feed
+# too: it would overflow the ratios and scores computed from it (to inf, which no JSON column
+# stores), so the row is refused with its field named instead.
+MAX_AMOUNT = 1_000_000_000_000
 
 
 @dataclass(frozen=True)
@@ -37,14 +41,18 @@ class Feature:
 
 
 FEATURES: tuple[Feature, ...] = (
-    Feature("declared_income_annual", False, "Income the customer declared at onboarding, per year.", scale=0.8),
-    Feature("deposits_total", False, "Sum of deposits in the alert window.", scale=1.1),
+    Feature("declared_income_annual", False, "Income the customer declared at onboarding, per year.",
+            maximum=MAX_AMOUNT, scale=0.8),
+    Feature("deposits_total", False, "Sum of deposits in the alert window.",
+            maximum=MAX_AMOUNT, scale=1.1),
     Feature("deposits_count", True, "Number of deposits in the alert window.", maximum=MAX_COUNT, scale=0.7),
-    Feature("withdrawals_total", False, "Sum of withdrawals in the alert window.", scale=1.4),
+    Feature("withdrawals_total", False, "Sum of withdrawals in the alert window.",
+            maximum=MAX_AMOUNT, scale=1.4),
     Feature("withdrawals_count", True, "Number of withdrawals in the alert window.", maximum=MAX_COUNT, scale=0.9),
     Feature("deposit_withdraw_cycle_days_avg", False,
-            "Average days from a deposit to the withdrawal that empties it.", scale=0.9),
-    Feature("deposits_vs_income_ratio", False, "Deposits total divided by declared annual income.", scale=0.5),
+            "Average days from a deposit to the withdrawal that empties it.", maximum=MAX_AMOUNT, scale=0.9),
+    Feature("deposits_vs_income_ratio", False, "Deposits total divided by declared annual income.",
+            maximum=MAX_AMOUNT, scale=0.5),
     Feature("kyc_face_match_score", False,
             "Similarity of the onboarding selfie to the identity document, 0 to 1 (1 is a certain match).",
             maximum=1, log=False, scale=0.15),

@@ -15,9 +15,9 @@ from django.core.exceptions import ValidationError
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from pydantic import ValidationError as PydanticValidationError
 
-from casework.fraud.features import ALL_FIELDS, FEATURES_BY_NAME, MAX_COUNT
+from casework.fraud.features import ALL_FIELDS, FEATURES_BY_NAME, MAX_AMOUNT, MAX_COUNT
 
-Money = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Money = Annotated[float, Field(ge=0, le=MAX_AMOUNT, allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 RiskFactor = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
 
@@ -76,6 +76,8 @@ def _range_text(field: str, kind: str) -> str:
         return "between 0 and 1"
     if feature is not None and feature.maximum is not None and feature.maximum < MAX_COUNT:
         return f"between 0 and {feature.maximum:g}"
+    if feature is not None and feature.maximum == MAX_AMOUNT and kind.startswith("less"):
+        return f"at most {MAX_AMOUNT:,}"
     if kind.startswith("less"):
         return f"at most {MAX_COUNT:,}"
     return "0 or more"

@@ -15,7 +15,7 @@ from pydantic import ValidationError as PydanticValidationError
 from agents.tasks import pipeline_enqueue
 from audit.services import audit_record
 from casework.cases.models import Case, Decision
-from casework.cases.services import case_create, case_set_priority
+from casework.cases.services import case_create, case_set_priority, case_set_status
 from casework.errors import Conflict
 from casework.fraud.features import FEATURE_NAMES, SCORE_NAMES
 from casework.fraud.models import Account, Alert, KnowledgePattern
@@ -160,7 +160,8 @@ def priority_from_text(text: Any) -> str | None:
 
 @transaction.atomic
 def alert_apply_assessment(*, alert: Alert, orchestrator: dict | None, actor) -> str | None:
-    """Set the case's priority from the orchestrator's output; returns the new priority or None.
+    """Set the case's priority from the orchestrator's output, and its status to awaiting a
+    decision; returns the new priority or None.
 
     Uses the output's `priority` (free text, mapped by `priority_from_text`), else its
     `risk_level`. Does nothing for a missing or failed output (one with `_error`/`error`),
@@ -168,11 +169,14 @@ def alert_apply_assessment(*, alert: Alert, orchestrator: dict | None, actor) ->
     """
     if not orchestrator or orchestrator.get("_error") or orchestrator.get("error"):
         return None
-    priority = priority_from_text(orchestrator.get("priority")) or priority_from_text(orchestrator.get("risk_level"))
-    if priority is None:
-        return None
     case = Case.objects.get(pk=alert.case_id)
     if case.is_closed:
+        return None
+    # The agents are done; a person decides (never "resolved" by an agent).
+    case_set_status(actor=actor, case=case, status=Case.Status.AWAITING_DECISION)
+    alert.case.status = Case.Status.AWAITING_DECISION
+    priority = priority_from_text(orchestrator.get("priority")) or priority_from_text(orchestrator.get("risk_level"))
+    if priority is None:
         return None
     case_set_priority(actor=actor, case=case, priority=priority,
                       reason=f"Orchestrator assessment: priority {orchestrator.get('priority')!r}, "

@@ -49,7 +49,7 @@ def test_an_authorised_change_is_approved_and_reported_through_the_api(org, api)
 
     body = api.get(f"/api/access/mutations/{reference}/").json()
     assert body["status"] == "advisory_report_generated"
-    assert body["case_status"] == "resolved"
+    assert body["case_status"] == "awaiting_decision"  # issue 13: agents never resolve
     assert body["rights_check"]["authorized"] is True
     assert [row["reference"] for row in body["rights_check"]["evidence"] if row["covers"]] == ["R-FD"]
     assert body["report"]["recommendation"] == "accept"
@@ -192,18 +192,32 @@ def test_a_tool_failing_three_times_ends_in_manual_intervention_with_a_report(or
     assert body["report"]["kind"] == "manual_intervention"
 
 
-def test_an_explanation_no_record_can_check_goes_to_the_manager_and_to_review(org, submit, client):
+def test_an_explanation_no_record_can_confirm_is_rejected_as_an_invalid_claim(org, submit, client, alice):
+    """Issue 13 (seed 002, section 5): a claim is valid only if the records support it. Before,
+    every "other" claim went to the manager; now it is Rejected - Invalid User Claim, the
+    report says why, and the investigator can still override."""
     mutation = submit()
     response = answer_as_employee(client, mutation, claim_type="other",
-                                  explanation="A production incident at 2am; the runbook says to do it.")
+                                  explanation="My admin access should still be valid; I did it for the incident.")
     assert response.status_code == 200
     mutation = fresh(mutation)
-    assert mutation.status == "awaiting_manager_response"
-    assert mutation.requests.get(kind="employee_clarification").claim.validation_status == "unverifiable"
-    client.force_login(org.mona_user)
-    client.post(f"/access/inbox/{manager_request(mutation).pk}/", {"decision": "approve", "comment": "True."})
-    # Approved, but nothing in the records backs it: correct, and a person should look.
-    assert fresh(mutation).reports.get().recommendation == "manual_intervention"
+    assert statuses(mutation)[-2:] == ["rejected_invalid_claim", "advisory_report_generated"]
+    assert not mutation.requests.filter(kind="manager_validation").exists()
+    claim = mutation.requests.get(kind="employee_clarification").claim
+    assert claim.validation_status == "invalid"
+    why = claim.validation["message"]
+    assert "no sick-leave or vacation record can confirm an explanation of another kind" in why
+    assert "the rights check contradicts it: A2 (Admin on FinanceApp) ended on 2024-12-31" in why
+    report = mutation.reports.get()
+    assert report.recommendation == "reject_investigate"
+    assert any("the rights check contradicts it: A2" in line for line in report.details)
+    # The investigator overrides the recommendation.
+    client.force_login(alice)
+    client.post(f"/access/cases/{mutation.case.reference}/decide/",
+                {"outcome": "accepted", "reason": "Confirmed by phone: an approved incident change."})
+    assert fresh(mutation).case.decisions.get().outcome == "accepted"
+    decided = AuditEntry.objects.get(case_id=mutation.case_id, action="access.decided")
+    assert decided.data["overrides_recommendation"] is True
 
 
 def test_a_rights_check_contradicting_its_tool_is_retried_then_escalated(org, submit, monkeypatch):

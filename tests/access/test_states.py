@@ -42,7 +42,8 @@ def test_every_status_has_a_row_and_a_queue_status():
     assert set(TRANSITIONS) == set(S.values)
     assert set(CASE_STATUS) == set(S.values)
     assert CASE_STATUS[S.AWAITING_USER_RESPONSE] == CASE_STATUS[S.AWAITING_MANAGER_RESPONSE] == "awaiting_response"
-    assert CASE_STATUS[S.ADVISORY_REPORT_GENERATED] == "resolved"
+    # Issue 13: agents never resolve a case; the report leaves it awaiting a decision.
+    assert CASE_STATUS[S.ADVISORY_REPORT_GENERATED] == "awaiting_decision"
 
 
 @pytest.mark.parametrize(("current", "to"), SEED_EDGES)

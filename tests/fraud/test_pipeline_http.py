@@ -180,7 +180,9 @@ def test_a_failing_specialist_leaves_its_error_and_the_others_carry_on(
     assert len(llm.bodies("identity")) == requests
     assert len(llm.requests) == 5 + requests
     run = latest_run(alert)
-    assert run.status == AgentRun.Status.COMPLETED
+    # Issue 13: a run with a failed specialist is not "completed".
+    assert run.status == AgentRun.Status.COMPLETED_WITH_ERRORS
+    assert run.status_label == "Completed with errors (1 of 6 agents failed)"
     identity = run.results["identity"]
     assert identity["output"] is None and identity["error_type"] == error_type
     assert shown in identity["error"]
@@ -217,7 +219,7 @@ def test_a_failing_orchestrator_leaves_the_rule_based_priority(llm, alice, alice
     rule_based = PRIORITY_FOR_RISK[alert.risk_level]
 
     run = latest_run(alert)
-    assert run.status == AgentRun.Status.COMPLETED
+    assert run.status == AgentRun.Status.COMPLETED_WITH_ERRORS  # issue 13: not "completed"
     assert run.results["orchestrator"]["output"] is None
     assert run.results["orchestrator"]["error_type"] == "provider"
     assert "HTTP 503" in run.results["orchestrator"]["error"]
@@ -255,7 +257,9 @@ def test_malformed_output_gets_one_repair_then_an_invalid_output_error(llm, alic
     assert repair["response_format"] == first["response_format"]
 
     run = latest_run(alert)
-    assert run.status == AgentRun.Status.COMPLETED
+    # Issue 13: a run with a failed specialist is not "completed".
+    assert run.status == AgentRun.Status.COMPLETED_WITH_ERRORS
+    assert run.status_label == "Completed with errors (1 of 6 agents failed)"
     identity = run.results["identity"]
     assert identity["output"] is None and identity["error_type"] == "invalid_output"
     assert "identity returned output that does not fit its schema" in identity["error"]

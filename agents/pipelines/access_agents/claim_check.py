@@ -63,20 +63,57 @@ def _validate_accept(flow: Flow, key: str, output: dict) -> str:
             f"{claim.colleague.employee_id} covers {day} within the stated period.")
 
 
+def _rights_contradictions(flow: Flow) -> list[str]:
+    """What the rights check already found against the employee's own access on this system:
+    grants that had ended or were revoked by the day of the change."""
+    check = flow.mutation.rights_checks.first()
+    if check is None or check.authorized:
+        return []
+    system = flow.mutation.system.code
+    return [f"{row.get('reference')} ({row.get('level')} on {system}) {row.get('note')}"
+            for row in check.evidence
+            if row.get("source") == "direct" and row.get("system") == system
+            and str(row.get("note", "")).startswith(("ended on", "revoked", "not yet valid"))]
+
+
+def records_verdict(flow: Flow, claim, output: dict) -> tuple[str, str, list[dict]]:
+    """The claim's status as the records decide it (seed 002, section 5): only an approved
+    sick leave or vacation of the colleague on the day confirms a claim. A claim no record can
+    confirm (type other) is invalid, and so is one the rights check contradicts; the message
+    says exactly why. Returns (valid | invalid, message, checks)."""
+    status = output["claim_status"]
+    checks = list(output.get("checks") or [])
+    message = output.get("message", "")
+    if status == "valid":
+        return status, message, checks
+    if claim.claim_type == "other":
+        reasons = ["no sick-leave or vacation record can confirm an explanation of another kind: only an approved "
+                   "absence of a colleague covering the day of the change can"]
+        checks.append({"check": "A record confirms the explanation", "passed": False, "detail": reasons[0]})
+        contradictions = _rights_contradictions(flow)
+        if contradictions:
+            detail = "; ".join(contradictions)
+            reasons.append(f"the rights check contradicts it: {detail}")
+            checks.append({"check": "The employee's own access covered the change", "passed": False,
+                           "detail": detail})
+        message = "Claim invalid: " + "; and ".join(reasons) + "."
+    return "invalid", message, checks
+
+
 def _validate_done(flow: Flow, key: str, output: dict) -> dict:
     from casework.access.services import claim_record_validation
 
     claim = current_claim(flow)
-    status = output["claim_status"]
+    status, message, checks = records_verdict(flow, claim, output)
     claim_record_validation(claim=claim, status=status, result={
-        "checks": output.get("checks", []), "cited_records": output.get("cited_records", []),
-        "message": output.get("message", ""), "run_id": flow.run_id, "call_key": key})
+        "checks": checks, "cited_records": output.get("cited_records", []), "agent_status": output["claim_status"],
+        "message": message, "run_id": flow.run_id, "call_key": key})
     if status == "invalid":
-        flow.transition("rejected_invalid_claim", f"Claim invalid: {output.get('message', '')[:300]}")
+        flow.transition("rejected_invalid_claim", message[:1000] if message.startswith("Claim invalid")
+                        else f"Claim invalid: {message[:300]}")
     else:
-        flow.transition("manager_verification_requested",
-                        f"Claim {status}: {output.get('message', '')[:300]}")
-    return {"claim_status": status, "message": output.get("message", ""), "cited_records": output.get("cited_records", [])}
+        flow.transition("manager_verification_requested", f"Claim valid: {message[:300]}")
+    return {"claim_status": status, "message": message, "cited_records": output.get("cited_records", [])}
 
 
 

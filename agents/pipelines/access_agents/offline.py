@@ -148,10 +148,9 @@ def _validate(data: dict, seen: dict):
     if claim["claim_type"] == "other":
         return {"action": "validate_claim", "claim_status": "unverifiable",
                 "checks": [{"check": "Records to check against", "passed": False,
-                            "detail": "The employee gave another reason; no absence record can confirm or "
-                                      "contradict it. Their manager has to judge it."}],
-                "message": "The explanation cannot be checked against sick leave or vacation records; "
-                           "the manager must judge it."}
+                            "detail": "The employee gave another reason; no absence record can confirm it."}],
+                "message": "The explanation cannot be checked against sick leave or vacation records, so the "
+                           "records do not support it."}
     dataset = "sick_leave" if claim["claim_type"] == "sick_leave_cover" else "vacation"
     absence = "sick leave" if dataset == "sick_leave" else "vacation"
     if "lookup_data" not in seen:

@@ -117,6 +117,8 @@ def _handle(flow: Flow, step: Step, attempt: int, key: str) -> None:
                       status="success", run_id=flow.run_id, key=f"{key}.reply", receiver=receiver)
         return
     info["errors"].append({"attempt": attempt, "type": error_type, "error": error[:1000]})
+    if not entry.get("error"):
+        _mark_failed(flow, entry, error, error_type)
     exhausted = attempt >= MAX_ATTEMPTS
     info["status"] = "exhausted" if exhausted else "failed"
     message_reply(request=request, action=step.reply, context={"attempt": attempt}, status="error",
@@ -130,3 +132,15 @@ def _handle(flow: Flow, step: Step, attempt: int, key: str) -> None:
         if flow.status not in ("manual_intervention_required", "advisory_report_generated"):
             flow.transition("manual_intervention_required",
                             f"{step.label} failed {attempt} times; last error: {error[:300]}")
+
+
+def _mark_failed(flow: Flow, entry: dict, error: str, error_type: str) -> None:
+    """An agent call that answered but whose answer the step refused (its gate, its tool, its
+    write-back) failed the step: its result and its call row say so, so no view shows it done.
+    The result is saved with the run's next write."""
+    from agents.models import AgentCall
+
+    entry["error"], entry["error_type"] = error[:1000], error_type or "gate"
+    if entry.get("call_id"):
+        AgentCall.objects.filter(pk=entry["call_id"]).update(status=AgentCall.Status.ERROR, error=error[:4000],
+                                                              error_type=entry["error_type"][:40])

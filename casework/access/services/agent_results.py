@@ -27,14 +27,21 @@ def rights_check_record(*, mutation: HRMutation, result: dict, message: str, run
         existing = RightsCheck.objects.filter(run_id=run_id, call_key=call_key).first()
         if existing:
             return existing
+    evidence = list(result.get("evidence") or [])
+    if mutation.is_self_change:
+        # Whatever the rights say, a change to one's own access is flagged in the evidence.
+        evidence.insert(0, {"source": "self_change", "reference": mutation.mutation_id,
+                            "system": mutation.system.code, "level": mutation.access_level.name, "covers": False,
+                            "note": f"self-change: {mutation.changed_by.name} changed their own access"})
     check = RightsCheck.objects.create(
         mutation=mutation, authorized=bool(result.get("authorized")), held_level=result.get("held_level") or "",
-        evidence=list(result.get("evidence") or []), message=(message or "")[:4000], run_id=run_id,
+        evidence=evidence, message=(message or "")[:4000], run_id=run_id,
         call_key=call_key,
     )
     audit_record(actor="agent:access_rights_check", action="access.rights_checked", case=mutation.case, obj=check,
                  data={"authorized": check.authorized, "held_level": check.held_level,
-                       "covering": [r.get("reference") for r in check.evidence if r.get("covers")]})
+                       "covering": [r.get("reference") for r in check.evidence if r.get("covers")],
+                       "self_change": mutation.is_self_change})
     return check
 
 

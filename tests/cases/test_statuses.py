@@ -1,0 +1,29 @@
+"""States a person can trust (issue 13): agents never resolve a case; their end state is
+"Awaiting decision", which the queue filters on."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from casework.cases.models import Case
+from casework.cases.services import case_create, case_set_status
+
+pytestmark = pytest.mark.django_db
+
+
+def test_an_agent_cannot_resolve_a_case(alice):
+    case = case_create(actor=alice, case_type="fraud_alert", title="Cycling")
+    with pytest.raises(ValidationError, match="Only a person can resolve"):
+        case_set_status(actor="agent:orchestrator", case=case, status=Case.Status.RESOLVED)
+    assert case_set_status(actor=alice, case=case, status=Case.Status.RESOLVED).status == "resolved"
+
+
+def test_the_queue_filters_on_awaiting_decision(alice_client, alice):
+    waiting = case_create(actor=alice, case_type="fraud_alert", title="Assessed by the agents")
+    case_create(actor=alice, case_type="fraud_alert", title="Not assessed yet")
+    case_set_status(actor="agent:orchestrator", case=waiting, status=Case.Status.AWAITING_DECISION)
+    html = alice_client.get("/cases/", {"status": "awaiting_decision"}).content.decode()
+    assert waiting.reference in html and "Not assessed yet" not in html
+    assert '<option value="awaiting_decision"' in alice_client.get("/cases/").content.decode()
+    assert 'badge-status-awaiting_decision">Awaiting decision' in html
