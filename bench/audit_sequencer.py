@@ -143,13 +143,16 @@ def write_old(writer: int, n: int) -> int:
 
 
 class LagWatcher(threading.Thread):
-    """Polls for newly linked entries and notes when each was first seen linked."""
+    """Polls for newly linked entries and notes when each was first seen linked; samples how
+    many sessions are waiting for the chain lock (pg_stat_activity), which does not depend on
+    how busy the machine's CPUs are."""
 
     def __init__(self, poll_s: float):
         super().__init__(name="lag-watcher", daemon=True)
         self.poll_s = poll_s
         self.seen: dict[int, float] = {}
         self.peak_pending = 0
+        self.lock_waits: list[tuple[float, int]] = []
         self.stop = threading.Event()
 
     def run(self) -> None:
@@ -164,13 +167,25 @@ class LagWatcher(threading.Thread):
                     rows = cursor.fetchall()
                     cursor.execute("SELECT count(*) FROM audit_auditentry WHERE position IS NULL")
                     self.peak_pending = max(self.peak_pending, cursor.fetchone()[0])
+                    cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                                   "AND wait_event_type = 'Lock' AND wait_event = 'advisory'")
+                    waiting = cursor.fetchone()[0]
                 now = time.perf_counter()
+                self.lock_waits.append((now, waiting))
                 for pk, position in rows:
                     self.seen[pk] = now
                     last = position
                 self.stop.wait(self.poll_s)
         finally:
             connection.close()
+
+
+def python_cpu_s() -> float:
+    """CPU seconds of this process and of its finished children (the forked writers)."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -244,7 +259,7 @@ def trial(design: str, writers: int, processes: int, seconds: float, poll_s: flo
     reset_tables()
     mode = {"background": "background", "inline": "inline", "old": "off"}[design]
     settings.AUDIT_SEQUENCER = mode
-    watcher = LagWatcher(poll_s) if design != "old" else None
+    watcher = LagWatcher(poll_s)
     shares = [writers // processes + (1 if i < writers % processes else 0) for i in range(processes)]
     load_before = os.getloadavg()[0]
     if processes == 1:
@@ -262,14 +277,15 @@ def trial(design: str, writers: int, processes: int, seconds: float, poll_s: flo
                    for i, share in enumerate(shares)]
     for w in workers:
         w.start()
-    if watcher:
-        watcher.start()
+    watcher.start()
+    py_cpu = python_cpu_s()
     barrier.wait()
     started = time.perf_counter()
     parts = [out.get(timeout=seconds + 300) for _ in workers]
     for w in workers:
         w.join()
     stopped = time.perf_counter()
+    py_cpu = python_cpu_s() - py_cpu
     load_after = os.getloadavg()[0]
     if failed := [err for _, _, err in parts if err]:
         raise RuntimeError(f"A writer failed: {failed[0]}")
@@ -283,8 +299,8 @@ def trial(design: str, writers: int, processes: int, seconds: float, poll_s: flo
             time.sleep(0.005)
         drain_s = time.perf_counter() - stopped
         time.sleep(poll_s * 2)
-        watcher.stop.set()
-        watcher.join()
+    watcher.stop.set()
+    watcher.join()
     _sequencer.flush(10)
     verify_started = time.perf_counter()
     check = audit_verify_chain()
@@ -292,7 +308,8 @@ def trial(design: str, writers: int, processes: int, seconds: float, poll_s: flo
     total = AuditEntry.objects.count()
     connection.close()
 
-    lags = [watcher.seen[pk] - at for pk, at in commits if pk in watcher.seen] if watcher else []
+    lags = [watcher.seen[pk] - at for pk, at in commits if pk in watcher.seen] if design != "old" else []
+    waits = [n for at, n in watcher.lock_waits if started <= at <= stopped]
     elapsed = max(stopped - started, seconds)
     return {
         "design": design, "writers": writers, "processes": processes, "seconds": elapsed,
@@ -301,10 +318,12 @@ def trial(design: str, writers: int, processes: int, seconds: float, poll_s: flo
         "lag_p50_ms": percentile(lags, 0.5) * 1000 if lags and design == "background" else None,
         "lag_p95_ms": percentile(lags, 0.95) * 1000 if lags and design == "background" else None,
         "lag_max_ms": max(lags) * 1000 if lags and design == "background" else None,
-        "peak_pending": watcher.peak_pending if watcher else 0, "drain_s": drain_s,
+        "peak_pending": watcher.peak_pending if design != "old" else 0, "drain_s": drain_s,
+        "lock_waiters": sum(waits) / len(waits) if waits else 0.0,
         "chain_checked": check.checked, "chain_total": total, "chain_pending": check.pending,
         "chain_ok": check.broken is None and check.checked == total, "chain_why": check.why, "verify_s": verify_s,
         "load": max(load_before, load_after),
+        "py_cpu_ms": py_cpu * 1000 / max(len(commits), 1),
     }
 
 
@@ -339,26 +358,34 @@ def report(results: list[dict], header: str, args: argparse.Namespace) -> str:
     lines = [
         header,
         f"Each writer thread loops over transactions of one business-row INSERT and one audit entry, "
-        f"for {args.seconds:g} s; the threads are shared out among the given number of Python processes. Lag: commit to linked, seen by a thread "
-        f"polling every {args.poll_ms:g} ms. Drain: from the writers' stop until nothing was pending. "
-        f"Load: 1-minute load average.",
+        f"for {args.seconds:g} s; the threads are shared out among the given number of Python processes. "
+        f"Each row is the median of {args.repeats} trials by entries/s (in brackets the lowest and highest); "
+        f"the repeats went round all the rows in turn. Lag: commit to linked, seen by a thread polling every {args.poll_ms:g} ms. Drain: from the writers' stop until nothing was pending. "
+        f"Sessions waiting for the chain lock: the mean number of this database's sessions waiting on the "
+        f"advisory lock in pg_stat_activity, sampled at each poll while the writers ran. "
+        f"Python CPU per entry: the CPU time of the benchmark's processes (writers, sequencer, lag watcher) "
+        f"during the trial over the entries written. Load: 1-minute load average.",
         "",
         "| design | writers (processes) | entries/s | entries | writer txn p50 / p95 "
-        "| sequencer lag p50 / p95 / max | peak pending | drain | audit chain | load |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| sessions waiting for the chain lock | sequencer lag p50 / p95 / max | peak pending | drain "
+        "| Python CPU per entry "
+        "| audit chain | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lag = {
             "old": "none: linked by the writer, under the lock",
             "inline": "none: the writer links after its commit",
         }.get(r["design"]) or f"{fmt_ms(r['lag_p50_ms'])} / {fmt_ms(r['lag_p95_ms'])} / {fmt_ms(r['lag_max_ms'])}"
-        chain = (f"intact ({r['chain_checked']:,} entries, checked in {r['verify_s']:.1f} s)" if r["chain_ok"]
+        chain = (f"intact ({r['chain_checked']:,} entries, checked in {r['verify_s']:.1f} s)"
+                 + ("" if r["repeats"] == 1 else f"; all {r['repeats']} trials intact")
+                 if r["chain_ok"] and r["all_ok"]
                  else f"BROKEN or incomplete: {r['chain_checked']}/{r['chain_total']} {r['chain_why']}")
         drain = f"{r['drain_s'] * 1000:.0f} ms" if r["design"] != "old" else "-"
         lines.append(
-            f"| {DESIGN_NAMES[r['design']]} | {r['writers']} ({r['processes']}) | **{r['per_s']:,.0f}** | {r['entries']:,} "
-            f"| {fmt_ms(r['txn_p50_ms'])} / {fmt_ms(r['txn_p95_ms'])} | {lag} | {r['peak_pending']:,} | {drain} "
-            f"| {chain} | {r['load']:.1f} |"
+            f"| {DESIGN_NAMES[r['design']]} | {r['writers']} ({r['processes']}) | **{r['per_s']:,.0f}** ({r['range'][0]:,.0f} to {r['range'][1]:,.0f}) | {r['entries']:,} "
+            f"| {fmt_ms(r['txn_p50_ms'])} / {fmt_ms(r['txn_p95_ms'])} | {r['lock_waiters']:.1f} | {lag} | {r['peak_pending']:,} | {drain} "
+            f"| {r['py_cpu_ms']:.2f} ms | {chain} | {r['load']:.1f} |"
         )
     return "\n".join(lines)
 
@@ -373,6 +400,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="how long each trial writes (10).")
     parser.add_argument("--designs", default="background,inline,old",
                         help="comma-separated: background, inline, old (all three).")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="trials per configuration, taken in turn; the table shows the median (3).")
     parser.add_argument("--poll-ms", type=float, default=20.0, help="the lag watcher's polling interval (20).")
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards.")
     parser.add_argument("--write-readme", action="store_true", help="replace the figures in bench/README.md.")
@@ -393,17 +422,25 @@ def main() -> None:
             for logger_name in ("audit", "casework", "agents"):
                 logging.getLogger(logger_name).setLevel(logging.WARNING)
             header = machine(args.database_url)
-            for writers in writer_counts:
-                for processes in process_counts:
-                    if processes > writers:
-                        continue
-                    for design in designs:
-                        log.info("trial: %s, %d writers in %d process(es), %g s", design, writers, processes,
-                                 args.seconds)
-                        result = trial(design, writers, processes, args.seconds, args.poll_ms / 1000)
-                        log.info("  %.0f entries/s, chain %s", result["per_s"],
-                                 "intact" if result["chain_ok"] else "BROKEN")
-                        results.append(result)
+            configs = [(w, p, d) for w in writer_counts for p in process_counts if p <= w for d in designs]
+            trials: dict[tuple, list[dict]] = {c: [] for c in configs}
+            # Repeats go round all the configurations in turn, so that a burst of load from
+            # elsewhere on the machine hits every design rather than one.
+            for repeat in range(args.repeats):
+                for writers, processes, design in configs:
+                    log.info("trial %d/%d: %s, %d writers in %d process(es), %g s", repeat + 1, args.repeats,
+                             design, writers, processes, args.seconds)
+                    result = trial(design, writers, processes, args.seconds, args.poll_ms / 1000)
+                    log.info("  %.0f entries/s, chain %s", result["per_s"],
+                             "intact" if result["chain_ok"] else "BROKEN")
+                    trials[(writers, processes, design)].append(result)
+            for runs in trials.values():
+                ranked = sorted(runs, key=lambda r: r["per_s"])
+                median = dict(ranked[len(ranked) // 2])
+                median["range"] = (ranked[0]["per_s"], ranked[-1]["per_s"])
+                median["all_ok"] = all(r["chain_ok"] for r in runs)
+                median["repeats"] = len(runs)
+                results.append(median)
             from django.db import connections
 
             from audit.services import _sequencer
