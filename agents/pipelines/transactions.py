@@ -54,7 +54,7 @@ def _prepare(ctx: RunContext) -> None:
                   "tool_timeout_seconds": settings.TXN_TOOL_TIMEOUT_SECONDS,
                   "planner_timeout_seconds": settings.TXN_PLANNER_TIMEOUT_SECONDS,
                   **ctx.state.get("safeguards", {})}
-    saved = investigation.state
+    saved = _latest_state(ctx, investigation.state) if ctx.state.get("resume") else investigation.state
     if saved.get("completed_steps") is not None and ctx.state.get("resume"):
         # A resumed run gets this run's limits (a demo's injected failure is not carried over).
         kept = {k: v for k, v in saved.get("safeguards", {}).items() if k != "fail_after_steps"}
@@ -69,6 +69,27 @@ def _prepare(ctx: RunContext) -> None:
     inv["status"] = "IN_PROGRESS"
     ctx.state["inv"] = inv
     ctx.state["run_started"] = timezone.now().isoformat()
+
+
+def _latest_state(ctx: RunContext, saved: dict) -> dict:
+    """The furthest state of this investigation: the investigation's copy, or the previous
+    run's, with that run's last saved step folded in (a run that failed after saving a tool's
+    result but before writing it to the investigation must not make the resume run it again)."""
+    from agents.models import AgentRun
+
+    previous = (AgentRun.objects.filter(case_id=ctx.run.case_id, pipeline=PIPELINE).exclude(pk=ctx.run.pk)
+                .order_by("-id").first())
+    if previous is None or not previous.state.get("inv"):
+        return saved
+    before = RunContext(previous)
+    inv = before.state["inv"]
+    pending = before.state.get("pending")
+    if pending and pending["key"] in before.results:
+        (_absorb_decision if pending["kind"] == "planner" else _absorb_tool)(before, inv, pending)
+    if len(inv["completed_steps"]) >= len(saved.get("completed_steps", [])) and \
+            inv["step_count"] >= saved.get("step_count", 0):
+        return inv
+    return saved
 
 
 def plan(ctx: RunContext) -> Step | None:

@@ -179,3 +179,29 @@ def test_a_run_that_fails_while_writing_results_shows_as_failed_and_can_be_resum
     assert investigation.status == "COMPLETED"
     assert ToolExecution.objects.filter(investigation=investigation).count() == 6
     assert CALLS["context_tool"] == 1 and CALLS["rule_draft_tool"] == 1
+
+
+def test_a_run_that_failed_before_recording_a_finished_tool_does_not_run_it_again_on_resume(monkeypatch):
+    from casework.transactions import progress
+
+    real = progress.investigation_record_progress
+    failed = []
+
+    def fails_after_patterns(*, investigation_id, state):
+        if "pattern_tool" in state["completed_steps"] and not failed:
+            failed.append(True)
+            raise RuntimeError("database went away")
+        return real(investigation_id=investigation_id, state=state)
+
+    monkeypatch.setattr(progress, "investigation_record_progress", fails_after_patterns)
+    investigation = investigate(load("card_testing"))
+    assert investigation.status == "FAILED" and "database went away" in investigation.error
+    assert investigation.state["completed_steps"] == ["context_tool"]  # the pattern step was never recorded
+
+    with transaction.atomic():
+        investigation_resume(actor="system", investigation=investigation)
+    investigation.refresh_from_db()
+
+    assert investigation.status == "COMPLETED", investigation.error
+    assert CALLS["pattern_tool"] == 1 and CALLS["context_tool"] == 1
+    assert ToolExecution.objects.filter(investigation=investigation).count() == 6
