@@ -126,12 +126,38 @@ def _copy_cached_specialists(ctx: RunContext) -> None:
             ctx.results[key] = {**cached.results[key], "cached": True}
 
 
+def _why(ctx: RunContext) -> str:
+    """What produced this assessment, for the timeline beside a priority change."""
+    rerun = ctx.state.get("rerun_agent")
+    if rerun:
+        return (f"run #{ctx.run.pk} re-ran {rerun}, then the orchestrator over all five specialists "
+                f"(the others from the last good results)")
+    if ctx.run.mode == "case_open":
+        return f"run #{ctx.run.pk} re-assessed the cached specialist findings"
+    return f"run #{ctx.run.pk} assessed the alert"
+
+
+def _reuse_last_good(ctx: RunContext) -> None:
+    """Re-running one specialist: a sibling whose kept result failed takes its last good
+    result from an earlier run on this case, so the orchestrator reads all five."""
+    for key in SPECIALISTS:
+        entry = ctx.results.get(key)
+        if key == ctx.state.get("rerun_agent") or entry is None or not entry.get("error"):
+            continue
+        for earlier in (AgentRun.objects.filter(case=ctx.case, pipeline=PIPELINE, mode__in=("alert_creation", "case_open"))
+                        .exclude(pk=ctx.run.pk).order_by("-created_at", "-id")):
+            good = earlier.results.get(key)
+            if good and not good.get("error") and good.get("output") is not None:
+                ctx.results[key] = {**good, "cached": True, "from_run": earlier.pk}
+                break
+
+
 def _finish(ctx: RunContext) -> None:
     from casework.fraud.services import alert_apply_assessment, pattern_capture
 
     if ctx.run.mode in ("alert_creation", "case_open"):
         alert_apply_assessment(alert=_alert(ctx), orchestrator=ctx.output("orchestrator"),
-                               actor="agent:orchestrator")
+                               actor="agent:orchestrator", why=_why(ctx))
     elif ctx.run.mode == "close":
         pattern = ctx.output("knowledge_capture")
         if pattern is not None:
@@ -142,6 +168,8 @@ def _finish(ctx: RunContext) -> None:
 
 
 def _prepare(ctx: RunContext) -> None:
+    if ctx.state.get("rerun_agent"):
+        _reuse_last_good(ctx)
     if ctx.run.mode == "case_open":
         _copy_cached_specialists(ctx)
 

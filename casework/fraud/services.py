@@ -159,7 +159,7 @@ def priority_from_text(text: Any) -> str | None:
 
 
 @transaction.atomic
-def alert_apply_assessment(*, alert: Alert, orchestrator: dict | None, actor) -> str | None:
+def alert_apply_assessment(*, alert: Alert, orchestrator: dict | None, actor, why: str = "") -> str | None:
     """Set the case's priority from the orchestrator's output, and its status to awaiting a
     decision; returns the new priority or None.
 
@@ -178,9 +178,12 @@ def alert_apply_assessment(*, alert: Alert, orchestrator: dict | None, actor) ->
     priority = priority_from_text(orchestrator.get("priority")) or priority_from_text(orchestrator.get("risk_level"))
     if priority is None:
         return None
+    # The timeline shows this reason beside the change: which run, and what the orchestrator said.
+    said = str(orchestrator.get("investigation_summary") or "")[:200]
     case_set_priority(actor=actor, case=case, priority=priority,
-                      reason=f"Orchestrator assessment: priority {orchestrator.get('priority')!r}, "
-                             f"risk level {orchestrator.get('risk_level')!r}.")
+                      reason=f"{why[:1].upper() + why[1:] + ': ' if why else ''}orchestrator assessment: priority "
+                             f"{orchestrator.get('priority')!r}, risk level {orchestrator.get('risk_level')!r}"
+                             f"{'. ' + said if said else ''}.")
     alert.case.priority = priority
     return priority
 

@@ -36,3 +36,37 @@ def test_reassess_uses_the_cached_similar_cases_and_does_not_recompute_them(alic
     assert run.status == AgentRun.Status.COMPLETED, run.error
     assert run.state["input_similar_cases"] == first.state["input_similar_cases"]
     assert run.state["input_similar_count"] == 1
+
+
+def test_rerunning_one_specialist_reruns_the_orchestrator_over_all_five_and_the_timeline_says_why(
+        alice, alice_client):
+    from agents.models import AgentCall
+    from agents.services import run_rerun_agent
+    from audit.models import AuditEntry
+    from casework.cases.services import case_set_priority
+    from casework.fraud.services import alert_rerun_all
+
+    alert = alert_create(actor=alice, data=CYCLING)
+    good = AgentRun.objects.get(case=alert.case)
+    alert_rerun_all(actor=alice, alert=alert)
+    broken = AgentRun.objects.filter(case=alert.case).exclude(pk=good.pk).get()
+    for key in ("identity", "geo"):  # two specialists failed in the latest run
+        broken.state["results"][key] = {**broken.results[key], "output": None, "error": f"{key} timed out",
+                                        "error_type": "timeout"}
+    AgentRun.objects.filter(pk=broken.pk).update(state=broken.state)
+    broken.refresh_from_db()
+    case_set_priority(actor=alice, case=alert.case, priority="low", reason="test")
+
+    rerun = run_rerun_agent(actor=alice, run=broken, key="identity")
+    rerun.refresh_from_db()
+    assert rerun.status == AgentRun.Status.COMPLETED, rerun.error
+    assert rerun.results["geo"]["from_run"] == good.pk and rerun.results["geo"]["output"] is not None
+    assert not rerun.results["identity"].get("cached")  # the fresh one
+    orchestrator = AgentCall.objects.get(run=rerun, key="orchestrator")
+    assert set(orchestrator.input) >= {"transaction", "identity", "geo", "network", "outcome_similarity"}
+    assert orchestrator.input.get("unavailable_specialists", []) == []
+    change = AuditEntry.objects.filter(case_id=alert.case_id, action="case.priority_changed").order_by("-id").first()
+    assert change.data["from"] == "low"
+    assert f"Run #{rerun.pk} re-ran identity, then the orchestrator over all five specialists" in change.data["reason"]
+    page = alice_client.get(f"/cases/{alert.case.reference}/").content.decode()
+    assert f"Run #{rerun.pk} re-ran identity" in page
