@@ -37,3 +37,20 @@ def test_an_investigator_accepts_a_recommendation_and_promotes_the_rule(page, lo
     page.goto("/transactions/rules/")
     expect(page.locator("main, body").first).to_contain_text(rule.name)
     assert page.js_errors == []
+
+
+def test_the_page_follows_a_queued_investigation_until_the_worker_finishes(page, log_in, alice):
+    from unittest import mock
+
+    from agents.models import AgentRun
+    from agents.tasks import run_pipeline
+
+    with mock.patch("agents.tasks.run_pipeline.delay"):  # no worker yet: the run waits, queued
+        investigation = investigate(load("cnp_burst"))
+    log_in(page, "alice", "alice-pass-123", next_path=f"/cases/{investigation.case.reference}/")
+    expect(page.get_by_test_id("txn-status")).to_have_text("Pending")
+
+    run_pipeline(AgentRun.objects.get(case=investigation.case).pk)  # the worker, now
+
+    expect(page.get_by_test_id("txn-status")).to_have_text("Completed")  # polled in, no reload
+    expect(page.locator("#txn-timelines")).to_contain_text("rule_draft_tool")
