@@ -106,3 +106,9 @@ def test_import_release_queues_the_detective(tmp_path, capsys):
     assert rel.submitted_via == "import"
     assert rel.reports.get().severity == "low"  # Celery is eager in tests: the detective ran on commit
     assert "detective queued" in capsys.readouterr().out
+
+
+def test_the_openapi_schema_documents_the_release_operations(api):
+    schema = api.get("/api/schema/", {"format": "json"}).json()
+    assert {"/api/releases/", "/api/releases/{release_id}/", "/api/releases/{release_id}/decision/"} <= set(schema["paths"])
+    assert "409" in schema["paths"]["/api/releases/{release_id}/decision/"]["post"]["responses"]
