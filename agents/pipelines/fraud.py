@@ -69,6 +69,9 @@ def _specialist_calls(ctx: RunContext) -> list[CallSpec]:
         for other, distance in similar
     ]
     ctx.state["input_similar_count"] = similar_count
+    cleared, cleared_count = selectors.similar_cleared(alert, limit=SIMILAR_CASES_SHOWN)
+    ctx.state["input_similar_cleared"] = cleared
+    ctx.state["input_similar_cleared_count"] = cleared_count
     inputs = {
         "transaction": build.build_transaction_input(data),
         "identity": build.build_identity_input(data),
@@ -79,6 +82,8 @@ def _specialist_calls(ctx: RunContext) -> list[CallSpec]:
             similar_confirmed_cases_count_from_system=similar_count,
             similar_cases=ctx.state["input_similar_cases"],
             knowledge_patterns=patterns,
+            similar_cleared_cases=cleared,
+            similar_cleared_cases_count_from_system=cleared_count,
         ),
     }
     return [CallSpec(agent_id, FRAUD_AGENTS[agent_id], inputs[agent_id]) for agent_id in SPECIALISTS]
@@ -118,7 +123,7 @@ def _copy_cached_specialists(ctx: RunContext) -> None:
     if cached is None:
         raise RuntimeError("No earlier assessment of this account to re-assess from; use Re-run all.")
     ctx.state["input_cached_from_run"] = cached.pk
-    for key in ("input_similar_cases", "input_similar_count"):
+    for key in ("input_similar_cases", "input_similar_count", "input_similar_cleared", "input_similar_cleared_count"):
         if key in cached.state:
             ctx.state[key] = cached.state[key]
     for key in SPECIALISTS:

@@ -285,6 +285,8 @@ def fraud_assessment(case: Case) -> dict | None:
         "specialists": specialists,
         "disagreement": disagreement,
         "similar_cases": _similar_cases(alert, run),
+        # Past look-alikes a person cleared, as the run's outcome_similarity agent was shown them.
+        "similar_cleared": list(run.state.get("input_similar_cleared") or []) if run is not None else [],
         "features": _features(alert),
         "close_run": close_run,
         "pattern": pattern_for_case(case) if case.is_closed else None,

@@ -108,3 +108,42 @@ def similar_confirmed_patterns(alert: Alert, *, limit: int = 3) -> list[Knowledg
     found = {p.case_id: p for p in KnowledgePattern.objects.select_related("case", "account")
              .filter(case_id__in=near)}
     return [found[case_id] for case_id in near if case_id in found]
+
+
+# Outcomes a person gave that say "not fraud": a look-alike of one of these is less likely fraud.
+CLEARED_OUTCOMES = ("legit", "false_positive")
+CLEARED_LABELS = {"legit": "marked legit", "false_positive": "dismissed as false positive"}
+
+
+def similar_cleared(alert: Alert, *, limit: int = 5,
+                    max_distance: float = SIMILAR_MAX_DISTANCE) -> tuple[list[dict], int]:
+    """Past look-alikes a person cleared (marked legit or dismissed as a false positive),
+    nearest first, each with its decision: (up to `limit` of them, how many in all). Knowledge
+    capture learns from every outcome; these lower the next look-alike's fraud likelihood."""
+    from casework.cases.models import Decision
+
+    origin = _vector([getattr(alert, name) for name in FEATURE_NAMES])
+    decided = (Alert.objects.filter(case__case_type="fraud_alert", case__decisions__final=True,
+                                    case__decisions__outcome__in=CLEARED_OUTCOMES)
+               .exclude(case_id=alert.case_id).distinct())
+    near = []
+    for pk, *values in decided.values_list("pk", *FEATURE_NAMES).iterator(chunk_size=2000):
+        distance = math.dist(origin, _vector(values))
+        if distance <= max_distance:
+            near.append((pk, distance))
+    near.sort(key=lambda item: (item[1], item[0]))
+    alerts = _alerts().in_bulk([pk for pk, _ in near[:limit]])
+    decisions = {d.case_id: d for d in Decision.objects.filter(
+        final=True, case_id__in=[a.case_id for a in alerts.values()]).select_related("decided_by")}
+    cleared = []
+    for pk, distance in near[:limit]:
+        other = alerts[pk]
+        decision = decisions.get(other.case_id)
+        if decision is None:
+            continue
+        cleared.append({"reference": other.case.reference, "account_id": other.account.account_id,
+                        "distance": round(distance, 3), "outcome": decision.outcome,
+                        "outcome_label": CLEARED_LABELS.get(decision.outcome, decision.outcome),
+                        "decided_by": decision.decided_by.get_username() if decision.decided_by else "system",
+                        "decided_at": decision.decided_at.isoformat(), "reason": decision.reason[:300]})
+    return cleared, len(near)

@@ -70,3 +70,22 @@ def test_rerunning_one_specialist_reruns_the_orchestrator_over_all_five_and_the_
     assert f"Run #{rerun.pk} re-ran identity, then the orchestrator over all five specialists" in change.data["reason"]
     page = alice_client.get(f"/cases/{alert.case.reference}/").content.decode()
     assert f"Run #{rerun.pk} re-ran identity" in page
+
+
+def test_a_lookalike_a_person_dismissed_lowers_the_next_ones_likelihood_and_the_page_names_it(
+        alice, alice_client):
+    from casework.cases.services import case_close
+
+    first = alert_create(actor=alice, data={**CYCLING, "account_id": "ACC-7001"})
+    before = AgentRun.objects.get(case=first.case).results["outcome_similarity"]["output"]["fraud_likelihood"]
+    case_close(actor=alice, case=first.case, outcome="false_positive",
+               reason="Payroll agent account: fast in-and-out is its job.")
+
+    second = alert_create(actor=alice, data={**CYCLING, "account_id": "ACC-7002"})
+    run = AgentRun.objects.filter(case=second.case, mode="alert_creation").get()
+    output = run.results["outcome_similarity"]["output"]
+    assert output["fraud_likelihood"] < before
+    assert f"{first.case.reference} (dismissed as false positive by alice)" in output["explanation"]
+    assert run.state["input_similar_cleared"][0]["reference"] == first.case.reference
+    page = alice_client.get(f"/cases/{second.case.reference}/").content.decode()
+    assert 'id="fraud-similar-cleared"' in page and "Payroll agent account" in page

@@ -183,13 +183,20 @@ def build_outcome_similarity_input(
     similar_confirmed_cases_count_from_system: int = 0,
     similar_cases: list[Mapping[str, Any]] | None = None,
     knowledge_patterns: list[Mapping[str, Any]] | None = None,
+    similar_cleared_cases: list[Mapping[str, Any]] | None = None,
+    similar_cleared_cases_count_from_system: int | None = None,
 ) -> dict[str, Any]:
     """The seed's fields, plus brief summaries of the nearest confirmed cases and the
-    patterns captured when past cases closed (they feed the explanation)."""
+    patterns captured when past cases closed (they feed the explanation). Look-alikes a
+    person cleared (legit, false positive) are given when there are any: they count against."""
     data = _pick(alert, OUTCOME_SIMILARITY_FIELDS)
     count = _number(similar_confirmed_cases_count_from_system, integer=True)
     data["similar_confirmed_cases_count_from_system"] = max(0, int(count or 0))
     data["similar_cases"] = [_plain(dict(case)) for case in (similar_cases or [])[:MAX_LIST]]
+    cleared = _number(similar_cleared_cases_count_from_system, integer=True)
+    if cleared:
+        data["similar_cleared_cases_count_from_system"] = max(0, int(cleared))
+        data["similar_cleared_cases"] = [_plain(dict(case)) for case in (similar_cleared_cases or [])[:MAX_LIST]]
     data["knowledge_patterns"] = [
         {key: _plain(pattern.get(key)) for key in
          ("behavioral_pattern", "one_sentence_description", "final_outcome", "key_signals")}

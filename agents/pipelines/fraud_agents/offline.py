@@ -345,6 +345,15 @@ def _similar_evidence(count: int) -> float:
     return min(0.9, 0.45 + 0.1 * count)
 
 
+def _cleared_weight(cleared: int, confirmed: int) -> float:
+    """How much similar cleared cases lower the likelihood: 25% for one, up to 60%, less when
+    similar confirmed cases outnumber them."""
+    if cleared <= 0:
+        return 0.0
+    share = cleared / (cleared + confirmed)
+    return round(min(0.6, 0.25 + 0.1 * (cleared - 1)) * share, 2)
+
+
 def _words(text: Any) -> set[str]:
     return {w for w in "".join(c.lower() if c.isalnum() else " " for c in str(text or "")).split() if len(w) > 3}
 
@@ -374,6 +383,18 @@ def outcome_similarity_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
     else:
         likelihood = 0.1
         parts.append("no upstream probability and no similar confirmed case: base rate 0.10, little evidence")
+
+    cleared_count = max(0, int(_num(data, "similar_cleared_cases_count_from_system") or 0))
+    cleared = [c for c in data.get("similar_cleared_cases") or [] if isinstance(c, Mapping)]
+    if cleared_count:
+        # Past decisions that this pattern was not fraud count against it, as confirmed ones count for it.
+        weight = _cleared_weight(cleared_count, count)
+        before = likelihood
+        likelihood = likelihood * (1 - weight)
+        named = ", ".join(f"{c.get('reference')} ({c.get('outcome_label') or c.get('outcome')} by "
+                          f"{c.get('decided_by')})" for c in cleared[:3])
+        parts.append(f"lowered from {before:.2f} by {int(round(weight * 100))}% because {cleared_count} similar "
+                     f"past case(s) were cleared by a person: {named}")
 
     cases = [c for c in data.get("similar_cases") or [] if isinstance(c, Mapping)]
     if cases:
