@@ -48,14 +48,18 @@ def _prepare(ctx: RunContext) -> None:
     investigation that timed out or failed) continues from the state it saved."""
     from casework.transactions.models import Investigation
 
-    investigation = Investigation.objects.select_related("transaction").get(pk=ctx.state["investigation_id"])
+    # A run started from the generic agent-runs panel (agents.services.run_rerun) carries only
+    # "rerun_of": it finds its investigation by the case, and resumes it like "Resume" does.
+    investigation = Investigation.objects.select_related("transaction").get(case_id=ctx.run.case_id)
+    ctx.state["investigation_id"] = investigation.pk
+    resume = bool(ctx.state.get("resume") or ctx.state.get("rerun_of"))
     safeguards = {"max_steps": settings.TXN_MAX_STEPS,
                   "investigation_timeout_seconds": settings.TXN_INVESTIGATION_TIMEOUT_SECONDS,
                   "tool_timeout_seconds": settings.TXN_TOOL_TIMEOUT_SECONDS,
                   "planner_timeout_seconds": settings.TXN_PLANNER_TIMEOUT_SECONDS,
                   **ctx.state.get("safeguards", {})}
-    saved = _latest_state(ctx, investigation.state) if ctx.state.get("resume") else investigation.state
-    if saved.get("completed_steps") is not None and ctx.state.get("resume"):
+    saved = _latest_state(ctx, investigation.state) if resume else investigation.state
+    if saved.get("completed_steps") is not None and resume:
         # A resumed run gets this run's limits (a demo's injected failure is not carried over).
         kept = {k: v for k, v in saved.get("safeguards", {}).items() if k != "fail_after_steps"}
         inv = {**saved, "safeguards": {**kept, **safeguards}, "max_steps": safeguards["max_steps"],

@@ -205,3 +205,21 @@ def test_a_run_that_failed_before_recording_a_finished_tool_does_not_run_it_agai
     assert investigation.status == "COMPLETED", investigation.error
     assert CALLS["pattern_tool"] == 1 and CALLS["context_tool"] == 1
     assert ToolExecution.objects.filter(investigation=investigation).count() == 6
+
+
+def test_a_rerun_from_the_agent_runs_panel_resumes_the_investigation(monkeypatch, settings):
+    from agents.services import run_rerun
+
+    settings.TXN_INVESTIGATION_TIMEOUT_SECONDS = 0.4
+    replace(monkeypatch, "pattern_tool", lambda: time.sleep(0.5))
+    investigation = investigate(load("card_testing"))
+    assert investigation.status == "TIMED_OUT"
+
+    settings.TXN_INVESTIGATION_TIMEOUT_SECONDS = 60
+    with transaction.atomic():
+        run_rerun(actor="system", run=AgentRun.objects.get(case=investigation.case))
+    investigation.refresh_from_db()
+
+    assert investigation.status == "COMPLETED", investigation.error
+    assert CALLS["context_tool"] == 1 and CALLS["pattern_tool"] == 1
+    assert ToolExecution.objects.filter(investigation=investigation).count() == 6
