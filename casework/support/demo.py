@@ -9,6 +9,10 @@ from django.db import transaction
 from casework.support.demo_data import CUSTOMERS, KB_ARTICLES, TICKETS
 from casework.support.models import Ticket
 
+# Auto-answers the demo sends as the system would with SUPPORT_AUTO_SEND=true; the others wait
+# for one click.
+AUTO_SENT = 2
+
 
 def _run_now(run) -> None:
     """Run an enqueued run here and now (the worker, if one gets the message, finds it done)."""
@@ -37,6 +41,7 @@ def demo_load_support(*, users: dict) -> int:
     from casework.support.services import (
         customer_save,
         kb_article_save,
+        ticket_auto_send,
         ticket_close_no_action,
         ticket_escalate,
         ticket_reply,
@@ -52,7 +57,7 @@ def demo_load_support(*, users: dict) -> int:
         kb_article_save(actor="system", data={"article_id": article_id, "category": category, "title": title,
                                               "body": body})
     agent = users.get("alice") or "system"
-    created = 0
+    created, auto_sent = 0, 0
     for customer_id, channel, message, then, follow_ups in TICKETS:
         ticket = _receive("system", customer_id, message, channel)
         if ticket is None:
@@ -60,6 +65,10 @@ def demo_load_support(*, users: dict) -> int:
         created += 1
         for follow_up in follow_ups:
             _receive("system", customer_id, follow_up, channel)
+        ticket.refresh_from_db()
+        if ticket.recommended_action == "auto_respond" and not then and auto_sent < AUTO_SENT:
+            # As the system does with SUPPORT_AUTO_SEND=true, so the spot-check list has rows.
+            auto_sent += bool(ticket_auto_send(actor="agent:support", ticket=ticket))
         if not then or agent == "system":
             continue
         ticket.refresh_from_db()

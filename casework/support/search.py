@@ -6,7 +6,8 @@ English configuration) is kept up to date by `kb_index_refresh` and has a GIN in
 On SQLite, the same results shape from a simple ranking in Python: each query term found
 in the title counts 2, in the body 1 (prefix match after a crude English stemming), over
 the category's articles, which a knowledge base keeps few enough for that.
-Scores are normalised to 0..1 (the best possible match for the query scores 1).
+Scores are 0..1 on both engines: 1.0 when every query term is in the title, 0.5 when every
+term is in the body (see _coverage).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def _snippet(body: str) -> str:
 
 
 def _search_postgresql(articles, terms: list[str], limit: int) -> list[Hit]:
-    """Matched and ordered by the database (GIN index, ts_rank); scored like the SQLite path
+    """Matched by the database (GIN index) and scored like the SQLite path
     so that a score means the same on both."""
     from functools import reduce
     from operator import or_
@@ -81,15 +82,20 @@ def _search_postgresql(articles, terms: list[str], limit: int) -> list[Hit]:
     from django.contrib.postgres.search import SearchQuery, SearchRank
 
     query = reduce(or_, (SearchQuery(term, config="english") for term in terms))
+    # The database finds the candidates (the GIN index) and ranks them; the final order is the
+    # same score as SQLite's, ts_rank breaking ties, so both engines agree on what is best.
     rows = list(articles.filter(search_vector=query)
                 .annotate(rank=SearchRank("search_vector", query))
-                .order_by("-rank", "article_id")[:limit])
+                .order_by("-rank", "article_id")[:max(limit * 4, 20)])
     stems = [_stem(t) for t in terms]
-    return [Hit(r.article_id, r.title, r.category, max(0.05, _coverage(stems, r)), _snippet(r.body)) for r in rows]
+    scored = [(max(0.01, _coverage(stems, r)), r) for r in rows]
+    scored.sort(key=lambda pair: (-pair[0], -pair[1].rank, pair[1].article_id))
+    return [Hit(r.article_id, r.title, r.category, score, _snippet(r.body)) for score, r in scored[:limit]]
 
 
 def _coverage(stems: list[str], article) -> float:
-    """Title hits count 2, body hits 1, out of 2 per term; half the terms in the title is 1.0."""
+    """Title hits count 2, body hits 1, out of 2 per term: 1.0 is every term in the title,
+    0.5 every term in the body (or half of them in the title)."""
     title = {_stem(w) for w in query_terms(article.title)} | set(query_terms(article.title))
     body_words = _WORD.findall(article.body.lower())
     body = {_stem(w) for w in body_words} | set(body_words)
@@ -99,7 +105,7 @@ def _coverage(stems: list[str], article) -> float:
             points += 2
         elif any(w.startswith(stem) for w in body):
             points += 1
-    return round(min(1.0, points / len(stems)), 3) if stems else 0.0
+    return round(points / (2 * len(stems)), 3) if stems else 0.0
 
 
 def _search_python(articles, terms: list[str], limit: int) -> list[Hit]:

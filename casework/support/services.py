@@ -207,7 +207,7 @@ def ticket_apply_triage(*, actor, ticket: Ticket, triage: dict) -> Ticket:
 
     A ticket whose case a person already closed keeps the triage for the record and
     nothing else changes."""
-    from casework.cases.services import case_set_priority, case_set_status
+    from casework.cases.services import case_set_priority
 
     ticket = Ticket.objects.select_for_update(of=("self",)).select_related("case", "customer").get(pk=ticket.pk)
     if (ticket.triage.get("run") or 0) > (triage.get("run") or 0):
@@ -247,17 +247,29 @@ def ticket_apply_triage(*, actor, ticket: Ticket, triage: dict) -> Ticket:
     if ticket.urgency:
         case_set_priority(actor=actor, case=ticket.case, priority=PRIORITY_FOR_URGENCY[ticket.urgency],
                           reason=result.get("reasoning", "")[:500])
-    if (ticket.recommended_action == RecommendedAction.AUTO_RESPOND and settings.SUPPORT_AUTO_SEND
-            and ticket.suggested_reply):
-        _message_add(ticket=ticket, direction=TicketMessage.Direction.AGENT, text=ticket.suggested_reply,
-                     channel=ticket.channel, auto_sent=True)
-        ticket.first_response_at = ticket.first_response_at or now
-        ticket.save(update_fields=["first_response_at"])
-        # The case stays open: a person spot-checks the auto-sent reply and closes it.
-        case_set_status(actor=actor, case=ticket.case, status=Case.Status.AWAITING_RESPONSE)
-        audit_record(actor=actor, action="support.reply_auto_sent", case=ticket.case, obj=ticket,
-                     data={"body": ticket.suggested_reply[:500]})
+    if ticket.recommended_action == RecommendedAction.AUTO_RESPOND and settings.SUPPORT_AUTO_SEND:
+        ticket_auto_send(actor=actor, ticket=ticket)
     return ticket
+
+
+@transaction.atomic
+def ticket_auto_send(*, actor, ticket: Ticket) -> TicketMessage | None:
+    """The system sends an auto_respond triage's reply itself (SUPPORT_AUTO_SEND=true). The
+    case stays open, awaiting the customer: a person spot-checks the reply and closes it."""
+    from casework.cases.services import case_set_status
+
+    ticket = Ticket.objects.select_for_update(of=("self",)).select_related("case", "customer").get(pk=ticket.pk)
+    if (ticket.case.is_closed or ticket.recommended_action != RecommendedAction.AUTO_RESPOND
+            or not ticket.suggested_reply or ticket.messages.filter(auto_sent=True).exists()):
+        return None
+    message = _message_add(ticket=ticket, direction=TicketMessage.Direction.AGENT, text=ticket.suggested_reply,
+                           channel=ticket.channel, auto_sent=True)
+    if ticket.first_response_at is None:
+        Ticket.objects.filter(pk=ticket.pk).update(first_response_at=message.created_at)
+    case_set_status(actor=actor, case=ticket.case, status=Case.Status.AWAITING_RESPONSE)
+    audit_record(actor=actor, action="support.reply_auto_sent", case=ticket.case, obj=message,
+                 data={"ticket_id": ticket.ticket_id, "body": ticket.suggested_reply[:500]})
+    return message
 
 
 # --- a person's decision ----------------------------------------------------------------

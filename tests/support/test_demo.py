@@ -10,7 +10,7 @@ from agents.models import AgentRun
 from casework.cases.demo import DEMO_LOADERS
 from casework.cases.models import Case
 from casework.support.demo import demo_load_support
-from casework.support.models import Customer, KBArticle, Ticket
+from casework.support.models import Customer, KBArticle, Ticket, TicketMessage
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,5 +33,7 @@ def test_the_demo_makes_real_tickets_in_every_state_once(alice):
     assert len({t.language for t in tickets}) >= 4
     assert any(t.messages.filter(direction="customer").count() > 1 for t in tickets)  # a matched follow-up
     assert Case.objects.filter(case_type="support_ticket").count() == tickets.count()
+    assert TicketMessage.objects.filter(auto_sent=True).count() == 2  # for the spot-check list
+    assert tickets.filter(recommended_action="auto_respond", case__status="new").exists()  # one click away
 
     assert demo_load_support(users={"alice": alice}) == 0

@@ -16,7 +16,8 @@ from agents.pipelines.support_agents.language import detect_language
 from agents.pipelines.support_agents.replies import reply_for
 from agents.runtime.prompting import unfence_data
 
-AUTO_RESPOND_MIN_SCORE = 0.5
+# kb_search's score: 0.25 is a quarter of the query's terms in the title, or half in the body.
+AUTO_RESPOND_MIN_SCORE = 0.25
 _TICKET_ID = re.compile(r"\bTKT-[A-Z0-9]{8}\b")
 
 
