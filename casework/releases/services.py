@@ -67,6 +67,10 @@ def release_reassess(*, actor, release: Release):
     """Ask the detective again (a new run; each run files at most one report)."""
     if release.case.is_closed:
         raise Conflict(f"{release.case.reference} is decided; it is not assessed again.", code="case_closed")
+    from agents.models import AgentRun
+
+    if AgentRun.objects.filter(case=release.case, pipeline=PIPELINE, status__in=AgentRun.ACTIVE).exists():
+        raise Conflict(f"The detective is already assessing {release.release_id}.", code="already_running")
     Release.objects.filter(pk=release.pk).update(assessment=Release.Assessment.PENDING, assessment_error="")
     audit_record(actor=actor, action="release.reassess_requested", case=release.case, obj=release, data={})
     return pipeline_enqueue(case=release.case, pipeline=PIPELINE, mode="assess", actor=actor,

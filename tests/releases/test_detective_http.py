@@ -81,15 +81,17 @@ def test_a_rate_limit_with_retry_after_is_retried_then_succeeds(llm):
     assert llm.request_count == 3  # 429, then summary, then file
 
 
-def test_a_401_fails_at_once_with_a_clear_message_on_the_case(llm, alice_client):
-    llm.script(error(401, "Incorrect API key provided.", type="authentication_error"))
+@pytest.mark.parametrize("status, message", [(401, "Incorrect API key provided."), (403, "Model access denied."),
+                                             (400, "Unknown parameter: tools.")])
+def test_a_401_403_or_400_fails_at_once_with_a_clear_message_on_the_case(llm, alice_client, status, message):
+    llm.script(error(status, message, type="invalid_request_error" if status == 400 else "authentication_error"))
 
     rel, run = submit(LOW)
 
     assert llm.request_count == 1
     assert rel.reports.count() == 0
     assert rel.assessment == "failed"
-    assert "authentication" in rel.assessment_error.lower() or "api key" in rel.assessment_error.lower()
+    assert message in rel.assessment_error
     page = alice_client.get(f"/cases/{rel.case.reference}/").content.decode()
     assert "The detective failed" in page
 

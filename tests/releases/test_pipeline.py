@@ -122,3 +122,16 @@ def test_one_report_per_run_is_enforced_by_the_database():
     rel, run = submit(LOW)
     with pytest.raises(IntegrityError), transaction.atomic():
         RiskReport.objects.create(report_id="RR-DUP", release=rel, run=run, severity="low", findings=["x"])
+
+
+def test_assessing_again_files_a_second_report_from_a_new_run(alice):
+    from agents.models import AgentRun
+    from agents.runtime.pipeline import execute_run
+    from casework.releases.services import release_reassess
+
+    rel, first = submit(LOW)
+    second = release_reassess(actor=alice, release=rel)
+    execute_run(second.pk)
+
+    assert list(rel.reports.order_by("id").values_list("run_id", flat=True)) == [first.pk, second.pk]
+    assert AgentRun.objects.get(pk=second.pk).status == "completed"
