@@ -34,3 +34,20 @@ def test_the_demo_runs_fifteen_investigations_in_every_status_once(alice, admin_
     assert "similarity_tool" not in new_card.state["completed_steps"]
 
     assert demo_load_transactions(users={"alice": alice}) == 0
+
+
+def test_the_demo_failed_investigation_offers_resume_and_resuming_finishes_it(alice_client, alice):
+    from django.db import transaction
+
+    from casework.transactions.services import investigation_resume
+
+    demo_load_transactions(users={"alice": alice})
+    failed = Investigation.objects.get(status="FAILED")
+    page = alice_client.get(f"/cases/{failed.case.reference}/").content.decode()
+    assert "Injected failure after 2 planner steps" in page and "Resume the investigation" in page
+
+    with transaction.atomic():
+        investigation_resume(actor=alice, investigation=failed)
+    failed.refresh_from_db()
+    assert failed.status == "COMPLETED", failed.error
+    assert failed.state["planner_decisions"][0]["step"] == 1 and failed.state["step_count"] > 2
