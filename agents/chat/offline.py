@@ -8,12 +8,16 @@ import re
 
 from agents.chat.assistant import ASSISTANT_ID
 from agents.llm.offline_registry import offline_analyst
+from agents.runtime.prompting import unfence_data
 
-NEEDS_LLM = ("That question needs a language model. Without one (LLM_PROVIDER=offline) I answer three "
-             "kinds of question from this case's stored results: what was found, why this severity or "
-             "priority, and which tools ran.")
-HELP = "Ask me what was found, why this severity (or priority), or which tools ran."
+NEEDS_LLM = ("That question needs a language model. Without one (LLM_PROVIDER=offline) I answer a fixed "
+             "set of questions from this case's stored results: what was found, why this severity or "
+             "priority, which tools ran, the case's timeline, and (on a release) which tests failed.")
+HELP = ("Ask me what was found, why this severity (or priority), which tools ran, what happened on the "
+        "case (its timeline), or on a release which tests failed.")
 INTENTS = [
+    ("tests", re.compile(r"\btests?\b", re.I)),
+    ("timeline", re.compile(r"timeline|history|who (did|decided|changed)|audit", re.I)),
     ("tools", re.compile(r"\btools?\b|\bcall(s|ed)?\b|\bran\b|\bsteps?\b", re.I)),
     ("why", re.compile(r"\bwhy\b|severity|\brisk|priorit|\brated?\b|\bscore", re.I)),
     ("found", re.compile(r"found|finding|result|what (did|was|were)|summar|conclu|recommend", re.I)),
@@ -93,9 +97,56 @@ def tools_ran(data: dict) -> str:
     return "\n".join(parts) or "No agent run has happened on this case yet."
 
 
+def _tool_result(messages, name: str):
+    """This question's result of a tool (the history holds no earlier turn's tool results)."""
+    for message in reversed(messages or []):
+        if message.role == "tool" and message.name == name:
+            try:
+                return unfence_data(message.content)
+            except ValueError:
+                return {"error": "unparseable", "message": message.content[:200]}
+    return None
+
+
+def failed_tests(data: dict, messages):
+    release = ((data.get("record") or {}).get("release") or {})
+    if not release:
+        return None
+    result = _tool_result(messages, "get_test_details")
+    if result is None:
+        return [{"id": "get_test_details-1", "name": "get_test_details",
+                 "arguments": {"release_id": release["release_id"]}}]
+    if "error" in result and "message" in result:
+        return f"The test details could not be read: {result['message']}"
+    failed = [t for t in result["tests"] if t["status"] == "failed"]
+    if not failed:
+        counts = release["tests"]
+        return (f"get_test_details lists no failed test ({counts['failed']} failed in the summary, "
+                f"{len(result['tests'])} tests with details).")
+    return "Failed tests (from get_test_details):\n" + "\n".join(
+        f"- {t['name']} ({t['area'] or 'no area'}{', critical' if t['critical'] else ''})"
+        + (f": {t['message']}" if t["message"] else "") for t in failed[:20])
+
+
+def timeline(data: dict, messages):
+    result = _tool_result(messages, "get_case_timeline")
+    if result is None:
+        return [{"id": "get_case_timeline-1", "name": "get_case_timeline",
+                 "arguments": {"reference": data["case"]["reference"], "limit": 10}}]
+    if "error" in result and "message" in result:
+        return f"The timeline could not be read: {result['message']}"
+    return "The case's latest entries (from get_case_timeline), newest first:\n" + "\n".join(
+        f"- {e['at'][:16].replace('T', ' ')} {e['actor']}: {e['action']}" for e in result["entries"])
+
+
 @offline_analyst(ASSISTANT_ID)
-def case_assistant(data: dict, messages=None) -> dict:
+def case_assistant(data: dict, messages=None):
     intent = intent_of(question_of(messages))
+    if intent in ("tests", "timeline"):
+        made = (failed_tests if intent == "tests" else timeline)(data, messages)
+        if made is not None:
+            return made if isinstance(made, list) else {"answer": made}
+        intent = "found"
     answer = {"found": found, "why": why, "tools": tools_ran}.get(intent)
     if answer is not None:
         return {"answer": answer(data)}

@@ -131,3 +131,16 @@ def test_a_small_window_prunes_the_history_and_the_panel_says_so(alice, alice_cl
     assert last.context_events and last.context_events[0]["strategy"] == "truncate"
     assert last.window_tokens <= last.budget_tokens == 900
     assert "Context truncated" in page and "of a 900-token budget" in page
+
+
+def test_offline_it_uses_the_release_tools_and_the_timeline(alice_client):
+    rel, _ = submit(SEED)
+
+    tests_answer = ask(alice_client, rel.case, "Which tests failed?").content.decode()
+    ask(alice_client, rel.case, "Show me the case history")
+
+    assert "test_card_tokenise (payments): TimeoutError after 30 s" in tests_answer
+    first, second = ChatMessage.objects.filter(role="assistant").order_by("id")
+    assert [t["name"] for t in first.tool_calls] == ["get_test_details"]
+    assert [t["name"] for t in second.tool_calls] == ["get_case_timeline"]
+    assert "agent:detective: release.report_filed" in second.content
