@@ -140,6 +140,8 @@ class TicketMessage(models.Model):
                                 related_name="support_replies")
     # A reply the system sent on its own (auto_respond with SUPPORT_AUTO_SEND=true).
     auto_sent = models.BooleanField(default=False)
+    # How a customer's message found its ticket: {"run", "matched", "confidence", "note"}.
+    intake = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

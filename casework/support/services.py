@@ -145,16 +145,18 @@ def match_accepted(*, customer: Customer, match: dict | None) -> Ticket | None:
 
 @transaction.atomic
 def intake_resolve(*, actor, customer_id: str, message: str, channel: str, match: dict | None,
-                   note: str = "") -> tuple[Ticket, bool]:
+                   note: str = "", intake_run: int | None = None) -> tuple[Ticket, bool]:
     """Give the message its ticket: the accepted match, or a new ticket. Enqueues the triage
     of the whole thread. Returns (ticket, matched)."""
     customer = Customer.objects.get(customer_id=customer_id)
     ticket = match_accepted(customer=customer, match=match)
     matched = ticket is not None
+    intake = {"run": intake_run, "matched": matched, "confidence": (match or {}).get("confidence"), "note": note}
     if ticket is None:
-        ticket = ticket_open(actor=actor, customer=customer, message=message, channel=channel)
+        ticket = ticket_open(actor=actor, customer=customer, message=message, channel=channel, intake=intake)
     else:
-        _message_add(ticket=ticket, direction=TicketMessage.Direction.CUSTOMER, text=message, channel=channel)
+        _message_add(ticket=ticket, direction=TicketMessage.Direction.CUSTOMER, text=message, channel=channel,
+                     intake=intake)
         Ticket.objects.filter(pk=ticket.pk).update(updated_at=timezone.now())
     audit_record(actor=actor, action="support.message_matched" if matched else "support.message_unmatched",
                  case=ticket.case, obj=ticket,
@@ -164,7 +166,7 @@ def intake_resolve(*, actor, customer_id: str, message: str, channel: str, match
 
 
 @transaction.atomic
-def ticket_open(*, actor, customer: Customer, message: str, channel: str = "api") -> Ticket:
+def ticket_open(*, actor, customer: Customer, message: str, channel: str = "api", intake: dict | None = None) -> Ticket:
     from casework.cases.services import case_create
 
     message = _clean_message(message)
@@ -175,7 +177,8 @@ def ticket_open(*, actor, customer: Customer, message: str, channel: str = "api"
     ticket = Ticket(case=case, ticket_id=new_ticket_id(), customer=customer, channel=channel)
     ticket.full_clean(exclude=["case"])
     ticket.save()
-    _message_add(ticket=ticket, direction=TicketMessage.Direction.CUSTOMER, text=message, channel=channel)
+    _message_add(ticket=ticket, direction=TicketMessage.Direction.CUSTOMER, text=message, channel=channel,
+                 intake=intake or {})
     audit_record(actor=actor, action="support.ticket_opened", case=case, obj=ticket,
                  data={"ticket_id": ticket.ticket_id, "thread_id": ticket.thread_id})
     return ticket
@@ -191,9 +194,9 @@ def ticket_triage(*, actor, ticket: Ticket):
 
 
 def _message_add(*, ticket: Ticket, direction: str, text: str, channel: str = "", sent_by: User | None = None,
-                 auto_sent: bool = False) -> TicketMessage:
+                 auto_sent: bool = False, intake: dict | None = None) -> TicketMessage:
     message = TicketMessage(ticket=ticket, direction=direction, text=text, channel=channel, sent_by=sent_by,
-                            auto_sent=auto_sent)
+                            auto_sent=auto_sent, intake=intake or {})
     message.full_clean(exclude=["ticket"])
     message.save()
     return message

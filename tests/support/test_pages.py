@@ -23,6 +23,7 @@ def test_the_case_page_shows_thread_customer_supervisor_kb_hits_triage_and_the_r
     assert "route_specialist" in page
     assert escape(ticket.suggested_reply.splitlines()[0]) in page
     assert 'id="support-reply"' in page
+    assert "opened the ticket" in page
 
 
 def test_an_untranslated_ticket_says_so(alice_client, alice, support_data):

@@ -50,7 +50,10 @@ def test_a_follow_up_is_matched_to_the_active_ticket_and_the_whole_thread_is_tri
     assert run.state["matched"] is True and run.case_id == ticket.case_id
     assert {"summary:" + ticket.ticket_id, "ticket_matcher"} <= set(run.results)
     assert run.results["ticket_matcher"]["output"]["matched_ticket_id"] == ticket.ticket_id
-    assert ticket.messages.filter(direction="customer").count() == 2
+    first, second = ticket.messages.filter(direction="customer")
+    assert first.intake["matched"] is False and second.intake == {
+        "run": run.pk, "matched": True, "confidence": run.results["ticket_matcher"]["output"]["confidence"],
+        "note": ""}
     runs = AgentRun.objects.filter(case=ticket.case, mode="triage").order_by("id")
     assert runs.count() == 2
     assert len(runs.last().state["input_thread"]) == 2
