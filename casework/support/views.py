@@ -17,6 +17,13 @@ from casework.support.forms import MessageForm, ReasonForm, ReplyForm
 from casework.support.templatetags.support_tags import support_view
 
 PAGE_SIZE = 25
+# ?show=: which tickets the queue lists, by the triage's recommended action.
+QUEUE_VIEWS = {
+    "": ("All waiting", ("route_specialist", "escalate_human", "auto_respond")),
+    "escalated": ("Escalated", ("escalate_human",)),
+    "routed": ("Routed", ("route_specialist",)),
+    "one-click": ("Answer ready", ("auto_respond",)),
+}
 
 
 def _ticket(request, ticket_id: str):
@@ -28,10 +35,12 @@ def _ticket(request, ticket_id: str):
 @require_GET
 @investigator_required
 def queue(request):
-    tickets = selectors.support_queue()
-    page = Paginator(tickets, PAGE_SIZE).get_page(request.GET.get("page"))
+    show = request.GET.get("show", "")
+    actions = QUEUE_VIEWS.get(show, QUEUE_VIEWS[""])[1]
+    page = Paginator(selectors.support_queue(actions=actions), PAGE_SIZE).get_page(request.GET.get("page"))
     rows = [(ticket, selectors.sla_clock(ticket)) for ticket in page.object_list]
-    return render(request, "support/queue.html", {"page": page, "rows": rows})
+    return render(request, "support/queue.html", {"page": page, "rows": rows, "show": show,
+                                                  "views": [(key, label) for key, (label, _) in QUEUE_VIEWS.items()]})
 
 
 @require_GET

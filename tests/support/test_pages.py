@@ -51,6 +51,8 @@ def test_the_queue_lists_routed_and_escalated_tickets_by_urgency_with_sla(alice_
     page = alice_client.get("/support/").content.decode()
     assert page.index(critical.case.reference) < page.index(low.case.reference)
     assert "first response:" in page and "left" in page
+    escalated = alice_client.get("/support/", {"show": "escalated"}).content.decode()
+    assert critical.case.reference in escalated and low.case.reference not in escalated
 
 
 def test_sending_the_edited_reply_closes_the_ticket_and_a_second_send_is_refused(alice_client, alice, support_data):

@@ -246,3 +246,31 @@ def test_a_long_language_name_from_a_model_is_kept_short(alice, support_data):
     ticket_apply_triage(actor="agent:support", ticket=ticket, triage=triage)
     ticket.refresh_from_db()
     assert ticket.language == "pt"
+
+
+def test_a_triage_resumed_after_its_worker_died_does_not_repeat_finished_steps(alice, support_data, monkeypatch):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from agents.runtime.pipeline import execute_run
+    from agents.tasks import run_pipeline
+    from casework.support.services import ticket_triage
+
+    _, ticket = send(alice, "CUST-002", "The CSV export stopped working, it fails with an error.")
+    done = triage_run(ticket)
+    monkeypatch.setattr(run_pipeline, "delay", lambda run_id: None)
+    run = ticket_triage(actor=alice, ticket=ticket)
+    # As a worker that died after saving the translator's step left it: running, heartbeat stale.
+    AgentRun.objects.filter(pk=run.pk).update(
+        status="running", heartbeat_at=timezone.now() - timedelta(hours=1), step_count=1,
+        state={**run.state, "prepared": True, "input_ticket_id": ticket.ticket_id,
+               "input_customer": done.state["input_customer"], "input_thread": done.state["input_thread"],
+               "results": {"translator": done.results["translator"]}})
+    execute_run(run.pk)
+    run.refresh_from_db()
+    assert run.status == AgentRun.Status.COMPLETED
+    assert list(AgentCall.objects.filter(run=run, kind="agent").values_list("key", flat=True)) == [
+        "supervisor", "technical"]
+    ticket.refresh_from_db()
+    assert ticket.triage["run"] == run.pk
