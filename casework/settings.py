@@ -215,7 +215,8 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    # ?page_size= up to 100; counts capped at 10,000 so that they stay cheap (casework/cases/pagination.py).
+    "DEFAULT_PAGINATION_CLASS": "casework.cases.pagination.ApiPagination",
     "PAGE_SIZE": 25,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "casework.api_errors.exception_handler",
@@ -319,6 +320,12 @@ if not 0 <= RELEASE_P95_MEDIUM_MS <= RELEASE_P95_HIGH_MS or RELEASE_TOOL_TIMEOUT
 # (the context manager prunes further when the window is small) and the per-answer tool-call cap.
 CHAT_HISTORY_MESSAGES = env.int("CHAT_HISTORY_MESSAGES", default=40)
 CHAT_MAX_TOOL_CALLS = env.int("CHAT_MAX_TOOL_CALLS", default=6)
+# When a conversation outgrows the window: "summarise" (the model summarises the older half,
+# one more request) or "truncate" (the oldest messages are dropped).
+CHAT_CONTEXT_STRATEGY = env.str("CHAT_CONTEXT_STRATEGY", default="summarise")
+if CHAT_CONTEXT_STRATEGY not in ("summarise", "truncate") or CHAT_HISTORY_MESSAGES < 1 or CHAT_MAX_TOOL_CALLS < 1:
+    raise ImproperlyConfigured("CHAT_CONTEXT_STRATEGY is summarise or truncate; CHAT_HISTORY_MESSAGES and "
+                               "CHAT_MAX_TOOL_CALLS are at least 1.")
 
 # --- Agent runs (agents/tasks.py, agents/runtime/pipeline.py) --------------------------
 # The database says which runs need a worker; a broker message only wakes one, and can be

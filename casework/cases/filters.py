@@ -1,6 +1,12 @@
-"""One filter set for the queue page and the cases API (django-filter)."""
+"""One filter set for the queue page and the cases API (django-filter).
+
+A bad value (`status=bogus`, an unknown sort, a search past SEARCH_MAX_LENGTH) makes the
+filter set invalid: the API answers 400 naming the parameter (DjangoFilterBackend), the
+page shows the message and keeps the other filters."""
 
 from __future__ import annotations
+
+import re
 
 import django_filters
 from django.contrib.auth.models import User
@@ -10,14 +16,31 @@ from casework.cases.models import Case
 from casework.cases.types import case_type_choices_available
 from casework.people.roles import ADMIN, INVESTIGATOR
 
+SEARCH_MAX_LENGTH = 100
+# A pasted full reference (FRA-000123) is looked up on the unique index, not searched for.
+FULL_REFERENCE = re.compile(r"^[A-Za-z]{2,6}-\d{4,}$")
+
 
 def _investigators(request=None):
     # django-filter calls a queryset callable with the request.
     return User.objects.filter(groups__name__in=[INVESTIGATOR, ADMIN]).distinct().order_by("username")
 
 
+class CaseOrderingFilter(django_filters.OrderingFilter):
+    """Every sort ends with Case.TIEBREAKERS, so that equal keys never move between pages."""
+
+    def filter(self, qs, value):
+        ordering = [self.get_ordering_value(param) for param in value or []]
+        seen = {o.lstrip("-") for o in ordering}
+        ordering += [t for t in Case.TIEBREAKERS if t.lstrip("-") not in seen]
+        return qs.order_by(*ordering)
+
+
 class CaseFilter(django_filters.FilterSet):
-    q = django_filters.CharFilter(method="search", label="Search")
+    q = django_filters.CharFilter(
+        method="search", label="Search", max_length=SEARCH_MAX_LENGTH,
+        help_text=f"Part of a reference or title (at most {SEARCH_MAX_LENGTH} characters).",
+    )
     # Only types whose pipeline exists (callable: read per request, after the pipelines registered).
     case_type = django_filters.ChoiceFilter(choices=case_type_choices_available, label="Type",
                                             empty_label="All types")
@@ -27,7 +50,7 @@ class CaseFilter(django_filters.FilterSet):
         queryset=_investigators, to_field_name="username", empty_label="Anyone", null_label="Unassigned",
         null_value="none",
     )
-    ordering = django_filters.OrderingFilter(
+    ordering = CaseOrderingFilter(
         fields=(
             ("priority_rank", "priority"),
             ("created_at", "created"),
@@ -47,4 +70,10 @@ class CaseFilter(django_filters.FilterSet):
         value = value.strip()
         if not value:
             return queryset
+        if FULL_REFERENCE.match(value):
+            return queryset.filter(Q(reference=value.upper()) | Q(title__icontains=value))
         return queryset.filter(Q(reference__icontains=value) | Q(title__icontains=value))
+
+    def error_messages(self) -> list[str]:
+        """One line per bad parameter, naming it, for the page."""
+        return [f"{name}: {' '.join(errors)}" for name, errors in self.errors.items()]

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import Case as CaseWhen  # Case is the model here
+from django.db.models import Q, Value, When
 
 from casework.cases.types import CASE_TYPE_CHOICES, CASE_TYPES
 
@@ -43,12 +44,27 @@ class Case(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True, db_index=True)
     closed_at = models.DateTimeField(null=True, blank=True)
+    # Critical first: a stored column the database computes from `priority`, so that the
+    # queue's priority sort reads an index instead of sorting the whole table.
+    priority_rank = models.GeneratedField(
+        expression=CaseWhen(*[When(priority=p, then=Value(rank)) for p, rank in PRIORITY_RANK.items()],
+                            default=Value(9)),
+        output_field=models.SmallIntegerField(), db_persist=True,
+    )
+
+    # Every queue sort ends with these, so that rows with equal keys keep one order and
+    # pages never overlap (casework.cases.filters.CaseOrderingFilter).
+    TIEBREAKERS = ("-created_at", "-id")
 
     class Meta:
-        ordering = ["-created_at"]
+        ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["status", "priority"]),
             models.Index(fields=["case_type", "status"]),
+            models.Index(fields=["-created_at", "-id"], name="case_created_id"),
+            models.Index(fields=["priority_rank", "-created_at", "-id"], name="case_priority_rank"),
+            models.Index(fields=["updated_at", "id"], name="case_updated_id"),
+            models.Index(fields=["status", "-created_at", "-id"], name="case_status_created"),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(status__in=["new", "in_progress", "awaiting_response", "awaiting_decision", "resolved",

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import Case as CaseExpression  # Case is the model here
-from django.db.models import IntegerField, QuerySet, Value, When
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from audit.models import AuditEntry
@@ -13,13 +12,9 @@ from casework.people.roles import is_investigator
 
 
 def case_list() -> QuerySet[Case]:
-    """Cases for the queue, each with the columns the queue shows and a sortable priority."""
-    return Case.objects.select_related("assignee").annotate(
-        priority_rank=CaseExpression(
-            *[When(priority=p, then=Value(rank)) for p, rank in Case.PRIORITY_RANK.items()],
-            output_field=IntegerField(),
-        )
-    )
+    """Cases for the queue, newest first, with the columns the queue shows (priority_rank is a
+    stored column: the priority sort reads its index)."""
+    return Case.objects.select_related("assignee").order_by(*Case.TIEBREAKERS)
 
 
 def case_get_for_user(user, reference: str) -> Case:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from casework.cases import selectors, services
-from casework.cases.filters import CaseFilter
+from casework.cases.filters import SEARCH_MAX_LENGTH, CaseFilter
 from casework.cases.forms import CloseForm, CommentForm
+from casework.cases.pagination import COUNT_CAP, CappedPaginator
 from casework.errors import DomainError
 from casework.people.roles import investigator_required
 
@@ -21,13 +21,17 @@ QUEUE_PAGE_SIZE = 25
 @investigator_required
 def queue(request):
     filterset = CaseFilter(request.GET or None, queryset=selectors.case_list())
-    page = Paginator(filterset.qs, QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
+    page = CappedPaginator(filterset.qs, QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
     params = request.GET.copy()
     params.pop("page", None)
-    context = {"filter": filterset, "page": page, "params": params.urlencode()}
+    # A bad parameter is named on the page (and answered 400); the valid ones still filter.
+    errors = filterset.error_messages() if filterset.is_bound else []
+    context = {"filter": filterset, "page": page, "params": params.urlencode(), "filter_errors": errors,
+               "count_cap": COUNT_CAP, "search_max_length": SEARCH_MAX_LENGTH}
     if request.htmx and request.htmx.target == "queue-results":
+        # 200 even with a message: htmx swaps no 4xx response, and the message must show.
         return render(request, "cases/_queue_results.html", context)
-    return render(request, "cases/queue.html", context)
+    return render(request, "cases/queue.html", context, status=400 if errors else 200)
 
 
 @require_POST
@@ -68,7 +72,8 @@ def detail(request, reference: str):
 @investigator_required
 def timeline(request, reference: str):
     case = selectors.case_get_for_user(request.user, reference)
-    return render(request, "cases/_timeline.html", {"timeline": selectors.case_timeline(case)})
+    # The header's status, priority and assignee ride along (out of band): they update live.
+    return render(request, "cases/_timeline.html", {"timeline": selectors.case_timeline(case), "live_case": case})
 
 
 @require_POST

@@ -86,9 +86,23 @@ def test_the_queue_keeps_the_chosen_filters_in_its_form(alice_client, cases):
     assert 'value="pay"' in html
 
 
-def test_a_bad_filter_value_does_not_break_the_queue(alice_client, cases):
+def test_a_bad_filter_value_is_named_on_the_page_and_the_queue_still_lists(alice_client, cases):
     response = alice_client.get("/cases/", {"status": "sleeping", "page": "x"})
-    assert response.status_code == 200
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert 'role="alert"' in html and "status: Select a valid choice" in html
+    assert "FRA-000001" in html
+
+
+def test_an_over_long_search_is_named_on_the_page_and_in_the_htmx_fragment(alice_client, cases):
+    response = alice_client.get("/cases/", {"q": "x" * 101})
+    assert response.status_code == 400 and "q: Ensure this value has at most 100 characters" in response.content.decode()
+    fragment = alice_client.get("/cases/", {"q": "x" * 101}, **HTMX)
+    assert fragment.status_code == 200 and "q: Ensure this value" in fragment.content.decode()
+
+
+def test_a_pasted_full_reference_finds_that_case(alice_client, cases):
+    assert listed(alice_client.get("/cases/", {"q": " fra-000002 "})) == ["FRA-000002"]
 
 
 def test_the_queue_paginates_by_25(alice_client, alice):
