@@ -1,0 +1,165 @@
+"""Running scenarios through the real services, pipelines and runtime, and reading back what
+happened: the decision fields, the trajectory of agent and tool calls, the outputs' text.
+
+One scenario:
+  1. `reset()` empties the evaluation database (each scenario starts from nothing but its
+     own reference data: the fraud agents' similar cases, say, never come from another
+     scenario); the caller decides which database that is (agents.evals.isolation);
+  2. with its faults injected (agents.evals.faults), the scenario's input goes through the
+     case type's services (agents.evals.adapters); the runs they queue are not sent to a
+     broker but executed here, in order, with the worker's own function (execute_run), until
+     none is queued (a run may queue the next: support intake -> triage, access answers);
+  3. the case's runs and their AgentCall rows (in id order: the trajectory) are read back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+
+from agents.evals import adapters
+from agents.evals.faults import inject
+from agents.evals.schema import Scenario
+
+MAX_DRAIN = 25
+
+
+@dataclass
+class Observed:
+    """What a scenario's run produced."""
+
+    case_reference: str = ""
+    fields: dict = field(default_factory=dict)
+    trajectory: list[dict] = field(default_factory=list)
+    run_statuses: list[str] = field(default_factory=list)
+    text: str = ""
+    provider: str = ""
+    model: str = ""
+    faults_fired: list[dict] = field(default_factory=list)
+    crash: str = ""
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@contextlib.contextmanager
+def runs_not_sent() -> Iterator[None]:
+    """Queued runs wait for drain_runs instead of going to the broker (or running eagerly
+    inside the commit that queued them)."""
+    from agents import tasks
+
+    original = tasks.run_pipeline.delay
+    tasks.run_pipeline.delay = lambda *args, **kwargs: None
+    try:
+        yield
+    finally:
+        tasks.run_pipeline.delay = original
+
+
+def drain_runs() -> int:
+    """Execute queued runs, oldest first, until none is left; returns how many ran."""
+    from agents.models import AgentRun
+    from agents.runtime.pipeline import execute_run
+
+    done = 0
+    for _ in range(MAX_DRAIN):
+        run_id = (AgentRun.objects.filter(status=AgentRun.Status.QUEUED).order_by("id")
+                  .values_list("pk", flat=True).first())
+        if run_id is None:
+            break
+        execute_run(run_id)
+        done += 1
+    return done
+
+
+def run_scenario(case_type: str, scenario: Scenario, *, reset: Callable[[], None]) -> Observed:
+    started = time.perf_counter()
+    reset()
+    observed = Observed()
+    with runs_not_sent(), inject(scenario.faults) as plan:
+        try:
+            adapters.submit(case_type, scenario)
+            drain_runs()
+        except Exception as exc:  # noqa: BLE001 - a crash is a scenario's failure, reported with its reason
+            observed.crash = f"{type(exc).__name__}: {exc}"[:500]
+    observed.faults_fired = plan.fired
+    _read_back(case_type, observed)
+    observed.seconds = round(time.perf_counter() - started, 3)
+    return observed
+
+
+def _read_back(case_type: str, observed: Observed) -> None:
+    from agents.models import AgentCall, AgentRun
+    from casework.cases.models import Case
+
+    case = Case.objects.filter(case_type=case_type).order_by("-id").first()
+    if case is None:
+        return
+    observed.case_reference = case.reference
+    runs = list(AgentRun.objects.filter(case=case).order_by("id"))
+    observed.run_statuses = [r.status for r in runs]
+    calls = list(AgentCall.objects.filter(run__in=runs).order_by("id"))
+    observed.trajectory = [{"kind": c.kind, "name": c.name, "key": c.key, "status": c.status,
+                            "error_type": c.error_type} for c in calls]
+    fields: dict = {"case.status": case.status, "case.priority": case.priority}
+    texts: list[str] = []
+    for run in runs:
+        fields["run.status"] = run.status
+        observed.provider = run.provider or observed.provider
+        for key, entry in run.results.items():
+            if not isinstance(entry, dict):
+                continue
+            output = entry.get("output")
+            if isinstance(output, dict):
+                _flatten(key, output, fields)
+                texts.append(json.dumps(output, ensure_ascii=False, default=str))
+            if entry.get("error"):
+                texts.append(str(entry["error"]))
+    observed.model = next((c.model for c in reversed(calls) if c.model), "")
+    record = case.record
+    if record is not None:
+        for f in record._meta.concrete_fields:
+            value = getattr(record, f.attname)
+            if isinstance(value, str | int | float | bool) and not f.name.endswith("_id") and f.name != "id":
+                fields[f"record.{f.name}"] = value
+    fields.update(_extras(case_type, case))
+    observed.fields = fields
+    observed.text = "\n".join(texts + [str(v) for k, v in fields.items() if k.startswith("extra.")])
+
+
+def _flatten(prefix: str, value: dict, into: dict) -> None:
+    for key, item in value.items():
+        name = f"{prefix}.{key}"
+        if isinstance(item, dict):
+            _flatten(name, item, into)
+        elif isinstance(item, str | int | float | bool) or item is None:
+            into[name] = item
+
+
+def _extras(case_type: str, case) -> dict:
+    """Decision fields that live beside the record: the filed report, the rights check."""
+    extras: dict = {}
+    if case_type == "release_risk":
+        report = case.release.reports.order_by("-id").first()
+        if report is not None:
+            extras["extra.report_severity"] = report.severity
+            extras["extra.report_findings"] = " | ".join(report.findings)
+            extras["extra.report_missing_data"] = " | ".join(report.missing_data)
+    elif case_type == "access_change":
+        mutation = case.access_change
+        check = mutation.rights_checks.order_by("-id").first()
+        if check is not None:
+            extras["extra.authorized"] = check.authorized
+        report = mutation.reports.order_by("-id").first()
+        if report is not None:
+            extras["extra.report_recommendation"] = report.recommendation
+            extras["extra.report_kind"] = report.kind
+    elif case_type == "transaction_investigation":
+        inv = case.txn_investigation
+        extras["extra.recommendations"] = " | ".join(inv.recommendations.order_by("id").values_list("action", flat=True))
+        extras["extra.insights"] = inv.insights.count()
+    return extras

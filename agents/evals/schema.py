@@ -1,0 +1,136 @@
+"""What a scenario file holds, and reading suites of them.
+
+A suite is a folder of YAML files under agents/evals/suites/<case_type>/, one scenario per
+file. Every file is validated against `Scenario`; a broken file is refused with a
+ScenarioFileError naming the file and the field ("fraud/high_vpn.yaml: expect.fields: ...").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ValidationError as PydanticValidationError
+
+SUITES_DIR = Path(__file__).resolve().parent / "suites"
+CASE_TYPES = ("release_risk", "fraud_alert", "access_change", "support_ticket", "transaction_investigation")
+
+
+class ScenarioFileError(ValueError):
+    """A scenario file that cannot be used: names the file and the field."""
+
+    def __init__(self, path: str, field: str, message: str):
+        super().__init__(f"{path}: {field}: {message}")
+        self.path, self.field, self.message = path, field, message
+
+
+class Fault(BaseModel):
+    """One injected failure: every call (or the first `times` calls) of the named LLM agent
+    or tool fails the given way, for the duration of the scenario only."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    target: Literal["llm", "tool"] = Field(description="An LLM call (by agent id) or a tool call (by tool name).")
+    name: str = Field(min_length=1, description="The agent id (llm) or the tool name (tool).")
+    kind: Literal["error", "timeout", "malformed"] = Field(
+        description="error: the provider or tool fails; timeout: it does not answer in time; "
+                    "malformed: it answers something that does not fit its schema.")
+    times: int | None = Field(None, ge=1, description="Fail only the first N calls; all of them when empty.")
+
+
+class Expectation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # Decision fields, by dotted name ("case.priority", "detective.severity"): one value, or a
+    # list of acceptable values.
+    fields: dict[str, Any] = Field(default_factory=dict)
+    # Agent and tool names that must appear in the run's trajectory, in this order (others
+    # may come between them).
+    tools_in_order: list[str] = Field(default_factory=list)
+    tools_forbidden: list[str] = Field(default_factory=list)
+    # Case-insensitive substrings of the agents' outputs.
+    must_mention: list[str] = Field(default_factory=list)
+    must_not_mention: list[str] = Field(default_factory=list)
+    # Whether some agent or tool call is expected to fail (a fault scenario): True means at
+    # least one call failed AND the run still ended (completed_with_errors, or a failure the
+    # case records); False means none failed.
+    errors_expected: bool = False
+    rubric: str = Field("", description="Free text for a reviewer or the LLM judge.")
+
+    @field_validator("fields")
+    @classmethod
+    def _names_are_dotted(cls, value: dict) -> dict:
+        for name in value:
+            if not isinstance(name, str) or not name.strip():
+                raise ValueError(f"field name {name!r} is empty")
+        return value
+
+
+class Scenario(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=100, pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    category: str = Field(min_length=1, max_length=50)
+    description: str = ""
+    # The case's data as the API would take it.
+    input: dict[str, Any]
+    # Reference data the case needs (customers, articles, an organisation, card history).
+    reference: dict[str, Any] = Field(default_factory=dict)
+    faults: list[Fault] = Field(default_factory=list)
+    expect: Expectation
+    # Where the scenario came from (an exported case's reference), for the record.
+    source: str = ""
+
+
+def load_scenario(path: Path, *, root: Path | None = None) -> Scenario:
+    label = _label(path, root)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "file"
+        raise ScenarioFileError(label, where, f"not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if not isinstance(raw, dict):
+        raise ScenarioFileError(label, "file", "a scenario is a mapping (id, category, input, expect ...)")
+    try:
+        return Scenario.model_validate(raw)
+    except PydanticValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "file"
+        raise ScenarioFileError(label, field, first["msg"]) from None
+
+
+def suite_names(root: Path | None = None) -> list[str]:
+    root = root or SUITES_DIR
+    return [name for name in CASE_TYPES if (root / name).is_dir()]
+
+
+def load_suite(name: str, *, root: Path | None = None) -> list[Scenario]:
+    """Every scenario of a suite, sorted by file name; refuses the suite on the first broken
+    file, and on two files with one id."""
+    root = root or SUITES_DIR
+    if name not in CASE_TYPES:
+        raise ScenarioFileError(name, "suite", f"not a case type; use one of {', '.join(CASE_TYPES)}")
+    folder = root / name
+    scenarios: list[Scenario] = []
+    seen: dict[str, str] = {}
+    for path in sorted(folder.glob("*.y*ml")):
+        scenario = load_scenario(path, root=root)
+        if scenario.id in seen:
+            raise ScenarioFileError(_label(path, root), "id", f"{scenario.id!r} is also the id in {seen[scenario.id]}")
+        seen[scenario.id] = _label(path, root)
+        scenarios.append(scenario)
+    return scenarios
+
+
+def scenario_yaml(data: dict) -> str:
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _label(path: Path, root: Path | None) -> str:
+    try:
+        return str(path.relative_to(root or SUITES_DIR))
+    except ValueError:
+        return str(path)

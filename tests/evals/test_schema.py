@@ -1,0 +1,58 @@
+"""Scenario files are validated; a broken one is refused naming the file and the field."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.evals.schema import CASE_TYPES, ScenarioFileError, load_suite, suite_names
+
+GOOD = """id: ok
+category: low
+input: {release_id: r1}
+expect: {fields: {detective.severity: low}}
+"""
+
+
+def write(tmp_path, name, text, suite="release_risk"):
+    folder = tmp_path / suite
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text(text)
+
+
+def test_a_good_file_loads(tmp_path):
+    write(tmp_path, "ok.yaml", GOOD)
+    [scenario] = load_suite("release_risk", root=tmp_path)
+    assert scenario.expect.fields == {"detective.severity": "low"}
+
+
+@pytest.mark.parametrize(("text", "field"), [
+    (GOOD.replace("category: low\n", ""), "category"),
+    (GOOD + "expectations: {}\n", "expectations"),
+    (GOOD.replace("expect: {fields: {detective.severity: low}}", "expect: {tools_in_order: get_summary}"),
+     "expect.tools_in_order"),
+    (GOOD + "faults: [{target: llm, name: detective, kind: explode}]\n", "faults.0.kind"),
+    (GOOD.replace("id: ok", "id: Not An Id"), "id"),
+    ("id: ok\ncategory: [unclosed, x\n", "line 3"),
+])
+def test_a_broken_file_is_refused_naming_file_and_field(tmp_path, text, field):
+    write(tmp_path, "broken.yaml", text)
+    with pytest.raises(ScenarioFileError) as caught:
+        load_suite("release_risk", root=tmp_path)
+    assert caught.value.path == "release_risk/broken.yaml"
+    assert caught.value.field == field
+    assert str(caught.value).startswith(f"release_risk/broken.yaml: {field}: ")
+
+
+def test_two_files_with_one_id_are_refused(tmp_path):
+    write(tmp_path, "a.yaml", GOOD)
+    write(tmp_path, "b.yaml", GOOD)
+    with pytest.raises(ScenarioFileError, match="b.yaml: id: 'ok' is also the id in release_risk/a.yaml"):
+        load_suite("release_risk", root=tmp_path)
+
+
+def test_every_committed_suite_loads():
+    names = suite_names()
+    assert names
+    for name in names:
+        assert name in CASE_TYPES
+        assert load_suite(name)
