@@ -68,6 +68,7 @@ def message_send(*, actor, case, content: str) -> ChatMessage:
     data = case_context(case)
     provider = get_provider()
     result = run_tool_loop(agent, data, history=history, max_tool_calls=settings.CHAT_MAX_TOOL_CALLS,
+                           context_strategy=settings.CHAT_CONTEXT_STRATEGY,
                            metadata={"case": case.reference, "conversation": str(conversation.pk)})
     window = estimate_messages_tokens([Message("system", system_prompt_for(agent.system_prompt, None)),
                                        Message("user", fence_data(data, label=agent.id)), *history])

@@ -112,3 +112,15 @@ def test_the_openapi_schema_documents_the_release_operations(api):
     schema = api.get("/api/schema/", {"format": "json"}).json()
     assert {"/api/releases/", "/api/releases/{release_id}/", "/api/releases/{release_id}/decision/"} <= set(schema["paths"])
     assert "409" in schema["paths"]["/api/releases/{release_id}/decision/"]["post"]["responses"]
+
+
+def test_a_release_pasted_on_the_releases_page_opens_its_case(alice_client):
+    bad = alice_client.post("/releases/", {"release_json": json.dumps(release(LOW, version=""))})
+    assert bad.status_code == 400 and "<code>version</code>" in bad.content.decode()
+    assert alice_client.post("/releases/", {"release_json": "{not json"}).status_code == 400
+
+    response = alice_client.post("/releases/", {"release_json": json.dumps(LOW)})
+    rel = Release.objects.get()
+    assert response.status_code == 302 and response.url == f"/cases/{rel.case.reference}/"
+    listing = alice_client.get("/releases/").content.decode()
+    assert rel.release_id in listing and "low" in listing
