@@ -14,7 +14,8 @@ from django.db import transaction
 
 from agents.tasks import pipeline_enqueue
 from audit.services import audit_record
-from casework.cases.services import case_close, case_set_priority
+from casework.cases.models import Case
+from casework.cases.services import case_close, case_set_priority, case_set_status
 from casework.errors import Conflict, DomainError
 from casework.releases.models import SEVERITIES, Release, ReleaseTest, RiskReport
 from casework.releases.schemas import release_validate
@@ -103,6 +104,8 @@ def risk_report_file(*, run, release_id: str, report_id: str, severity: str, fin
     if not release.case.is_closed:
         case_set_priority(actor=actor, case=release.case, priority=severity,
                           reason=f"Risk report {report_id}: {severity}.")
+        # The report is a recommendation: the case now waits for the release manager.
+        case_set_status(actor=actor, case=release.case, status=Case.Status.AWAITING_DECISION)
     return report
 
 

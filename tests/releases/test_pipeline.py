@@ -28,7 +28,7 @@ def test_the_seeds_example_is_high_and_its_findings_quote_the_tools():
     assert "'Added payment processing' (payment)" in text
     assert report.missing_data == []
     rel.case.refresh_from_db()
-    assert rel.case.priority == "high" and rel.case.status == "new"  # agents recommend; people decide
+    assert rel.case.priority == "high" and rel.case.status == "awaiting_decision"  # agents recommend; people decide
 
 
 def test_a_clean_release_is_low_and_skips_the_test_details():
