@@ -61,7 +61,8 @@ def _prepare(ctx: RunContext) -> None:
     saved = _latest_state(ctx, investigation.state) if resume else investigation.state
     if saved.get("completed_steps") is not None and resume:
         # A resumed run gets this run's limits (a demo's injected failure is not carried over).
-        kept = {k: v for k, v in saved.get("safeguards", {}).items() if k != "fail_after_steps"}
+        kept = {k: v for k, v in saved.get("safeguards", {}).items()
+                if k not in ("fail_after_steps", "kill_after_steps")}
         inv = {**saved, "safeguards": {**kept, **safeguards}, "max_steps": safeguards["max_steps"],
                "completed_at": None, "error": None}
     else:
@@ -72,6 +73,7 @@ def _prepare(ctx: RunContext) -> None:
                            "vector_search_enabled": False, "prompt_guard_enabled": True})
     inv["status"] = "IN_PROGRESS"
     ctx.state["inv"] = inv
+    ctx.prepared_here = True
     ctx.state["run_started"] = timezone.now().isoformat()
 
 
@@ -111,11 +113,7 @@ def _plan(ctx: RunContext) -> Step | None:
     from casework.transactions.progress import investigation_record_progress
 
     inv = ctx.state["inv"]
-    fail_after = inv["safeguards"].get("fail_after_steps")
-    if fail_after is not None and inv["step_count"] >= fail_after:
-        # Chaos for the demo and tests only (set through initial_state, never by the API): the
-        # run fails here as it would on a crash, through the same path.
-        raise RuntimeError(f"Injected failure after {fail_after} planner steps (safeguard fail_after_steps).")
+    _inject_failures(ctx, inv)
     pending = ctx.state.get("pending")
     if pending and pending["key"] in ctx.results:
         (_absorb_decision if pending["kind"] == "planner" else _absorb_tool)(ctx, inv, pending)
@@ -137,6 +135,19 @@ def _plan(ctx: RunContext) -> Step | None:
     key = f"planner.{inv['step_count'] + 1}"
     return _step("planner", CallSpec(key, planner_agent(), planner_input(inv)), number,
                  {"kind": "planner", "key": key})
+
+
+def _inject_failures(ctx: RunContext, inv: dict) -> None:
+    """The demo's injected failures (casework.transactions.chaos), never set by the API."""
+    from casework.transactions.chaos import SimulatedCrash
+
+    fail_after = inv["safeguards"].get("fail_after_steps")
+    if fail_after is not None and inv["step_count"] >= fail_after:
+        raise RuntimeError(f"Injected failure after {fail_after} planner steps (safeguard fail_after_steps).")
+    kill_after = inv["safeguards"].get("kill_after_steps")
+    # Only in the execution that prepared the run: the one that resumes it after the "crash" finishes.
+    if kill_after is not None and inv["step_count"] >= kill_after and getattr(ctx, "prepared_here", False):
+        raise SimulatedCrash(f"Worker killed after {kill_after} planner steps (safeguard kill_after_steps).")
 
 
 def _step(name: str, call: CallSpec, number: int, pending: dict) -> Step:

@@ -1,5 +1,5 @@
 """The transaction demo: a generated card history (40 cards, about 3,400 transactions) and
-15 investigations run by the pipeline, in every status an investigator meets:
+16 investigations run by the pipeline, in every status an investigator meets:
 
 - COMPLETED: card testing, card-not-present bursts, cloned cards, cash-outs, travel and
   ordinary purchases, a new card with no history; several decided (fraud, not fraud,
@@ -7,7 +7,10 @@
 - TIMED_OUT: one run with a 100 ms investigation timeout (it keeps what it found; resume it);
 - FAILED: one run made to fail after two planner steps (the safeguard fail_after_steps, a
   failure injected for the demo; the error says so; resume it);
-- PENDING: one queued for the worker (`make run` starts one).
+- PENDING: one queued for the worker (`make run` starts one);
+- IN_PROGRESS: one whose run is "killed" after three planner steps (the safeguard
+  kill_after_steps): the sweeper re-delivers it after RUN_STALE_AFTER_SECONDS and a worker
+  resumes it from its last saved step, so it turns COMPLETED a few minutes after `make run`.
 The investigations run here, in this process, one after another (the decided ones first, so
 that the later ones find similar decided cases); the queued one is left to the worker.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from casework.transactions.chaos import SimulatedCrash
 from casework.transactions.demo_data import card_history, planted
 from casework.transactions.models import Investigation
 
@@ -36,6 +40,7 @@ SCENARIOS = [
     ("CARD-1013", "cash_out", "timed_out"),
     ("CARD-1014", "cnp_burst", "failed"),
     ("CARD-1015", "ordinary", "pending"),
+    ("CARD-1016", "cloned_card", "killed"),
 ]
 CARDS = 40
 
@@ -78,16 +83,19 @@ def demo_load_transactions(*, users: dict) -> int:
     alice, admin = users.get("alice"), users.get("admin")
     created = 0
     for card, _kind, then in SCENARIOS:
-        safeguards = {"timed_out": {"investigation_timeout_seconds": 0.1},
-                      "failed": {"fail_after_steps": 2}}.get(then if isinstance(then, str) else "", {})
-        with transaction.atomic():
-            investigation = investigation_start(actor="system", transaction_id=targets[card],
-                                                initial_state={"safeguards": safeguards} if safeguards else None)
-        created += 1
-        if then == "pending":
-            continue  # left queued for the worker
-        run = AgentRun.objects.filter(case=investigation.case).order_by("-id").first()
-        run_pipeline(run.pk)  # here, now (a worker that got the message first finds it claimed)
+        safeguards = {"timed_out": {"investigation_timeout_seconds": 0.1}, "failed": {"fail_after_steps": 2},
+                      "killed": {"kill_after_steps": 3}}.get(then if isinstance(then, str) else "", {})
+        try:
+            with transaction.atomic():  # (with an eager queue, as in tests, the run starts on commit)
+                investigation = investigation_start(actor="system", transaction_id=targets[card],
+                                                    initial_state={"safeguards": safeguards} if safeguards else None)
+                created += 1
+            if then == "pending":
+                continue  # left queued for the worker
+            run = AgentRun.objects.filter(case=investigation.case).order_by("-id").first()
+            run_pipeline(run.pk)  # here, now (a worker that got the message first finds it claimed)
+        except SimulatedCrash:
+            continue  # left `running`, IN_PROGRESS: the sweeper hands it to a worker, which resumes it
         investigation.refresh_from_db()
         if not isinstance(then, tuple) or investigation.status != Investigation.Status.COMPLETED or alice is None:
             continue

@@ -16,13 +16,13 @@ def test_seed_demo_uses_the_transactions_loader():
     assert DEMO_LOADERS["transaction_investigation"] is demo_load_transactions
 
 
-def test_the_demo_runs_fifteen_investigations_in_every_status_once(alice, admin_user, settings):
+def test_the_demo_runs_sixteen_investigations_in_every_status_once(alice, admin_user, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = False  # as under `make run`: the loader runs them itself
-    assert demo_load_transactions(users={"alice": alice, "admin": admin_user}) == len(SCENARIOS) == 15
+    assert demo_load_transactions(users={"alice": alice, "admin": admin_user}) == len(SCENARIOS) == 16
 
     assert 3000 <= Transaction.objects.count() <= 5000
     statuses = Counter(Investigation.objects.values_list("status", flat=True))
-    assert set(statuses) == {"COMPLETED", "TIMED_OUT", "FAILED", "PENDING"}, statuses
+    assert set(statuses) == {"COMPLETED", "TIMED_OUT", "FAILED", "PENDING", "IN_PROGRESS"}, statuses
     assert statuses["COMPLETED"] == 12
     assert Counter(Decision.objects.values_list("outcome", flat=True)) == {"fraud": 3, "not_fraud": 2,
                                                                           "inconclusive": 1}
@@ -34,6 +34,26 @@ def test_the_demo_runs_fifteen_investigations_in_every_status_once(alice, admin_
     assert "similarity_tool" not in new_card.state["completed_steps"]
 
     assert demo_load_transactions(users={"alice": alice}) == 0
+
+
+def test_the_demo_killed_run_is_resumed_by_the_sweeper_with_one_execution_per_tool(alice):
+    from django.utils import timezone
+
+    from agents.models import AgentRun
+    from agents.tasks import resume_stale_runs
+    from casework.transactions.models import ToolExecution
+
+    demo_load_transactions(users={"alice": alice})
+    killed = Investigation.objects.get(status="IN_PROGRESS")
+    run = AgentRun.objects.get(case=killed.case)
+    assert run.status == "running" and killed.state["step_count"] == 3
+    AgentRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now().replace(year=2000))
+
+    assert resume_stale_runs() >= 1  # eager Celery: the re-delivered run resumes here
+
+    killed.refresh_from_db()
+    assert killed.status == "COMPLETED", killed.error
+    assert ToolExecution.objects.filter(investigation=killed).count() == len(killed.state["completed_steps"]) == 6
 
 
 def test_the_demo_failed_investigation_offers_resume_and_resuming_finishes_it(alice_client, alice):
