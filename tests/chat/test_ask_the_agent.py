@@ -166,5 +166,5 @@ def test_offline_it_answers_from_another_case_types_results(alice_client):
     found = ask(alice_client, case, "What was found?").content.decode()
     tools = ask(alice_client, case, "Which tools ran?").content.decode()
 
-    assert "From the agents&#x27; results:" in found and "planner" in found
+    assert "From the agents&#x27; results:" in found and "reasoning_tool: summary: Card testing" in found
     assert "transactions run (completed)" in tools and "context_tool" in tools
