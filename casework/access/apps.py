@@ -14,7 +14,12 @@ class AccessConfig(AppConfig):
         from casework.cases.demo import demo_register
         from casework.cases.types import CASE_TYPES, Tab, case_type_register_tab
 
-        CASE_TYPES["access_change"].record_attr = "access_change"
+        access = CASE_TYPES["access_change"]
+        access.record_attr = "access_change"
+        # One decision form per case: the report tab's, beside the recommendation; the
+        # sidebar points there, and the overview shows the recommendation.
+        access.overview_template = "access/_overview.html"
+        access.decision_template = "access/_decision.html"
         for tab in (
             Tab("access-change", "Change & evidence", "access/tabs/change.html"),
             Tab("access-messages", "Agent messages", "access/tabs/messages.html"),

@@ -51,7 +51,8 @@ How a score is computed
 7. `risk_factors` are the sentences of every signal and pattern that fired, strongest
    first; `one_line_explanation` is the top two of them, or says that nothing stands out.
 
-The weights were set by hand from what investigators look for, then checked against the
+The ramps' start and end values live in casework/fraud/thresholds.py, the one threshold
+table the offline analysts read too. The weights were set by hand from what investigators look for, then checked against the
 demo population (casework/fraud/demo_data.py) and the hard negatives in tests/fraud/
 test_scoring.py. They are not learned and they are not a substitute for the agents'
 assessment; they give every alert a defensible starting priority.
@@ -62,6 +63,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from casework.fraud.thresholds import SCORER_RAMPS, ramp
 
 # A signal "fires" (counts as evidence and is listed) from this strength.
 FIRES_AT = 0.4
@@ -79,11 +82,9 @@ def risk_level_for(probability: float) -> str:
     return "low"
 
 
-def _ramp(value: float, start: float, end: float) -> float:
-    """0 at `start`, 1 at `end`, linear between (works for falling ramps too)."""
-    if start == end:
-        return 1.0 if value >= end else 0.0
-    return min(1.0, max(0.0, (value - start) / (end - start)))
+def _ramp(value: float, signal: str) -> float:
+    """The signal's strength: 0 at its start, 1 at its end (casework/fraud/thresholds.py)."""
+    return ramp(value, *SCORER_RAMPS[signal])
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ def _signals(f: Mapping[str, float]) -> list[Factor]:
     withdrawn = float(f["withdrawals_total"])
     share_withdrawn = withdrawn / deposits if deposits > 0 else 0.0
     repetitions = min(int(f["deposits_count"]), int(f["withdrawals_count"]))
-    cycling = (_ramp(cycle_days, 14, 2) * _ramp(share_withdrawn, 0.5, 0.9) * _ramp(repetitions, 1, 5))
+    cycling = (_ramp(cycle_days, "cycle_days") * _ramp(share_withdrawn, "share_withdrawn") * _ramp(repetitions, "repetitions"))
     ratio = float(f["deposits_vs_income_ratio"])
     income = float(f["declared_income_annual"])
     face = float(f["kyc_face_match_score"])
@@ -153,19 +154,19 @@ def _signals(f: Mapping[str, float]) -> list[Factor]:
         Factor("fast_cycling", "deposit-withdraw cycling", "money", 0.90, cycling,
                f"Deposits leave again after {cycle_days:.1f} days on average, with {share_withdrawn:.0%} of the "
                f"money withdrawn ({int(f['deposits_count'])} deposits, {int(f['withdrawals_count'])} withdrawals)."),
-        Factor("deposits_beyond_income", "deposits beyond declared income", "money", 0.70, _ramp(ratio, 1.5, 4.0),
+        Factor("deposits_beyond_income", "deposits beyond declared income", "money", 0.70, _ramp(ratio, "deposits_vs_income"),
                f"Deposits are {ratio:.1f}x the declared annual income of {income:,.0f}."),
-        Factor("weak_face_match", "weak face match", "identity", 0.80, _ramp(face, 0.80, 0.45),
+        Factor("weak_face_match", "weak face match", "identity", 0.80, _ramp(face, "face_match"),
                f"The onboarding face match scored {face:.2f}; genuine customers usually score above 0.80."),
-        Factor("new_account", "new account", "identity", 0.25, _ramp(age, 90, 7),
+        Factor("new_account", "new account", "identity", 0.25, _ramp(age, "account_age_days"),
                f"The account is {age} day{'s' if age != 1 else ''} old."),
-        Factor("heavy_vpn", "heavy VPN use", "access", 0.30, _ramp(vpn, 40, 90),
+        Factor("heavy_vpn", "heavy VPN use", "access", 0.30, _ramp(vpn, "vpn_pct"),
                f"{vpn:.0f}% of sessions came through a VPN or proxy."),
-        Factor("many_countries", "access from many countries", "access", 0.30, _ramp(countries, 4, 12),
+        Factor("many_countries", "access from many countries", "access", 0.30, _ramp(countries, "countries"),
                f"The account was accessed from {countries} countries."),
-        Factor("shared_device", "shared devices", "network", 0.60, _ramp(devices, 2, 6),
+        Factor("shared_device", "shared devices", "network", 0.60, _ramp(devices, "shared_devices"),
                f"Its devices are shared with {devices} other accounts."),
-        Factor("shared_ip", "shared IP addresses", "network", 0.35, _ramp(ips, 3, 10),
+        Factor("shared_ip", "shared IP addresses", "network", 0.35, _ramp(ips, "shared_ips"),
                f"Its IP addresses are shared with {ips} other accounts."),
     ]
 

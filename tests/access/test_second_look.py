@@ -65,3 +65,34 @@ def test_the_status_history_is_in_the_api_and_on_the_case(asked, alice, alice_cl
     assert all(h["at"] for h in history)
     html = alice_client.get(f"/cases/{mutation.case.reference}/").content.decode()
     assert 'id="status-history"' in html and "Status history (3)" in html
+
+
+def decision_forms(html: str, reference: str) -> int:
+    return html.count(f'action="/access/cases/{reference}/decide/"') + html.count(f'action="/cases/{reference}/close/"')
+
+
+def test_one_decision_form_per_case_next_to_the_recommendation_shown_on_overview(asked, alice_client):
+    from casework.access.services import report_record
+
+    mutation = asked.mutation
+    report_record(mutation=mutation, report_id="RPT-1", kind="standard", summary="The claim was not confirmed.",
+                  recommendation="reject_investigate", details=["Rights check: not authorised."])
+    reference = mutation.case.reference
+    html = alice_client.get(f"/cases/{reference}/").content.decode()
+    assert decision_forms(html, reference) == 1
+    assert f'action="/access/cases/{reference}/decide/"' in html  # the one beside the report
+    assert 'id="access-overview-recommendation">Recommendation: Reject' in html
+    assert 'id="access-decide-where"' in html  # the sidebar points to it
+
+
+def test_every_case_type_has_one_decision_form(alice, alice_client, make_fraud_alert):
+    html = alice_client.get(f"/cases/{make_fraud_alert.case.reference}/").content.decode()
+    assert html.count(f'action="/cases/{make_fraud_alert.case.reference}/close/"') == 1
+
+
+@pytest.fixture
+def make_fraud_alert(alice):
+    from casework.fraud.services import alert_create
+    from tests.fraud.conftest import CYCLING
+
+    return alert_create(actor=alice, data=CYCLING)

@@ -27,3 +27,20 @@ def test_the_queue_filters_on_awaiting_decision(alice_client, alice):
     assert waiting.reference in html and "Not assessed yet" not in html
     assert '<option value="awaiting_decision"' in alice_client.get("/cases/").content.decode()
     assert 'badge-status-awaiting_decision">Awaiting decision' in html
+
+
+def test_the_case_header_updates_live_with_the_timeline_poll(alice_client, alice, ivan):
+    from casework.cases.services import case_assign, case_set_priority
+
+    case = case_create(actor=alice, case_type="fraud_alert", title="Cycling")
+    page = alice_client.get(f"/cases/{case.reference}/").content.decode()
+    assert 'id="case-meta"' in page and 'hx-trigger="every 3s"' in page
+    # Agents and other people change the header while the page is open ...
+    case_set_status(actor="agent:orchestrator", case=case, status=Case.Status.AWAITING_DECISION)
+    case_set_priority(actor="agent:orchestrator", case=case, priority="critical", reason="test")
+    case_assign(actor=alice, case=case, assignee=ivan)
+    # ... and the next poll brings the new header along, out of band.
+    poll = alice_client.get(f"/cases/{case.reference}/timeline/", HTTP_HX_REQUEST="true").content.decode()
+    meta = poll[poll.index('id="case-meta"'):]
+    assert 'hx-swap-oob="true"' in meta
+    assert "Awaiting decision" in meta and "Critical" in meta and "<strong>ivan</strong>" in meta

@@ -68,4 +68,13 @@ def test_the_employee_answers_by_link_and_the_manager_approves_in_the_inbox(page
     assert page.locator("#access-recommendation").inner_text() == "Recommendation: Accept"
     page.get_by_role("tab", name="Agent messages").click()
     assert page.locator("#access-tab-messages").get_by_text("manager_validation_response").is_visible()
+    # The report is in, and the case waits for the investigator's decision (issue 13) ...
+    assert page.locator("#case-meta .badge-status-awaiting_decision").inner_text() == "Awaiting decision"
+    page.get_by_role("tab", name="Advisory report & decision").click()
+    page.locator("#tab-access-report").get_by_label("Reason").fill("The manager confirmed the cover; records agree.")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Decide and close").click()
+    # ... which closes it.
+    assert page.locator("#case-meta .badge-status-closed").inner_text() == "Closed"
+    assert HRMutation.objects.get(pk=mutation.pk).case.decisions.get().outcome == "accepted"
     assert page.js_errors == []

@@ -38,6 +38,8 @@ def test_an_investigator_reads_the_evidence_and_confirms_fraud(page, log_in, ali
     results = {key: entry["output"] for key, entry in run.results.items()}
 
     log_in(page, "alice", "alice-pass-123", next_path=f"/cases/{alert.case.reference}/")
+    # The agents are done and recommend; the case waits for a person (issue 13).
+    expect(page.locator("#case-meta .badge-status-awaiting_decision")).to_have_text("Awaiting decision")
     # The overview comes first: why the account was flagged, the copilot, the specialists.
     expect(page.get_by_role("heading", name="Why this account was flagged")).to_be_visible()
     expect(page.locator("#fraud-copilot")).to_contain_text("30-second summary")
@@ -70,6 +72,7 @@ def test_an_investigator_reads_the_evidence_and_confirms_fraud(page, log_in, ali
     expect(decision).to_contain_text(pattern.one_sentence_description)
     expect(page.get_by_role("button", name="Confirm Fraud")).to_have_count(0)
     expect(page.get_by_text(f"{alert.case.reference} closed.")).to_be_visible()
+    expect(page.locator("#case-meta .badge-status-closed")).to_have_text("Closed")  # decided by a person
     assert page.js_errors == []
 
 

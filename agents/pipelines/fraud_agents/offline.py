@@ -31,7 +31,8 @@ from agents.pipelines.fraud_agents.inputs import (
     build_transaction_input,
     normalise_outcome,
 )
-from casework.fraud.thresholds import GEO_BANDS, IDENTITY_BANDS, NETWORK_CLUSTER_BANDS, TRANSACTION_BANDS
+from casework.fraud import thresholds as T
+from casework.fraud.thresholds import GEO_BANDS, IDENTITY_BANDS, NETWORK_CLUSTER_BANDS, TRANSACTION_BANDS, graded, ramp
 
 SIGNATURE = "Produced by the offline rule-based analyst (deterministic rules, no language model)."
 
@@ -108,41 +109,38 @@ def transaction_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
         ratio = deposits / income
         rules.notes.append(f"deposits/income ratio computed from the totals: {ratio:.2f}x")
 
+    # Graded (casework/fraud/thresholds.py): each rule weighs in proportion to how far past
+    # its start the value is; the names say which band the value reached.
     if cycle is None:
         rules.notes.append("deposit-withdraw cycle unknown")
-    elif cycle <= 2:
-        rules.add(0.35, f"rapid deposit-withdraw cycling: {_fmt(cycle)} days on average (<= 2 days)")
-    elif cycle <= 4:
-        rules.add(0.25, f"fast deposit-withdraw cycling: {_fmt(cycle)} days on average (<= 4 days)")
-    elif cycle <= 7:
-        rules.add(0.20, f"fast deposit-withdraw cycling: {_fmt(cycle)} days on average (<= 7 days)")
-    elif cycle <= 10:
-        rules.add(0.08, f"short deposit-withdraw cycle: {_fmt(cycle)} days on average (<= 10 days)")
+    elif (weight := graded(cycle, T.CYCLE_DAYS)) > 0:
+        name = ("rapid deposit-withdraw cycling" if cycle <= 2 else "fast deposit-withdraw cycling" if cycle <= 7
+                else "short deposit-withdraw cycle")
+        band = "<= 2 days" if cycle <= 2 else "<= 4 days" if cycle <= 4 else "<= 7 days" if cycle <= 7 else \
+            "<= 10 days" if cycle <= 10 else "< 12 days"
+        rules.add(weight, f"{name}: {_fmt(cycle)} days on average ({band})")
 
     if ratio is None:
         rules.notes.append("deposits against declared income unknown")
-    elif ratio >= 5:
-        rules.add(0.35, f"deposits {_fmt(ratio)}x declared annual income (>= 5x)")
-    elif ratio >= 3:
-        rules.add(0.25, f"deposits {_fmt(ratio)}x declared annual income (>= 3x)")
-    elif ratio >= 2:
-        rules.add(0.20, f"deposits {_fmt(ratio)}x declared annual income (>= 2x)")
-    elif ratio >= 1.6:
-        rules.add(0.08, f"deposits {_fmt(ratio)}x declared annual income (>= 1.6x)")
+    elif (weight := graded(ratio, T.DEPOSITS_VS_INCOME)) > 0:
+        band = ">= 5x" if ratio >= 5 else ">= 3x" if ratio >= 3 else ">= 2x" if ratio >= 2 else \
+            ">= 1.6x" if ratio >= 1.6 else "> 1.3x"
+        rules.add(weight, f"deposits {_fmt(ratio)}x declared annual income ({band})")
 
     # Spending most of what comes in is normal; moving it straight out again is not.
-    if deposits and withdrawals is not None and cycle is not None and cycle <= 10:
+    if deposits and withdrawals is not None and cycle is not None and cycle < 12:
         share = withdrawals / deposits
-        if share >= 0.9:
-            rules.add(0.10, f"pass-through: {share:.0%} of deposits withdrawn again within the cycle (>= 90%)")
-        elif share >= 0.8:
-            rules.add(0.05, f"pass-through: {share:.0%} of deposits withdrawn again within the cycle (>= 80%)")
+        weight = graded(share, T.PASS_THROUGH) * ramp(cycle, 12, 10)
+        if weight > 0:
+            rules.add(weight, f"pass-through: {share:.0%} of deposits withdrawn again within the cycle "
+                              f"({'>= 90%' if share >= 0.9 else '>= 80%' if share >= 0.8 else '> 70%'})")
 
     if cycle is not None and ratio is not None:
-        if cycle <= 7 and ratio >= 2:
-            rules.add(0.20, "layering: money far beyond declared income cycled out within a week")
-        elif cycle <= 10 and ratio >= 1.6:
-            rules.add(0.10, "emerging layering: money above declared income cycled out within 10 days")
+        layering = min(ramp(cycle, *T.LAYERING["cycle_days"]), ramp(ratio, *T.LAYERING["deposits_vs_income"]))
+        if layering > 0:
+            rules.add(T.LAYERING["weight"] * layering,
+                      "layering: money far beyond declared income cycled out within a week" if layering >= 1
+                      else "emerging layering: money above declared income cycled out within days")
 
     score = rules.score
     band = _level(score, TRANSACTION_HIGH, TRANSACTION_MEDIUM)
@@ -180,30 +178,31 @@ def identity_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
 
     if face is None:
         rules.notes.append("no KYC face match score")
-    elif face < 0.40:
-        rules.add(0.85, f"very poor KYC face match {face:.2f} (< 0.40)")
-    elif face < 0.55:
-        rules.add(0.65, f"poor KYC face match {face:.2f} (< 0.55)")
-    elif face < 0.70:
-        rules.add(0.40, f"borderline KYC face match {face:.2f} (< 0.70)")
-    elif face < 0.80:
-        rules.add(0.15, f"slightly weak KYC face match {face:.2f} (< 0.80)")
-    else:
+    elif face >= 0.80:
         reassuring.append(f"good KYC face match {face:.2f} (>= 0.80)")
+        if (weight := graded(face, T.FACE_MATCH)) > 0:
+            rules.add(weight, f"face match {face:.2f} just above the 0.80 a genuine customer usually reaches")
+    else:
+        name = ("very poor" if face < 0.40 else "poor" if face < 0.55 else "borderline" if face < 0.70
+                else "slightly weak")
+        band = "< 0.40" if face < 0.40 else "< 0.55" if face < 0.55 else "< 0.70" if face < 0.70 else "< 0.80"
+        rules.add(graded(face, T.FACE_MATCH), f"{name} KYC face match {face:.2f} ({band})")
 
     if age is None:
         rules.notes.append("account age unknown")
-    elif age < 14:
-        rules.add(0.15, f"brand-new account: {age:.0f} days old (< 14 days)")
-    elif age < 45:
-        rules.add(0.10, f"new account: {age:.0f} days old (< 45 days)")
-    elif age < 90:
-        rules.add(0.05, f"young account: {age:.0f} days old (< 90 days)")
-    else:
+    elif (weight := graded(age, T.ACCOUNT_AGE_DAYS)) > 0:
+        name, band = (("brand-new account", "< 14 days") if age < 14 else ("new account", "< 45 days") if age < 45
+                      else ("young account", "< 90 days") if age < 90 else ("recent account", "< 120 days"))
+        rules.add(weight, f"{name}: {age:.0f} days old ({band})")
+    if age is not None and age >= 90:
         reassuring.append(f"established account: {age:.0f} days old")
 
-    if face is not None and age is not None and face < 0.70 and age < 45:
-        rules.add(0.25, "weak face match on a new account (synthetic-identity pattern)")
+    if face is not None and age is not None:
+        synthetic = min(ramp(face, *T.SYNTHETIC_IDENTITY["face_match"]),
+                        ramp(age, *T.SYNTHETIC_IDENTITY["account_age_days"]))
+        if synthetic > 0:
+            rules.add(T.SYNTHETIC_IDENTITY["weight"] * synthetic,
+                      "weak face match on a new account (synthetic-identity pattern)")
 
     score = rules.score
     risk = _level(score, IDENTITY_HIGH, IDENTITY_MEDIUM)
@@ -237,28 +236,25 @@ def geo_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
 
     if vpn is None:
         rules.notes.append("VPN usage unknown")
-    elif vpn >= 60:
-        rules.add(0.40, f"heavy VPN use: {vpn:.0f}% of sessions (>= 60%)")
-    elif vpn >= 30:
-        rules.add(0.30, f"frequent VPN use: {vpn:.0f}% of sessions (>= 30%)")
-    elif vpn >= 10:
-        rules.add(0.10, f"occasional VPN use: {vpn:.0f}% of sessions (>= 10%)")
-    else:
+    elif vpn < 10:
         reassuring.append(f"little or no VPN use: {vpn:.0f}% of sessions")
+    if vpn is not None and (weight := graded(vpn, T.VPN_PCT)) > 0:
+        name, band = (("heavy", ">= 60%") if vpn >= 60 else ("frequent", ">= 30%") if vpn >= 30
+                      else ("occasional", ">= 10%") if vpn >= 10 else ("slight", "> 5%"))
+        rules.add(weight, f"{name} VPN use: {vpn:.0f}% of sessions ({band})")
 
     if countries is None:
         rules.notes.append("countries of access unknown")
-    elif countries >= 10:
-        rules.add(0.25, f"accessed from {countries:.0f} countries (>= 10)")
-    elif countries >= 5:
-        rules.add(0.15, f"accessed from {countries:.0f} countries (>= 5)")
-    elif countries >= 3:
-        rules.add(0.05, f"accessed from {countries:.0f} countries (>= 3)")
-    else:
+    elif countries < 3:
         reassuring.append(f"accessed from {countries:.0f} countr{'y' if countries == 1 else 'ies'}")
+    if countries is not None and (weight := graded(countries, T.COUNTRIES)) > 0:
+        band = ">= 10" if countries >= 10 else ">= 5" if countries >= 5 else ">= 3"
+        rules.add(weight, f"accessed from {countries:.0f} countries ({band})")
 
-    if vpn is not None and countries is not None and vpn >= 30 and countries >= 5:
-        rules.add(0.30, "VPN hopping: masked access spread over many countries")
+    if vpn is not None and countries is not None:
+        hopping = min(ramp(vpn, *T.VPN_HOPPING["vpn_pct"]), ramp(countries, *T.VPN_HOPPING["countries"]))
+        if hopping > 0:
+            rules.add(T.VPN_HOPPING["weight"] * hopping, "VPN hopping: masked access spread over many countries")
 
     score = rules.score
     risk = _level(score, GEO_HIGH, GEO_MEDIUM)
@@ -427,6 +423,35 @@ _NAMES = {"transaction": "Transaction", "identity": "Identity", "geo": "Geo", "n
           "outcome_similarity": "Outcome similarity"}
 
 
+def _dimension_points(data: Mapping[str, Any], dims: dict[str, tuple[str, str]]) -> dict[str, float]:
+    """Graded points per dimension: how far past its thresholds the finding is (a transaction
+    anomaly of 0.55 is nearly high, not merely medium; a cluster of 5 nearly a ring), 2 at most.
+    Identity and geo report levels only: 2 high, 1 medium, and a low one whose rules still
+    found something is a weak signal (T.WEAK_SIGNAL_POINTS)."""
+    points: dict[str, float] = {}
+    tx = data.get("transaction")
+    if "transaction" in dims:
+        score = _num(tx, "anomaly_score") or 0.0
+        high, medium = TRANSACTION_BANDS
+        points["transaction"] = graded(score, ((medium / 2, 0.0), (medium, 1.0), (high, 2.0)))
+    for dim in ("identity", "geo"):
+        if dim in dims:
+            level = dims[dim][0]
+            out = data[dim]
+            weak = any(not str(i).lower().startswith("reassuring") for i in out.get("indicators") or [])
+            points[dim] = float(LEVEL_POINTS[level]) or (T.WEAK_SIGNAL_POINTS if weak else 0.0)
+    if "network" in dims:
+        net = data["network"]
+        cluster = int(_num(net, "cluster_size") or 0)
+        links = int(_num(net, "known_fraud_links") or 0)
+        signals = [str(s) for s in net.get("shared_signals") or []]
+        value = 2.0 if links else graded(cluster, T.NETWORK_CLUSTER)
+        if not links and not any("device" in s.lower() for s in signals):
+            value /= 2  # sharing only an IP address (campus, office, carrier NAT) is weaker
+        points["network"] = value
+    return points
+
+
 def _dimension_levels(data: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
     """(level, headline) for each independent dimension that answered."""
     dims: dict[str, tuple[str, str]] = {}
@@ -477,12 +502,14 @@ def orchestrator_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
     links = int(_num(data["network"], "known_fraud_links") or 0) if isinstance(data.get("network"), Mapping) else 0
 
     elevated = {d: v for d, v in dims.items() if v[0] != "low"}
-    points = sum(LEVEL_POINTS[level] for level, _ in dims.values())
+    graded_points = _dimension_points(data, dims)
+    points = sum(graded_points.values())
     bonuses: list[str] = []
     if len(elevated) >= 2:
         points += 1
         bonuses.append(f"Corroborated across {len(elevated)} independent dimensions "
                        f"({', '.join(_NAMES[d].lower() for d in elevated)})")
+
     if dims.get("transaction", ("low",))[0] == "high":
         points += 1
         bonuses.append("Transaction anomaly in its high band combines several money signals")
@@ -516,7 +543,8 @@ def orchestrator_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
                        else ["No specialist found an elevated signal"])
 
     quiet = [f"{_NAMES[d].lower()} {level}" for d, (level, _) in dims.items() if level == "low"]
-    summary = [f"{risk.upper()} risk, confidence {confidence:.2f}, {points} point(s)."]
+    summary = [f"{risk.upper()} risk, confidence {confidence:.2f}, {points:.1f} point(s) "
+               f"({', '.join(f'{_NAMES[d].lower()} {p:.1f}' for d, p in graded_points.items())})."]
     if elevated:
         summary.append("Elevated: " + "; ".join(f"{_NAMES[d].lower()} {lv} ({h})" for d, (lv, h) in ranked) + ".")
     if len(elevated) == 1 and risk in ("low", "medium"):
@@ -528,9 +556,10 @@ def orchestrator_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
                        f"{int(_num(similarity, 'similar_confirmed_cases_count') or 0)} similar confirmed case(s).")
     if unavailable:
         summary.append(f"Unavailable: {', '.join(unavailable)}; confidence reduced accordingly.")
-    summary.append("Rules: high 2 points, medium 1, +1 for corroboration across dimensions, for a high "
-                   "transaction band, for known fraud links and for a similarity likelihood >= 0.70; "
-                   f">= 6 critical, >= 3 high, 2 medium. {SIGNATURE}")
+    summary.append("Rules: each dimension 0-2 points, graded by how far past its thresholds it is (a low "
+                   f"one with a finding {T.WEAK_SIGNAL_POINTS}, so weak signals in several dimensions add up); +1 "
+                   "for corroboration across dimensions, for a high transaction band, for known fraud links and for "
+                   f"a similarity likelihood >= 0.70; >= 6 critical, >= 3 high, 2 medium. {SIGNATURE}")
     return {
         "risk_level": risk,
         "confidence": confidence,

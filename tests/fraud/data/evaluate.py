@@ -18,7 +18,9 @@ from pathlib import Path
 from agents.pipelines.fraud_agents.offline import run_offline_investigation
 
 HERE = Path(__file__).resolve().parent
-SETS = {"labelled": HERE / "labelled_alerts.csv", "tuning": HERE / "tuning_alerts.csv"}
+SETS = {"labelled": HERE / "labelled_alerts.csv", "tuning": HERE / "tuning_alerts.csv",
+        # Written from fraud typologies, not from the rules; never tuned on (make_typologies.py).
+        "typologies": HERE / "typology_alerts.csv"}
 FLAGGED = ("high", "critical")
 
 
