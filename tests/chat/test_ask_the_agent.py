@@ -168,3 +168,18 @@ def test_offline_it_answers_from_another_case_types_results(alice_client):
 
     assert "From the agents&#x27; results:" in found and "reasoning_tool: summary: Card testing" in found
     assert "transactions run (completed)" in tools and "context_tool" in tools
+
+
+def test_each_answer_links_its_trace(alice_client, ivan):
+    from django.test import Client
+
+    rel, _ = submit(SEED)
+    ask(alice_client, rel.case, "Which tests failed?")
+    answer = ChatMessage.objects.get(role="assistant")
+
+    page = alice_client.get(f"/cases/{rel.case.reference}/ask/trace/{answer.trace_id}/").content.decode()
+    for span in ("agent.case_assistant", "llm.request", "tool.get_test_details"):
+        assert span in page
+    other = Client()
+    other.force_login(ivan)  # another user's conversation is not theirs to read
+    assert other.get(f"/cases/{rel.case.reference}/ask/trace/{answer.trace_id}/").status_code == 404
