@@ -73,7 +73,6 @@ def _prepare(ctx: RunContext) -> None:
                            "vector_search_enabled": False, "prompt_guard_enabled": True})
     inv["status"] = "IN_PROGRESS"
     ctx.state["inv"] = inv
-    ctx.prepared_here = True
     ctx.state["run_started"] = timezone.now().isoformat()
 
 
@@ -139,14 +138,13 @@ def _plan(ctx: RunContext) -> Step | None:
 
 def _inject_failures(ctx: RunContext, inv: dict) -> None:
     """The demo's injected failures (casework.transactions.chaos), never set by the API."""
-    from casework.transactions.chaos import SimulatedCrash
+    from casework.transactions.chaos import SimulatedCrash, crash_allowed
 
     fail_after = inv["safeguards"].get("fail_after_steps")
     if fail_after is not None and inv["step_count"] >= fail_after:
         raise RuntimeError(f"Injected failure after {fail_after} planner steps (safeguard fail_after_steps).")
     kill_after = inv["safeguards"].get("kill_after_steps")
-    # Only in the execution that prepared the run: the one that resumes it after the "crash" finishes.
-    if kill_after is not None and inv["step_count"] >= kill_after and getattr(ctx, "prepared_here", False):
+    if kill_after is not None and inv["step_count"] >= kill_after and crash_allowed():
         raise SimulatedCrash(f"Worker killed after {kill_after} planner steps (safeguard kill_after_steps).")
 
 

@@ -6,10 +6,29 @@ initial_state safeguards by casework.transactions.demo; never reachable from the
 - kill_after_steps=N: the planner raises SimulatedCrash, which nothing catches, like a
   SIGKILL: the run stays `running` and the investigation IN_PROGRESS until the sweeper
   re-delivers the run (RUN_STALE_AFTER_SECONDS later) and a worker resumes it from its last
-  saved step. It fires only in the execution that prepared the run, so the resume finishes.
+  saved step. It fires only inside `crashes_allowed()` (the demo loader's own process), so
+  a worker never dies of it and the resume finishes.
 """
 
 from __future__ import annotations
+
+import contextlib
+import contextvars
+
+_ALLOWED = contextvars.ContextVar("txn_simulated_crash_allowed", default=False)
+
+
+@contextlib.contextmanager
+def crashes_allowed():
+    token = _ALLOWED.set(True)
+    try:
+        yield
+    finally:
+        _ALLOWED.reset(token)
+
+
+def crash_allowed() -> bool:
+    return _ALLOWED.get()
 
 
 class SimulatedCrash(BaseException):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from casework.transactions.chaos import SimulatedCrash
+from casework.transactions.chaos import SimulatedCrash, crashes_allowed
 from casework.transactions.demo_data import card_history, planted
 from casework.transactions.models import Investigation
 
@@ -86,14 +86,15 @@ def demo_load_transactions(*, users: dict) -> int:
         safeguards = {"timed_out": {"investigation_timeout_seconds": 0.1}, "failed": {"fail_after_steps": 2},
                       "killed": {"kill_after_steps": 3}}.get(then if isinstance(then, str) else "", {})
         try:
-            with transaction.atomic():  # (with an eager queue, as in tests, the run starts on commit)
+            with crashes_allowed(), transaction.atomic():  # (an eager queue, as in tests, runs it on commit)
                 investigation = investigation_start(actor="system", transaction_id=targets[card],
                                                     initial_state={"safeguards": safeguards} if safeguards else None)
                 created += 1
             if then == "pending":
                 continue  # left queued for the worker
             run = AgentRun.objects.filter(case=investigation.case).order_by("-id").first()
-            run_pipeline(run.pk)  # here, now (a worker that got the message first finds it claimed)
+            with crashes_allowed():
+                run_pipeline(run.pk)  # here, now (a worker that got the message first finds it claimed)
         except SimulatedCrash:
             continue  # left `running`, IN_PROGRESS: the sweeper hands it to a worker, which resumes it
         investigation.refresh_from_db()
