@@ -30,6 +30,7 @@ api_urlpatterns = [
     path("", include("casework.support.api_urls")),
     path("", include("casework.transactions.api_urls")),
     path("", include("casework.releases.api_urls")),
+    path("", include("agents.chat.api_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
 ]

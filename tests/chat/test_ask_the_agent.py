@@ -183,3 +183,17 @@ def test_each_answer_links_its_trace(alice_client, ivan):
     other = Client()
     other.force_login(ivan)  # another user's conversation is not theirs to read
     assert other.get(f"/cases/{rel.case.reference}/ask/trace/{answer.trace_id}/").status_code == 404
+
+
+def test_the_api_asks_reads_and_starts_afresh(api):
+    rel, _ = submit(SEED)
+    base = f"/api/cases/{rel.case.reference}/conversation/"
+
+    assert api.post(base + "messages/", {"content": ""}, format="json").status_code == 400
+    answer = api.post(base + "messages/", {"content": "Why this severity?"}, format="json")
+    assert answer.status_code == 201 and answer.json()["content"].startswith("The release is rated high")
+    body = api.get(base).json()
+    assert body["message_count"] == 2 and body["provider"] == "offline"
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant"]
+    fresh = api.post(base + "new/").json()
+    assert fresh["message_count"] == 0 and fresh["conversation"] != body["conversation"]
