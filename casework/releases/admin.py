@@ -7,27 +7,33 @@ from django.contrib import admin
 from casework.releases.models import Release, ReleaseTest, RiskReport
 
 
-class ReleaseTestInline(admin.TabularInline):
+class ReadOnly:
+    """CI posts releases and the detective files reports (through casework.releases.services);
+    the admin reads them."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class ReleaseTestInline(ReadOnly, admin.TabularInline):
     model = ReleaseTest
     extra = 0
 
 
 @admin.register(Release)
-class ReleaseAdmin(admin.ModelAdmin):
+class ReleaseAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ["release_id", "version", "tests_failed", "error_rate", "response_time_p95", "assessment",
                     "created_at"]
     list_filter = ["assessment"]
     search_fields = ["release_id", "version", "case__reference"]
-    readonly_fields = ["case", "assessment", "assessment_error"]
     inlines = [ReleaseTestInline]
 
 
 @admin.register(RiskReport)
-class RiskReportAdmin(admin.ModelAdmin):
+class RiskReportAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ["report_id", "release", "severity", "adjusted_from", "provider", "filed_at"]
     list_filter = ["severity"]
     search_fields = ["report_id", "release__release_id"]
-    readonly_fields = [f.name for f in RiskReport._meta.fields]
-
-    def has_add_permission(self, request):
-        return False

@@ -197,3 +197,15 @@ def test_the_api_asks_reads_and_starts_afresh(api):
     assert [m["role"] for m in body["messages"]] == ["user", "assistant"]
     fresh = api.post(base + "new/").json()
     assert fresh["message_count"] == 0 and fresh["conversation"] != body["conversation"]
+
+
+def test_the_admin_reads_conversations(alice_client, admin_user):
+    from django.test import Client
+
+    rel, _ = submit(SEED)
+    ask(alice_client, rel.case, "What was found?")
+    root = Client()
+    root.force_login(admin_user)
+    conversation = Conversation.objects.get()
+    assert rel.case.reference in root.get("/admin/chat/conversation/").content.decode()
+    assert "What was found?" in root.get(f"/admin/chat/conversation/{conversation.pk}/change/").content.decode()

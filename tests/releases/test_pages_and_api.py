@@ -124,3 +124,12 @@ def test_a_release_pasted_on_the_releases_page_opens_its_case(alice_client):
     assert response.status_code == 302 and response.url == f"/cases/{rel.case.reference}/"
     listing = alice_client.get("/releases/").content.decode()
     assert rel.release_id in listing and "low" in listing
+
+
+def test_the_admin_lists_releases_and_reports_read_only(admin_user, client):
+    rel, _ = submit(LOW)
+    client.force_login(admin_user)
+    assert rel.release_id in client.get("/admin/releases/release/").content.decode()
+    assert client.get(f"/admin/releases/release/{rel.pk}/change/").status_code == 200
+    assert client.get("/admin/releases/riskreport/").status_code == 200
+    assert client.get("/admin/releases/release/add/").status_code == 403
