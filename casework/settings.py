@@ -57,7 +57,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "django_filters",
     "rest_framework",
-    "rest_framework.authtoken",
+    "rest_framework.authtoken",  # kept for its migrations: 0001 of security moves its tokens
+    "axes",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "audit",
@@ -69,6 +70,7 @@ INSTALLED_APPS = [
     "casework.support",
     "casework.releases",
     "casework.ops",
+    "casework.security",
     "agents",
     "agents.chat",
 ]
@@ -86,6 +88,9 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "audit.context.CorrelationIdMiddleware",
     "casework.people.middleware.LoginRequiredMiddleware",
+    "casework.security.middleware.PermissionsPolicyMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into its lockout response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "casework.urls"
@@ -138,6 +143,23 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Sign-in lockout (django-axes): AXES_FAILURE_LIMIT failures for one username from one IP lock
+# that pair out for AXES_COOLOFF_HOURS; an admin unlocks by deleting the "Access attempts"
+# row in the admin (or `manage.py axes_reset`). Each lockout is audited (casework/security).
+AUTHENTICATION_BACKENDS = [
+    "casework.security.backends.LockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_HOURS", default=1.0)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+if AXES_FAILURE_LIMIT < 1 or AXES_COOLOFF_TIME <= 0:
+    raise ImproperlyConfigured("AXES_FAILURE_LIMIT must be at least 1 and AXES_COOLOFF_HOURS above 0.")
+# API tokens (casework/security/tokens.py): hashed at rest, expiring after API_TOKEN_DAYS
+# (0: never), revocable one by one in the admin.
+API_TOKEN_DAYS = env.int("API_TOKEN_DAYS", default=90)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -156,6 +178,12 @@ SECURE_HSTS_PRELOAD = HTTPS
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if HTTPS else None
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
+SECURE_REFERRER_POLICY = "same-origin"
+# No page uses these browser features; a script injected into one cannot either.
+PERMISSIONS_POLICY = env("PERMISSIONS_POLICY", default=(
+    "camera=(), microphone=(), geolocation=(), payment=(), usb=(), interest-cohort=()"))
+# /metrics answers only `Authorization: Bearer <METRICS_TOKEN>` when this is set (production).
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
 
@@ -210,7 +238,7 @@ CELERY_TIMEZONE = "UTC"
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: DRF answers 401 (not 403) from the first class's authenticate header.
-        "rest_framework.authentication.TokenAuthentication",
+        "casework.security.tokens.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -221,7 +249,21 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "casework.api_errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # Over the rate: 429 with Retry-After. Counted in the cache (CACHE_URL), per IP for
+    # anonymous callers, per user for tokens and sessions, per IP on the signed-link endpoint.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env("API_THROTTLE_ANON", default="60/min"),
+        "user": env("API_THROTTLE_USER", default="1200/min"),
+        "signed_link": env("API_THROTTLE_SIGNED_LINK", default="20/min"),
+    },
 }
+# Throttle counters. The default is per process; CACHE_URL=redis://... shares them between
+# gunicorn workers and machines.
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 SPECTACULAR_SETTINGS = {
     "TITLE": "Casework API",
     "DESCRIPTION": "Create cases, read agent results and record decisions.",

@@ -14,6 +14,7 @@ from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_f
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny, BasePermission
 from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from casework.access import selectors, services
@@ -252,6 +253,9 @@ class EmployeeAnswerApi(APIView):
 
     permission_classes = [AllowAny]
     authentication_classes = []
+    # Per IP, tighter than the anonymous rate: a token is guessed at nowhere near this speed.
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "signed_link"
 
     @extend_schema_serializer(component_name="AccessEmployeeAnswerInput")
     class InputSerializer(serializers.Serializer):

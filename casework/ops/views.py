@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hmac
 import logging
 import os
 from datetime import timedelta
@@ -12,6 +13,8 @@ from django.http import HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+
+from casework.ops.llm_check import llm_endpoint, llm_unreachable
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +72,8 @@ def healthz(request):
     """200 when the database and the broker answer; 503 naming the one that does not.
 
     "degraded" (still 200: the site works, but investigations wait) when agent runs have
-    been queued too long; the body's "runs" part says how many and how old."""
+    been queued too long (the body's "runs" part says how many and how old) or when the LLM
+    endpoint does not answer (the "llm" check names it; the offline provider needs none)."""
     checks = {"database": _check_database(), "broker": _check_broker()}
     body = {
         "status": "ok" if not any(checks.values()) else "unavailable",
@@ -86,6 +90,14 @@ def healthz(request):
             body["runs"] = runs
             if body["status"] == "ok":
                 body["status"] = "degraded"
+    url = llm_endpoint()
+    if url is None:
+        body["checks"]["llm"] = "ok: offline provider"
+    else:
+        error = llm_unreachable(url)
+        body["checks"]["llm"] = "ok" if error is None else f"degraded: {error}"
+        if error and body["status"] == "ok":
+            body["status"] = "degraded"
     return JsonResponse(body, status=503 if body["status"] == "unavailable" else 200)
 
 
@@ -94,7 +106,18 @@ def healthz(request):
 def metrics(request):
     """Prometheus text. With PROMETHEUS_MULTIPROC_DIR set (make run sets it), the samples of
     every process on this machine, web and worker, are merged: prometheus-client's
-    multiprocess mode. Otherwise this process's own registry."""
+    multiprocess mode. Otherwise this process's own registry.
+
+    With METRICS_TOKEN set, only `Authorization: Bearer <METRICS_TOKEN>` is answered (401
+    otherwise): the figures name pipelines, users' activity and error rates."""
+    expected = settings.METRICS_TOKEN
+    if expected:
+        given = request.headers.get("Authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {expected}".encode()):
+            response = HttpResponse("A bearer token is needed for /metrics.\n", status=401,
+                                    content_type="text/plain")
+            response["WWW-Authenticate"] = 'Bearer realm="metrics"'
+            return response
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import CollectorRegistry, multiprocess
 

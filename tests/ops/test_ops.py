@@ -32,7 +32,7 @@ def unreachable_broker(monkeypatch):
 def test_healthz_answers_200_when_database_and_broker_answer(client):
     response = client.get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "checks": {"database": "ok", "broker": "ok"}}
+    assert response.json() == {"status": "ok", "checks": {"database": "ok", "broker": "ok", "llm": "ok: offline provider"}}
 
 
 @pytest.mark.django_db

@@ -7,10 +7,11 @@ import io
 
 import pytest
 from django.core.management import call_command
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from casework.cases.services import case_create
+from casework.security.models import ApiToken
+from casework.security.tokens import api_token_create, token_digest
 
 pytestmark = pytest.mark.django_db
 
@@ -152,9 +153,9 @@ def test_logout_ends_the_session(alice_client):
 # --- API tokens --------------------------------------------------------------------------
 
 def test_a_token_authenticates_the_api(alice, case):
-    token = Token.objects.create(user=alice)
+    _, secret = api_token_create(actor="system", user=alice)
     api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    api.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
     response = api.get("/api/cases/")
     assert response.status_code == 200
     assert [c["reference"] for c in response.json()["results"]] == [case.reference]
@@ -170,6 +171,6 @@ def test_a_wrong_token_gets_401(alice):
 
 def test_manage_py_creates_a_token(alice):
     out = io.StringIO()
-    call_command("drf_create_token", "alice", stdout=out)
-    token = Token.objects.get(user=alice)
-    assert token.key in out.getvalue()
+    call_command("api_token", "alice", stdout=out)
+    token = ApiToken.objects.get(user=alice)
+    assert token.digest == token_digest(out.getvalue().strip())
