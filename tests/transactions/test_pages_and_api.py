@@ -104,6 +104,8 @@ def test_the_schema_documents_every_error_status(api):
     resume = schema["paths"]["/api/transactions/investigations/{reference}/resume/"]["post"]["responses"]
     assert {"201", "400", "401", "403", "404", "409"} <= set(start)
     assert {"202", "404", "409"} <= set(resume)
+    body = schema["paths"]["/api/transactions/"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert "occurred_at" in body["properties"]["transactions"]["items"]["properties"]
 
 
 def test_the_progress_poll_answers_the_verdict_and_the_timelines(alice_client, fraud_case):
