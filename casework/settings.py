@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "casework.security",
     "agents",
     "agents.chat",
+    "agents.evals",
 ]
 
 MIDDLEWARE = [
@@ -457,6 +458,14 @@ LLM_PRICES = env.json("LLM_PRICES", default={"gpt-4o-mini": [0.15, 0.60], "gpt-4
                                              "claude-sonnet-4-5": [3.0, 15.0]})
 if LLM_MAX_CONCURRENCY < 1:
     raise ImproperlyConfigured("LLM_MAX_CONCURRENCY must be at least 1.")
+
+# --- Evaluation suites (agents/evals, manage.py run_evals) -------------------------------
+# The LLM-as-judge runs only with a key, on its own model (any OpenAI-compatible endpoint);
+# without one it is reported as skipped. Baselines are JSON files, committed by default.
+EVAL_JUDGE_API_KEY = env("EVAL_JUDGE_API_KEY", default="")
+EVAL_JUDGE_MODEL = env("EVAL_JUDGE_MODEL", default="")
+EVAL_JUDGE_BASE_URL = env("EVAL_JUDGE_BASE_URL", default="")
+EVALS_BASELINE_DIR = env("EVALS_BASELINE_DIR", default=str(BASE_DIR / "agents" / "evals" / "baselines"))
 
 # --- Observability ---------------------------------------------------------------------
 TRACE_DIR = Path(env("TRACE_DIR", default=str(VAR_DIR / "traces")))
