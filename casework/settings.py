@@ -288,6 +288,8 @@ SPECTACULAR_SETTINGS = {
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
 vars().update(EMAIL_CONFIG)
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="casework@localhost")
+# Seconds one SMTP attempt may take; the Celery task retries a failed one (30 s, 2 min, 10 min).
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
 
 # --- Access changes (casework/access) ---------------------------------------------------
 # The employee's answer link works once and expires after ACCESS_LINK_MAX_AGE_DAYS. A request

@@ -469,6 +469,13 @@ class Notification(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     read_at = models.DateTimeField(null=True, blank=True)
     emailed_at = models.DateTimeField(null=True, blank=True)
+    # The request this message carries (an employee's link, a manager's inbox item), if any.
+    request = models.ForeignKey("InfoRequest", null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="notifications")
+    # Delivery by email: attempts made, and when and why the last one gave up.
+    email_attempts = models.PositiveSmallIntegerField(default=0)
+    email_failed_at = models.DateTimeField(null=True, blank=True)
+    email_error = models.TextField(blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -476,3 +483,12 @@ class Notification(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} to {self.recipient_name or self.recipient_email}: {self.subject}"
+
+    @property
+    def delivery(self) -> str:
+        """emailed, failed, sending (queued or between retries) or in_app (no address)."""
+        if not self.recipient_email:
+            return "in_app"
+        if self.emailed_at:
+            return "emailed"
+        return "failed" if self.email_failed_at else "sending"

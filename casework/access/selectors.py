@@ -28,7 +28,8 @@ def mutation_for_case(case) -> HRMutation | None:
 
 def mutation_requests(mutation: HRMutation) -> QuerySet[InfoRequest]:
     return (InfoRequest.objects.filter(mutation=mutation)
-            .select_related("recipient", "claim__colleague", "verdict__decided_by").order_by("sent_at", "id"))
+            .select_related("recipient", "claim__colleague", "verdict__decided_by")
+            .prefetch_related("notifications").order_by("sent_at", "id"))
 
 
 def mutation_messages(case) -> QuerySet[AgentMessage]:

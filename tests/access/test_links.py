@@ -161,7 +161,7 @@ def test_the_investigator_sends_a_new_link_and_the_old_one_stops_working(client,
     InfoRequest.objects.filter(pk=asked.pk).update(expires_at=timezone.now() - timedelta(hours=1))
     client.force_login(alice)
     page = client.get(f"/cases/{asked.mutation.case.reference}/").content.decode()
-    assert "Send a new link" in page
+    assert "Resend link" in page
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(f"/access/cases/{asked.mutation.case.reference}/requests/{asked.pk}/resend/",
                                follow=True)

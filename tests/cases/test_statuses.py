@@ -34,7 +34,7 @@ def test_the_case_header_updates_live_with_the_timeline_poll(alice_client, alice
 
     case = case_create(actor=alice, case_type="fraud_alert", title="Cycling")
     page = alice_client.get(f"/cases/{case.reference}/").content.decode()
-    assert 'id="case-meta"' in page and 'hx-trigger="every 3s"' in page
+    assert 'id="case-meta"' in page and 'timeline/" hx-trigger="every 10s"' in page
     # Agents and other people change the header while the page is open ...
     case_set_status(actor="agent:orchestrator", case=case, status=Case.Status.AWAITING_DECISION)
     case_set_priority(actor="agent:orchestrator", case=case, priority="critical", reason="test")

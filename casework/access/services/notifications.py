@@ -10,10 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import audit_record
-from casework.access.models import (
-    Notification,
-)
-from casework.access.services.email_delivery import _email
+from casework.access.models import Notification
 from casework.errors import DomainError
 
 logger = logging.getLogger(__name__)
@@ -21,23 +18,23 @@ logger = logging.getLogger(__name__)
 
 @transaction.atomic
 def notification_send(*, actor, kind: str, subject: str, body: str, url: str = "", case=None,
-                      user: User | None = None, email: str = "", name: str = "") -> Notification:
+                      user: User | None = None, email: str = "", name: str = "", request=None) -> Notification:
     """An in-app notification (when the person has a login) and an email (when they have an
-    address), sent once the transaction commits."""
+    address), handed to a Celery task (retries, EMAIL_TIMEOUT) once the transaction commits."""
     email = email or (user.email if user else "")
     name = name or (user.get_full_name() or user.get_username() if user else "")
     if not user and not email:
         raise DomainError(f"{name or 'This person'} has neither a login nor an email address to notify.",
                           code="no_channel")
     note = Notification.objects.create(recipient_user=user, recipient_email=email, recipient_name=name, case=case,
-                                       kind=kind, subject=subject[:200], body=body, url=url)
+                                       kind=kind, subject=subject[:200], body=body, url=url, request=request)
     audit_record(actor=actor, action="access.notification_sent", case=case, obj=note,
                  data={"kind": kind, "to": email or name, "in_app": user is not None, "subject": note.subject})
     if email:
-        transaction.on_commit(lambda: _email(note.pk))
+        from casework.access.tasks import notification_email_send
+
+        transaction.on_commit(lambda: notification_email_send.delay(note.pk))
     return note
-
-
 
 
 def notification_mark_read(*, user: User, notification: Notification) -> None:

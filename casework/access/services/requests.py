@@ -104,12 +104,12 @@ def _notify_request(request: InfoRequest, *, actor, reminder: bool) -> Notificat
                   f"{request.expires_at:%d %B %Y %H:%M} UTC):")
         return notification_send(actor=actor, kind="request_reminder" if reminder else "request", case=request.mutation.case,
                                  subject=prefix + request.subject, body=f"{request.body}\n\n{ending}",
-                                 url=link_url(request), email=recipient.email, name=recipient.name)
+                                 url=link_url(request), email=recipient.email, name=recipient.name, request=request)
     return notification_send(actor=actor, kind="request_reminder" if reminder else "request", case=request.mutation.case,
                              subject=prefix + request.subject,
                              body=f"{request.body}\n\nOpen your Casework inbox to approve or deny:",
                              url=request_url(request), user=recipient.user, email=recipient.email or recipient.user.email,
-                             name=recipient.name)
+                             name=recipient.name, request=request)
 
 
 @transaction.atomic
