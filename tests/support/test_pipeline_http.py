@@ -223,3 +223,21 @@ def test_a_kb_search_with_bad_arguments_gives_no_articles_and_no_auto_answer(llm
     assert ticket.triage["kb_failed"] is True
     assert ticket.recommended_action == "route_specialist"
     assert json.dumps(ticket.triage["result"]["relevant_articles"]) == "[]"
+
+
+def test_a_model_naming_another_customers_ticket_is_ignored(llm, alice, support_data):
+    _, theirs = send(alice, "CUST-002", "The CSV export fails with an error.")
+    _, own = send(alice, "CUST-003", "The PDF import fails with an error.")
+    llm.queue("ticket_matcher", json_answer({"matched_ticket_id": theirs.ticket_id, "confidence": "high"}))
+    run, other = send(alice, "CUST-003", "The CSV export fails with an error.")
+    assert run.state["matched"] is False and other.pk not in (theirs.pk, own.pk)
+    assert theirs.messages.count() == 1
+
+
+def test_a_completed_ticket_is_not_offered_to_the_matcher(llm, alice, support_data):
+    from casework.support.services import ticket_close_no_action
+
+    _, ticket = send(alice, "CUST-002", "The CSV export fails with an error.")
+    ticket_close_no_action(actor=alice, ticket=ticket, reason="Solved by phone.")
+    _, other = send(alice, "CUST-002", "The CSV export fails with an error.")
+    assert other.pk != ticket.pk and not llm.bodies("ticket_matcher")
