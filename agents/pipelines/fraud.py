@@ -69,6 +69,8 @@ def _specialist_calls(ctx: RunContext) -> list[CallSpec]:
         for other, distance in similar
     ]
     ctx.state["input_similar_count"] = similar_count
+    links = selectors.known_fraud_links(alert.account)
+    ctx.state["input_known_fraud_links"] = links
     cleared, cleared_count = selectors.similar_cleared(alert, limit=SIMILAR_CASES_SHOWN)
     ctx.state["input_similar_cleared"] = cleared
     ctx.state["input_similar_cleared_count"] = cleared_count
@@ -76,7 +78,7 @@ def _specialist_calls(ctx: RunContext) -> list[CallSpec]:
         "transaction": build.build_transaction_input(data),
         "identity": build.build_identity_input(data),
         "geo": build.build_geo_input(data),
-        "network": build.build_network_input(data),
+        "network": build.build_network_input(data, known_fraud_links_from_system=len(links)),
         "outcome_similarity": build.build_outcome_similarity_input(
             data,
             similar_confirmed_cases_count_from_system=similar_count,
@@ -123,7 +125,8 @@ def _copy_cached_specialists(ctx: RunContext) -> None:
     if cached is None:
         raise RuntimeError("No earlier assessment of this account to re-assess from; use Re-run all.")
     ctx.state["input_cached_from_run"] = cached.pk
-    for key in ("input_similar_cases", "input_similar_count", "input_similar_cleared", "input_similar_cleared_count"):
+    for key in ("input_similar_cases", "input_similar_count", "input_similar_cleared", "input_similar_cleared_count",
+                "input_known_fraud_links"):
         if key in cached.state:
             ctx.state[key] = cached.state[key]
     for key in SPECIALISTS:

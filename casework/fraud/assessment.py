@@ -287,6 +287,8 @@ def fraud_assessment(case: Case) -> dict | None:
         "similar_cases": _similar_cases(alert, run),
         # Past look-alikes a person cleared, as the run's outcome_similarity agent was shown them.
         "similar_cleared": list(run.state.get("input_similar_cleared") or []) if run is not None else [],
+        # Linked accounts (shared device or IP) confirmed as fraud, as the network agent was told.
+        "known_fraud_links": list(run.state.get("input_known_fraud_links") or []) if run is not None else [],
         "features": _features(alert),
         "close_run": close_run,
         "pattern": pattern_for_case(case) if case.is_closed else None,

@@ -25,7 +25,7 @@ import json
 from dataclasses import dataclass, field
 from typing import IO
 
-from casework.fraud.features import ALL_FIELDS, REQUIRED_FIELDS, SCORE_NAMES
+from casework.fraud.features import ALL_FIELDS, LINK_NAMES, LIST_FIELDS, REQUIRED_FIELDS, SCORE_NAMES
 from casework.fraud.models import Alert
 from casework.fraud.schemas import alerts_validate
 
@@ -90,11 +90,12 @@ def _decode(data: bytes | str) -> str:
 
 
 def _cell(name: str, raw: str | None):
-    """A cell's value for validation: empty cells are absent; risk_factors becomes a list."""
+    """A cell's value for validation: empty cells are absent; list fields (risk_factors,
+    device_ids, ip_addresses) become lists."""
     value = (raw or "").strip()
     if value == "":
         return None
-    if name == "risk_factors":
+    if name in LIST_FIELDS:
         if value.startswith("["):
             try:
                 parsed = json.loads(value)
@@ -127,7 +128,7 @@ def read_rows(data: bytes | str) -> tuple[list[int], list[dict], list[RowError]]
     problems += [f"line 1: column {name!r} appears more than once" for name in repeated]
     problems += [f"line 1: missing required column {name!r}" for name in REQUIRED_FIELDS if name not in header]
     if problems:
-        problems.append(f"Expected columns: {', '.join(REQUIRED_FIELDS)}; optional: {', '.join(SCORE_NAMES)}.")
+        problems.append(f"Expected columns: {', '.join(REQUIRED_FIELDS)}; optional: {', '.join((*SCORE_NAMES, *LINK_NAMES))}.")
         raise CsvRefused(problems)
 
     numbers: list[int] = []

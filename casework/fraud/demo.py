@@ -24,7 +24,13 @@ def demo_load_fraud(*, users: dict) -> int:
     created = 0
     for demo in demo_alerts():
         with transaction.atomic():
-            alert = alert_create(actor="system", data=demo.row, via="demo")
+            data = dict(demo.row)
+            if demo.archetype == "mule_network":
+                # The ring is run from a few phones: shared devices link its accounts, so a new
+                # member's network finding counts the ones already confirmed as fraud.
+                data["device_ids"] = ["DEV-RING-A1", "DEV-RING-A2"]
+                data["ip_addresses"] = ["203.0.113.17"]
+            alert = alert_create(actor="system", data=data, via="demo")
             created += 1
             if demo.decision is None:
                 continue

@@ -75,9 +75,15 @@ SCORE_NAMES: tuple[str, ...] = (
 )
 RISK_LEVELS: tuple[str, ...] = ("low", "medium", "high", "critical")
 
+# Optional: the devices and IP addresses the account was seen on (identifiers as upstream
+# knows them). They link accounts, so the network agent learns how many linked accounts were
+# confirmed as fraud. Lists, like risk_factors.
+LINK_NAMES: tuple[str, ...] = ("device_ids", "ip_addresses")
+LIST_FIELDS: tuple[str, ...] = ("risk_factors", *LINK_NAMES)
+
 # Every name an alert may carry, in the order of the CSV header we write.
 REQUIRED_FIELDS: tuple[str, ...] = ("account_id", *FEATURE_NAMES)
-ALL_FIELDS: tuple[str, ...] = (*REQUIRED_FIELDS, *SCORE_NAMES)
+ALL_FIELDS: tuple[str, ...] = (*REQUIRED_FIELDS, *SCORE_NAMES, *LINK_NAMES)
 
 
 def features_of(obj) -> dict[str, float]:

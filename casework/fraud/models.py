@@ -26,6 +26,31 @@ class Account(models.Model):
         return self.account_id
 
 
+class AccountLink(models.Model):
+    """A device or an IP address an account was seen on (from the alert that reported it).
+    Accounts that share one are linked; `known_fraud_links` counts the linked accounts whose
+    fraud case a person confirmed."""
+
+    class Kind(models.TextChoices):
+        DEVICE = "device", "Device"
+        IP = "ip", "IP address"
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="links")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    value = models.CharField(max_length=128)
+    first_seen_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["account", "kind", "value"], name="fraud_account_link_unique"),
+            models.CheckConstraint(condition=Q(kind__in=["device", "ip"]), name="fraud_account_link_kind_valid"),
+        ]
+        indexes = [models.Index(fields=["kind", "value"])]
+
+    def __str__(self) -> str:
+        return f"{self.account} on {self.kind} {self.value}"
+
+
 def _range_constraints() -> list[models.CheckConstraint]:
     constraints = []
     for feature in FEATURES:

@@ -20,6 +20,8 @@ from casework.fraud.features import ALL_FIELDS, FEATURES_BY_NAME, MAX_AMOUNT, MA
 Money = Annotated[float, Field(ge=0, le=MAX_AMOUNT, allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 RiskFactor = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=300)]
+Identifier = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128)]
+MAX_LINKS = 50
 
 MAX_RISK_FACTORS = 20
 
@@ -59,6 +61,10 @@ class AlertIn(BaseModel):
                                              description="Upstream model's one-line explanation.")
     risk_factors: list[RiskFactor] | None = Field(None, max_length=MAX_RISK_FACTORS,
                                                   description="Upstream model's risk factors, as sentences.")
+    device_ids: list[Identifier] | None = Field(None, max_length=MAX_LINKS, description=(
+        "Devices the account was seen on (upstream's identifiers); accounts sharing one are linked."))
+    ip_addresses: list[Identifier] | None = Field(None, max_length=MAX_LINKS, description=(
+        "IP addresses the account was seen on; accounts sharing one are linked."))
 
     def upstream_scores(self) -> dict[str, Any]:
         """The score fields upstream actually sent (blank ones count as not sent)."""
@@ -111,6 +117,8 @@ def _message(error: dict) -> str:
         return "Use letters, digits and . _ : / - only, starting with a letter or digit."
     if kind == "too_long" and field == "risk_factors":
         return f"At most {MAX_RISK_FACTORS} risk factors."
+    if kind == "too_long" and field in ("device_ids", "ip_addresses"):
+        return f"At most {MAX_LINKS} identifiers."
     if kind == "model_type":
         return "Each alert must be a JSON object."
     return error["msg"] + "."

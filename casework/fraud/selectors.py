@@ -26,6 +26,7 @@ from casework.fraud.similarity import (
     CONFIRMED_FRAUD,
     SIMILAR_MAX_DISTANCE,
     feature_distance,
+    known_fraud_links,
     similar_cleared,
     similar_confirmed,
     similar_confirmed_cases,
@@ -36,7 +37,7 @@ from casework.fraud.similarity import (
 __all__ = [
     "AGENT_LABELS", "ASSESSMENT_MODES", "CONFIRMED_FRAUD", "SIMILAR_MAX_DISTANCE", "SPECIALIST_KEYS",
     "SPECIALIST_NAMES", "agent_result", "alert_get_for_case", "alert_list", "assessment_run_latest",
-    "close_run_latest", "feature_distance", "fraud_assessment", "pattern_for_case", "patterns_search",
+    "close_run_latest", "feature_distance", "fraud_assessment", "known_fraud_links", "pattern_for_case", "patterns_search",
     "similar_cleared", "similar_confirmed", "similar_confirmed_cases", "similar_confirmed_count", "similar_confirmed_patterns",
 ]
 

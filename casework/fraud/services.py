@@ -18,7 +18,7 @@ from casework.cases.models import Case, Decision
 from casework.cases.services import case_create, case_set_priority, case_set_status
 from casework.errors import Conflict
 from casework.fraud.features import FEATURE_NAMES, SCORE_NAMES
-from casework.fraud.models import Account, Alert, KnowledgePattern
+from casework.fraud.models import Account, AccountLink, Alert, KnowledgePattern
 from casework.fraud.schemas import AlertIn, alert_validate, alerts_validate
 from casework.fraud.scoring import assess, risk_level_for
 
@@ -76,6 +76,11 @@ def _create_one(*, actor, alert_in: AlertIn, via: str) -> Alert:
     # and the case and account were fetched or made a moment ago in this transaction.
     alert.full_clean(exclude=["case", "account"], validate_constraints=False)
     alert.save()
+    links = [AccountLink(account=account, kind=kind, value=value)
+             for kind, values in ((AccountLink.Kind.DEVICE, alert_in.device_ids), (AccountLink.Kind.IP, alert_in.ip_addresses))
+             for value in dict.fromkeys(values or [])]
+    if links:
+        AccountLink.objects.bulk_create(links, ignore_conflicts=True)
     audit_record(
         actor=actor, action="fraud.alert_created", case=case, obj=alert,
         data={"account_id": account.account_id, "via": via, "score_source": source,

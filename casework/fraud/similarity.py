@@ -147,3 +147,30 @@ def similar_cleared(alert: Alert, *, limit: int = 5,
                         "decided_by": decision.decided_by.get_username() if decision.decided_by else "system",
                         "decided_at": decision.decided_at.isoformat(), "reason": decision.reason[:300]})
     return cleared, len(near)
+
+
+def known_fraud_links(account) -> list[dict]:
+    """Accounts that share a device or an IP address with this one and whose fraud case a
+    person confirmed, each with what they share: what the network agent's known_fraud_links
+    counts. Two queries (the shared identifiers, then the confirmed accounts among them)."""
+    from casework.fraud.models import AccountLink
+
+    mine = list(AccountLink.objects.filter(account=account).values_list("kind", "value"))
+    if not mine:
+        return []
+    shared: dict[int, set[str]] = {}
+    others = AccountLink.objects.none()
+    for kind in ("device", "ip"):
+        values = [v for k, v in mine if k == kind]
+        if values:
+            others = others | AccountLink.objects.filter(kind=kind, value__in=values).exclude(account=account)
+    for account_id, kind, value in others.values_list("account_id", "kind", "value"):
+        shared.setdefault(account_id, set()).add(f"{'device' if kind == 'device' else 'IP'} {value}")
+    confirmed = (Alert.objects.filter(account_id__in=list(shared), case__decisions__final=True,
+                                      case__decisions__outcome=CONFIRMED_FRAUD)
+                 .select_related("account", "case").order_by("account__account_id").distinct())
+    seen: dict[int, dict] = {}
+    for alert in confirmed:
+        seen.setdefault(alert.account_id, {"account_id": alert.account.account_id, "reference": alert.case.reference,
+                                           "shares": sorted(shared[alert.account_id])})
+    return list(seen.values())

@@ -89,3 +89,27 @@ def test_a_lookalike_a_person_dismissed_lowers_the_next_ones_likelihood_and_the_
     assert run.state["input_similar_cleared"][0]["reference"] == first.case.reference
     page = alice_client.get(f"/cases/{second.case.reference}/").content.decode()
     assert 'id="fraud-similar-cleared"' in page and "Payroll agent account" in page
+
+
+def test_known_fraud_links_count_linked_accounts_confirmed_as_fraud(alice, alice_client):
+    from casework.cases.services import case_close
+
+    ring = {**CYCLING, "device_ids": ["DEV-1", "DEV-2"], "ip_addresses": ["198.51.100.7"]}
+    first = alert_create(actor=alice, data={**ring, "account_id": "ACC-R1"})
+    second = alert_create(actor=alice, data={**ring, "account_id": "ACC-R2", "device_ids": ["DEV-2"]})
+    alert_create(actor=alice, data={**CYCLING, "account_id": "ACC-ALONE", "device_ids": ["DEV-9"]})
+    for alert in (first, second):
+        case_close(actor=alice, case=alert.case, outcome="confirmed_fraud", reason="Mule ring.")
+
+    third = alert_create(actor=alice, data={**ring, "account_id": "ACC-R3", "device_ids": ["DEV-1"],
+                                           "ip_addresses": ["198.51.100.7"]})
+    run = AgentRun.objects.get(case=third.case, mode="alert_creation")
+    network_call = run.calls.get(key="network")
+    assert network_call.input["known_fraud_links_from_system"] == 2
+    network = run.results["network"]["output"]
+    assert network["known_fraud_links"] == 2
+    assert "Network: 2 linked account(s) already confirmed as fraud" in run.results["orchestrator"]["output"][
+        "key_drivers"]
+    html = alice_client.get(f"/cases/{third.case.reference}/").content.decode()
+    assert 'id="fraud-known-links"' in html
+    assert f"{first.case.reference}</a> (ACC-R1): shares IP 198.51.100.7, device DEV-1" in html
