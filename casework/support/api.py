@@ -166,7 +166,33 @@ class TicketDetailApi(APIView):
     permission_classes = [IsInvestigator]
 
     @extend_schema(responses={200: TicketOutputSerializer, **ERRORS, **NOT_FOUND},
-                   description="A ticket with its customer, thread (original and English) and latest triage.")
+                   description="A ticket with its customer, thread (original and English) and latest triage.",
+                   examples=[OpenApiExample("A routed Spanish ticket", response_only=True, status_codes=["200"], value={
+                       "ticket_id": "TKT-7Q2M9K4D", "thread_id": "CUST-005:TKT-7Q2M9K4D", "reference": "SUP-000012",
+                       "case_status": "new", "lifecycle": "active", "channel": "email", "language": "es",
+                       "urgency": "medium", "ticket_type": "billing", "recommended_action": "route_specialist",
+                       "suggested_reply": "Hola Lucía: ...",
+                       "customer": {"customer_id": "CUST-005", "name": "Lucía Romero", "plan": "pro",
+                                    "tenure_months": 14, "seats": 3, "region": "latam", "vip": False},
+                       "messages": [{"direction": "customer", "text": "Hola, me cobraron dos veces este mes.",
+                                     "text_en": "Hello, I was charged twice this month.", "channel": "email",
+                                     "sent_by": None, "auto_sent": False, "created_at": "2026-11-23T17:14:26Z"}],
+                       "triage": {"run": 41, "route": "billing",
+                                  "supervisor": {"urgency": "medium", "ticket_type": "billing",
+                                                 "reasoning": "Pro customer, billing error.",
+                                                 "requires_escalation": False},
+                                  "kb_results": [{"id": "kb_001", "title": "Resolving double charges",
+                                                  "category": "billing", "score": 0.75, "snippet": "..."}],
+                                  "result": {"urgency": "medium", "recommended_action": "route_specialist",
+                                             "extracted_info": {"product_area": "billing",
+                                                                "issue_type": "billing_error",
+                                                                "sentiment": "frustrated", "language": "es"},
+                                             "suggested_response": "Hola Lucía: ...",
+                                             "relevant_articles": ["kb_001"],
+                                             "reasoning": "Needs a specialist to check the charges."},
+                                  "failures": [], "guards": []},
+                       "decision": None, "created_at": "2026-11-23T17:14:26Z", "triaged_at": "2026-11-23T17:14:27Z",
+                       "first_response_at": None, "completed_at": None})])
     def get(self, request, ticket_id: str):
         return Response(TicketOutputSerializer(_ticket(request, ticket_id)).data)
 
