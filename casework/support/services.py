@@ -30,7 +30,6 @@ from django.utils import timezone
 from audit.context import correlation
 from audit.services import audit_record
 from casework.cases.models import Case
-from casework.errors import Conflict
 from casework.support.models import Customer, KBArticle, RecommendedAction, Ticket, TicketMessage
 
 PIPELINE = "support"
@@ -321,7 +320,3 @@ def ticket_close_no_action(*, actor, ticket: Ticket, reason: str):
         raise ValidationError({"reason": "Say why no action is needed."})
     return _decide(actor=actor, ticket=ticket, outcome="no_action", reason=reason)
 
-
-def ensure_open(ticket: Ticket) -> None:
-    if ticket.case.is_closed:
-        raise Conflict(f"{ticket.case.reference} is closed.", code="already_closed")
