@@ -21,16 +21,24 @@ PIPELINES = {"release_risk": "releases", "fraud_alert": "fraud", "access_change"
 
 
 def prompt_version(suite: str) -> str:
-    """A short hash of the suite's pipeline prompts: the agents' system prompts and the
-    pipeline module's *PROMPT* strings. Two runs with one prompt version ran the same prompts."""
+    """A short hash of the suite's pipeline prompts: the agents' system prompts, the pipeline
+    module's *PROMPT* strings and its *_agent() builders' prompts (as the settings fill them).
+    Two runs with one prompt version ran the same prompts."""
     from agents.runtime.pipeline import get_pipeline
 
     name = PIPELINES[suite]
     pipeline = get_pipeline(name)
     texts = [f"{key}:{agent.system_prompt}" for key, agent in sorted(pipeline.agents.items())]
     module = importlib.import_module(f"agents.pipelines.{name}")
-    texts += [f"{attr}:{value}" for attr, value in sorted(vars(module).items())
-              if "PROMPT" in attr and isinstance(value, str)]
+    for attr, value in sorted(vars(module).items()):
+        if "PROMPT" in attr and isinstance(value, str):
+            texts.append(f"{attr}:{value}")
+        elif attr.endswith("_agent") and callable(value):
+            # An agent built when first used (its prompt quotes settings): detective_agent().
+            try:
+                texts.append(f"{attr}:{value().system_prompt}")
+            except TypeError:
+                pass
     return hashlib.sha256("\n".join(texts).encode()).hexdigest()[:12]
 
 

@@ -1,0 +1,126 @@
+"""manage.py run_evals [--suite S ...] [--save-baseline V] [--compare V] [--fail-on-regression] [--json PATH]
+
+Runs every scenario of the chosen suites (all by default) through the real services,
+pipelines and runtime, with the configured provider, in a throwaway database
+(agents.evals.isolation): real cases are never touched. Prints a summary per suite (a
+progress bar while it runs, on a terminal), compares with a baseline (every metric that
+dropped by more than 5% is a warning; --fail-on-regression exits 1), saves a baseline, and
+records each suite's run for the evaluations page.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
+
+from agents.evals.evaluate import run_evaluation
+from agents.evals.isolation import evaluation_database, flush_evaluation_database
+from agents.evals.report import baseline_load, baseline_save, compare
+from agents.evals.schema import CASE_TYPES, ScenarioFileError, load_suite, suite_names
+
+
+class Command(BaseCommand):
+    help = "Run the evaluation suites, compare with a baseline, save one."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--suite", action="append", choices=CASE_TYPES,
+                            help="A suite (case type) to run; repeat for several. Default: every suite.")
+        parser.add_argument("--save-baseline", metavar="VERSION", help="Save the results as baseline VERSION.")
+        parser.add_argument("--compare", metavar="VERSION", help="Compare with baseline VERSION.")
+        parser.add_argument("--fail-on-regression", action="store_true",
+                            help="Exit 1 when the comparison finds a regression.")
+        parser.add_argument("--json", metavar="PATH", help="Write the full reports as JSON ('-' for stdout).")
+        parser.add_argument("--no-record", action="store_true", help="Do not keep the run for the evaluations page.")
+
+    def handle(self, *args, **options):
+        suites = options["suite"] or suite_names()
+        try:
+            loaded = {suite: load_suite(suite) for suite in suites}
+        except ScenarioFileError as exc:
+            raise CommandError(f"Scenario file refused: {exc}") from None
+        baseline = None
+        if options["compare"]:
+            try:
+                baseline = baseline_load(options["compare"])
+            except (FileNotFoundError, ValueError) as exc:
+                raise CommandError(str(exc)) from None
+
+        reports: dict[str, dict] = {}
+        with evaluation_database():
+            for suite in suites:
+                reports[suite] = self._run_suite(suite, loaded[suite])
+
+        regressions = 0
+        for suite, report in reports.items():
+            if baseline is not None:
+                before = baseline["suites"].get(suite)
+                if before is None:
+                    self.stderr.write(self.style.WARNING(f"{suite}: not in baseline {options['compare']!r}."))
+                else:
+                    analysis = compare(report, before)
+                    report["regression_analysis"] = {"baseline": options["compare"], **analysis}
+                    regressions += len(analysis["regressions"])
+            self._print_summary(report)
+        if options["save_baseline"]:
+            path = baseline_save(reports, options["save_baseline"])
+            self.stdout.write(f"Baseline {options['save_baseline']!r} saved: {path}")
+        if not options["no_record"]:
+            self._record(reports)
+        if options["json"]:
+            text = json.dumps(reports, indent=1, ensure_ascii=False, default=str)
+            if options["json"] == "-":
+                self.stdout.write(text)
+            else:
+                with open(options["json"], "w", encoding="utf-8") as out:
+                    out.write(text + "\n")
+        if regressions and options["fail_on_regression"]:
+            raise CommandError(f"{regressions} regression(s) against baseline {options['compare']!r}.",
+                               returncode=1)
+
+    def _run_suite(self, suite: str, scenarios) -> dict:
+        if not sys.stderr.isatty():
+            return run_evaluation(suite, scenarios=scenarios, reset=flush_evaluation_database)
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(TextColumn(f"{suite:<26}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TextColumn("{task.description}"), transient=False) as bar:
+            task = bar.add_task("", total=len(scenarios))
+
+            def progress(done: int, total: int, scenario_id: str) -> None:
+                bar.update(task, completed=done, description=scenario_id)
+
+            return run_evaluation(suite, scenarios=scenarios, reset=flush_evaluation_database, progress=progress)
+
+    def _print_summary(self, report: dict) -> None:
+        summary, config = report["summary"], report["config"]
+        scores = ", ".join(f"{k} {v:.2f}" for k, v in summary["avg_scores"].items())
+        line = (f"{report['suite']}: {summary['passed']}/{summary['total_scenarios']} passed "
+                f"(pass rate {summary['pass_rate']:.2%}); {scores}; judge {summary['judge']}; "
+                f"{config['provider']}/{config['model']}, prompts {config['prompt_version']}; {summary['seconds']} s")
+        self.stdout.write(self.style.SUCCESS(line) if summary["failed"] == 0 else self.style.WARNING(line))
+        for scenario in report["scenarios"]:
+            if scenario["status"] != "passed":
+                self.stdout.write(f"  FAILED {scenario['id']}: " + "; ".join(scenario["failures"][:3]))
+        analysis = report["regression_analysis"]
+        for item in analysis.get("regressions", []):
+            what = item.get("metric") or item.get("scenario")
+            self.stderr.write(self.style.WARNING(
+                f"  REGRESSION {what}: {item['baseline']} -> {item['current']}"
+                + (f" ({item['change_pct']}%)" if "change_pct" in item else "")
+                + (f": {item['reason']}" if item.get("reason") else "")))
+        for item in analysis.get("improvements", []):
+            what = item.get("metric") or item.get("scenario")
+            self.stdout.write(f"  improved {what}: {item['baseline']} -> {item['current']}")
+
+    def _record(self, reports: dict) -> None:
+        from agents.evals.models import eval_run_record
+
+        try:
+            for report in reports.values():
+                eval_run_record(report=report, started_by="manage.py run_evals")
+        except DatabaseError as exc:
+            self.stderr.write(self.style.WARNING(f"Run not recorded for the evaluations page ({exc}); "
+                                                 "run manage.py migrate first."))
