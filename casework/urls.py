@@ -7,6 +7,7 @@
 /support/         support tickets: queue with SLA clocks, logging a message, auto-sent replies   casework/support/urls.py
 /transactions/    transaction investigations: start, import, promoted rules   casework/transactions/urls.py
 /releases/        release risk: releases posted by CI, the detective's reports   casework/releases/urls.py
+/evals/           evaluation runs over time (staff); "Add to evaluation suite"   agents/evals/urls.py
 /cases/<ref>/ask/ "Ask the agent" on every case page              agents/chat/urls.py
 /api/             REST API (OpenAPI at /api/schema/, Swagger at /api/docs/)
 /admin/           reference data and read-only audit entries
@@ -47,6 +48,7 @@ urlpatterns = [
     path("releases/", include("casework.releases.urls")),
     path("cases/", include("agents.chat.urls")),
     path("cases/", include("agents.urls")),
+    path("evals/", include("agents.evals.urls")),
     path("api/", include(api_urlpatterns)),
     path("admin/", admin.site.urls),
     path("healthz", ops_views.healthz, name="healthz"),

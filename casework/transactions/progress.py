@@ -31,38 +31,46 @@ def _when(value: str | None) -> datetime:
     return datetime.fromisoformat(value) if value else timezone.now()
 
 
-def _save_steps(investigation: Investigation, state: dict) -> None:
-    PlannerDecision.objects.bulk_create([
-        PlannerDecision(investigation=investigation, step=d["step"], selected_tool=d["selected_tool"],
-                        reason=d["reason"][:2000], confidence=min(1.0, max(0.0, float(d["confidence"]))),
-                        used_fallback=d.get("used_fallback", False), rejected=(d.get("rejected") or "")[:300],
-                        timestamp=_when(d["timestamp"]))
-        for d in state.get("planner_decisions", [])
-    ], ignore_conflicts=True)
-    ToolExecution.objects.bulk_create([
-        ToolExecution(investigation=investigation, step=e.get("step", 0), tool_name=e["tool_name"],
-                      input_summary=e["input_summary"], output_summary=e["output_summary"],
-                      execution_time_ms=e["execution_time_ms"], status=e["status"],
-                      error_message=e.get("error_message") or "", timestamp=_when(e["timestamp"]))
-        for e in state.get("tool_executions", [])
-    ], ignore_conflicts=True)
+def _save_steps(investigation: Investigation, state: dict, *, last_only: bool = False) -> None:
+    """Insert the decision and execution rows (existing ones are kept: ON CONFLICT DO NOTHING).
+    After one step only the newest of each can be new; at completion all are written again."""
+    decisions = state.get("planner_decisions", [])
+    executions = state.get("tool_executions", [])
+    if last_only:
+        decisions, executions = decisions[-1:], executions[-1:]
+    rows = [PlannerDecision(investigation=investigation, step=d["step"], selected_tool=d["selected_tool"],
+                            reason=d["reason"][:2000], confidence=min(1.0, max(0.0, float(d["confidence"]))),
+                            used_fallback=d.get("used_fallback", False), rejected=(d.get("rejected") or "")[:300],
+                            timestamp=_when(d["timestamp"])) for d in decisions]
+    if rows:
+        PlannerDecision.objects.bulk_create(rows, ignore_conflicts=True)
+    rows = [ToolExecution(investigation=investigation, step=e.get("step", 0), tool_name=e["tool_name"],
+                          input_summary=e["input_summary"], output_summary=e["output_summary"],
+                          execution_time_ms=e["execution_time_ms"], status=e["status"],
+                          error_message=e.get("error_message") or "", timestamp=_when(e["timestamp"]))
+            for e in executions]
+    if rows:
+        ToolExecution.objects.bulk_create(rows, ignore_conflicts=True)
 
 
 @transaction.atomic
-def investigation_record_progress(*, investigation_id: int, state: dict) -> Investigation:
-    """After a planner or tool step: the state snapshot, the new decision/execution rows, and
-    IN_PROGRESS (audited when the status changes)."""
-    investigation = Investigation.objects.select_for_update().select_related("case").get(pk=investigation_id)
-    changed = investigation.status != Investigation.Status.IN_PROGRESS
-    investigation.state = state
-    investigation.status = Investigation.Status.IN_PROGRESS
-    investigation.started_at = investigation.started_at or timezone.now()
-    investigation.save(update_fields=["state", "status", "started_at", "updated_at"])
-    _save_steps(investigation, state)
-    if changed:
+def investigation_record_progress(*, investigation_id: int, state: dict) -> None:
+    """After a planner or tool step: the state snapshot, the step's new decision or execution
+    row, and IN_PROGRESS (audited when the status changes). One UPDATE and one INSERT a step."""
+    now = timezone.now()
+    unchanged = Investigation.objects.filter(pk=investigation_id, status=Investigation.Status.IN_PROGRESS).update(
+        state=state, updated_at=now)
+    investigation = Investigation(pk=investigation_id)
+    if not unchanged:
+        investigation = Investigation.objects.select_for_update().select_related("case").get(pk=investigation_id)
+        investigation.state = state
+        investigation.status = Investigation.Status.IN_PROGRESS
+        investigation.started_at = investigation.started_at or now
+        investigation.save(update_fields=["state", "status", "started_at", "updated_at"])
         audit_record(actor="agent:planner", action="txn.investigation_in_progress", case=investigation.case,
                      obj=investigation, data={"step_count": state.get("step_count", 0)})
-    return investigation
+    # A resumed run's first record may follow several steps of an earlier run: write them all.
+    _save_steps(investigation, state, last_only=bool(unchanged))
 
 
 @transaction.atomic

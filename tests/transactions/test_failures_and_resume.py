@@ -54,13 +54,13 @@ def executions(investigation) -> dict[str, ToolExecution]:
 
 
 def test_a_failed_tool_and_a_timed_out_tool_count_as_done_and_the_investigation_completes(monkeypatch, settings):
-    settings.TXN_TOOL_TIMEOUT_SECONDS = 0.3
+    settings.TXN_TOOL_TIMEOUT_SECONDS = 0.5
 
     def boom():
         raise RuntimeError("similarity index unavailable")
 
     replace(monkeypatch, "similarity_tool", boom)
-    replace(monkeypatch, "reasoning_tool", lambda: time.sleep(0.6))
+    replace(monkeypatch, "reasoning_tool", lambda: time.sleep(1.0))
     investigation = investigate(load("card_testing"))
 
     assert investigation.status == "COMPLETED", investigation.error
@@ -68,7 +68,7 @@ def test_a_failed_tool_and_a_timed_out_tool_count_as_done_and_the_investigation_
     assert runs["similarity_tool"].status == "FAILED"
     assert "similarity index unavailable" in runs["similarity_tool"].error_message
     assert runs["reasoning_tool"].status == "TIMED_OUT"
-    assert runs["reasoning_tool"].error_message == "Tool timed out after 0.3s"
+    assert runs["reasoning_tool"].error_message == "Tool timed out after 0.5s"
     assert CALLS["similarity_tool"] == 1 and CALLS["reasoning_tool"] == 1  # never retried in a loop
     assert "recommendation_tool" in investigation.state["completed_steps"]
 
@@ -122,8 +122,9 @@ def test_a_worker_killed_mid_investigation_resumes_with_one_execution_per_tool(m
 
 
 def test_the_investigation_timeout_keeps_partial_results_and_a_resume_finishes_it(monkeypatch, settings):
-    settings.TXN_INVESTIGATION_TIMEOUT_SECONDS = 0.4
-    replace(monkeypatch, "pattern_tool", lambda: time.sleep(0.5))
+    # Long enough for the steps before pattern_tool on a slow database, shorter than pattern_tool.
+    settings.TXN_INVESTIGATION_TIMEOUT_SECONDS = 1.0
+    replace(monkeypatch, "pattern_tool", lambda: time.sleep(1.1))
     investigation = investigate(load("card_testing"))
 
     assert investigation.status == "TIMED_OUT"
@@ -210,8 +211,9 @@ def test_a_run_that_failed_before_recording_a_finished_tool_does_not_run_it_agai
 def test_a_rerun_from_the_agent_runs_panel_resumes_the_investigation(monkeypatch, settings):
     from agents.services import run_rerun
 
-    settings.TXN_INVESTIGATION_TIMEOUT_SECONDS = 0.4
-    replace(monkeypatch, "pattern_tool", lambda: time.sleep(0.5))
+    # Long enough for the steps before pattern_tool on a slow database, shorter than pattern_tool.
+    settings.TXN_INVESTIGATION_TIMEOUT_SECONDS = 1.0
+    replace(monkeypatch, "pattern_tool", lambda: time.sleep(1.1))
     investigation = investigate(load("card_testing"))
     assert investigation.status == "TIMED_OUT"
 
