@@ -132,7 +132,7 @@ def _triage_plan(ctx: RunContext) -> Step | None:
             "ticket_id": ticket_id, "customer_id": customer["customer_id"],
             "original_language": translation["original_language"], "is_english": translation["is_english"],
             "translation_available": translation["available"], "messages": translation["messages"]})], index=1)
-    decision = ctx.output("supervisor")
+    decision = trusted_decision(ctx)
     if decision is None:
         return None
     if decision["requires_escalation"]:
@@ -158,6 +158,24 @@ def _direct_escalation(decision: dict, translation: dict) -> dict:
             "reasoning": f"Direct escalation required - {decision['reasoning']}"}
 
 
+def trusted_decision(ctx: RunContext) -> dict | None:
+    """The supervisor's decision, unless it looked up a customer other than the ticket's (a
+    message can try to pass for a bigger customer): then it is not used, and the ticket goes
+    to a person like a failed supervisor's."""
+    decision = ctx.output("supervisor")
+    if decision is None:
+        return None
+    own = ctx.state["input_customer"]["customer_id"]
+    asked = set(AgentCall.objects.filter(run=ctx.run, kind=AgentCall.Kind.TOOL, name="customer_lookup")
+                .values_list("input__customer_id", flat=True))
+    others = sorted(str(a) for a in asked - {own})
+    if others:
+        ctx.state["supervisor_untrusted"] = (f"it looked up {', '.join(others)} instead of the ticket's customer "
+                                             f"{own}; its decision is not used")
+        return None
+    return decision
+
+
 def _kb_calls(ctx: RunContext) -> tuple[list[dict], bool, bool]:
     """(articles kb_search returned in this run, whether any search failed, whether one ran)."""
     rows = list(AgentCall.objects.filter(run=ctx.run, kind=AgentCall.Kind.TOOL, name="kb_search").order_by("id"))
@@ -174,9 +192,11 @@ def triage_summary(ctx: RunContext) -> dict:
     """The triage as stored on the ticket: the final TriageResult after the code's guards,
     with what led to it (translation, supervisor, route, KB hits, failures)."""
     translation = translation_of(ctx)
-    decision = ctx.output("supervisor")
+    decision = trusted_decision(ctx)
     failures = [{"agent": key, "error": entry.get("error", "")}
                 for key, entry in ctx.results.items() if entry.get("error")]
+    if decision is None and ctx.output("supervisor") is not None:
+        failures.append({"agent": "supervisor", "error": ctx.state.get("supervisor_untrusted", "")})
     route, result = None, None
     if decision is not None:
         route = "escalate" if decision["requires_escalation"] else decision["ticket_type"]
