@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.http import Http404, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -29,3 +30,11 @@ def exception_handler(exc, context):
     if isinstance(exc, Http404):
         exc = exceptions.NotFound(str(exc) or None)
     return drf_exception_handler(exc, context)
+
+
+def not_found(request, exception=None):
+    """handler404: a URL under /api/ that matches no route (`/api/cases/x/y/`, an id that is not
+    a number) answers JSON like every other API error, not the HTML page."""
+    if request.path_info.startswith("/api/"):
+        return JsonResponse({"detail": "Not found.", "code": "not_found"}, status=404)
+    return defaults.page_not_found(request, exception)

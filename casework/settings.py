@@ -276,6 +276,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Every operation's error statuses and body, `security: []` on public ones (casework/api_schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "casework.api_schema.document_errors",
+    ],
     # Several case types have status/priority fields; name the shared enums once.
     "ENUM_NAME_OVERRIDES": {
         "CaseStatusEnum": "casework.cases.models.Case.Status",

@@ -55,5 +55,7 @@ urlpatterns = [
     path("metrics", ops_views.metrics, name="metrics"),
 ]
 
+handler404 = "casework.api_errors.not_found"
+
 admin.site.site_header = "Casework administration"
 admin.site.site_title = "Casework admin"

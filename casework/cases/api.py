@@ -24,7 +24,7 @@ class IsInvestigator(BasePermission):
 
 
 class DecisionOutputSerializer(serializers.ModelSerializer):
-    decided_by = serializers.CharField(source="decided_by.username", default=None)
+    decided_by = serializers.CharField(source="decided_by.username", default=None, allow_null=True)
     outcome_label = serializers.CharField()
 
     class Meta:
@@ -41,7 +41,7 @@ class CommentOutputSerializer(serializers.ModelSerializer):
 
 
 class CaseOutputSerializer(serializers.ModelSerializer):
-    assignee = serializers.CharField(source="assignee.username", default=None)
+    assignee = serializers.CharField(source="assignee.username", default=None, allow_null=True)
 
     class Meta:
         model = Case
