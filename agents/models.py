@@ -54,6 +54,9 @@ class AgentRun(models.Model):
     # When the sweeper (agents.tasks.resume_stale_runs) last sent this run a wake-up because
     # its broker message seemed lost; it waits a full deadline again before the next one.
     redelivered_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # A run scheduled for later (a retry spaced out by backoff): no worker claims it, and the
+    # sweeper does not wake it, before this time.
+    not_before = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]

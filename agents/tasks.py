@@ -16,19 +16,28 @@ logger = logging.getLogger(__name__)
 
 
 def pipeline_enqueue(*, case=None, pipeline: str, mode: str, actor=None,
-                     initial_state: dict | None = None) -> AgentRun:
+                     initial_state: dict | None = None, countdown: float = 0) -> AgentRun:
     """Create a queued run and start it once the surrounding transaction commits.
 
     `case` may be None for work that comes before its case exists (a message to match to a
-    ticket); agents.services.run_attach_case gives the run its case later."""
+    ticket); agents.services.run_attach_case gives the run its case later. With a countdown
+    (seconds) the run starts no earlier than that: a retry spaced out by backoff."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
     run = AgentRun.objects.create(
         case=case, pipeline=pipeline, mode=mode, state=initial_state or {},
         requested_by=getattr(actor, "username", None) or (actor if isinstance(actor, str) else "system"),
         correlation_id=get_correlation_id() or new_correlation_id(),
+        not_before=timezone.now() + timedelta(seconds=countdown) if countdown > 0 else None,
     )
     audit_record(actor=actor or "system", action="agent.run_queued", case=case, obj=run,
-                 data={"pipeline": pipeline, "mode": mode})
-    transaction.on_commit(lambda: run_pipeline.delay(run.pk))
+                 data={"pipeline": pipeline, "mode": mode, **({"countdown": countdown} if countdown > 0 else {})})
+    if countdown > 0:
+        transaction.on_commit(lambda: run_pipeline.apply_async((run.pk,), countdown=countdown))
+    else:
+        transaction.on_commit(lambda: run_pipeline.delay(run.pk))
     return run
 
 
@@ -72,6 +81,8 @@ def resume_stale_runs() -> int:
     queued = list(
         AgentRun.objects.filter(status=AgentRun.Status.QUEUED, created_at__lt=queued_deadline)
         .filter(Q(redelivered_at__isnull=True) | Q(redelivered_at__lt=queued_deadline))
+        # A run scheduled for later is stale only a deadline after it was due.
+        .filter(Q(not_before__isnull=True) | Q(not_before__lt=queued_deadline))
         .order_by("created_at", "pk").values_list("pk", flat=True)[:SCAN_LIMIT]
     )
     running = list(

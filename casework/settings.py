@@ -306,6 +306,9 @@ ACCESS_LINK_MAX_AGE_DAYS = env.int("ACCESS_LINK_MAX_AGE_DAYS", default=7)
 ACCESS_REMINDER_DAYS = env.float("ACCESS_REMINDER_DAYS", default=2.0)
 ACCESS_ESCALATION_DAYS = env.float("ACCESS_ESCALATION_DAYS", default=4.0)
 ACCESS_REMINDER_CHECK_MINUTES = env.int("ACCESS_REMINDER_CHECK_MINUTES", default=30)
+# Seconds before the 2nd and 3rd attempts of a failed access step (Celery countdowns; the
+# run that makes the attempt is not claimed earlier), so that a blip is not Manual Intervention.
+ACCESS_RETRY_COUNTDOWNS = [float(s) for s in env.list("ACCESS_RETRY_COUNTDOWNS", default=["30", "120"])]
 if not 0 < ACCESS_REMINDER_DAYS < ACCESS_ESCALATION_DAYS:
     raise ImproperlyConfigured("ACCESS_REMINDER_DAYS must be above 0 and below ACCESS_ESCALATION_DAYS.")
 if ACCESS_LINK_MAX_AGE_DAYS < 1 or ACCESS_REMINDER_CHECK_MINUTES < 1:

@@ -40,7 +40,13 @@ from agents.pipelines.access_agents.prompts import (
     RIA,
     RIGHTS_CHECK,
 )
-from agents.pipelines.access_agents.retry_schedule import MAX_ATTEMPTS, MODE_STEPS, attempt_calls, settle
+from agents.pipelines.access_agents.retry_schedule import (
+    MAX_ATTEMPTS,
+    MODE_STEPS,
+    attempt_calls,
+    schedule_retry,
+    settle,
+)
 from agents.runtime.pipeline import Pipeline, RunContext, Stage, register_pipeline
 
 __all__ = ["ADVISORY", "MAX_ATTEMPTS", "MODE_STEPS", "NAME", "ORCHESTRATOR", "PIPELINE", "REQUEST_INFO",
@@ -85,6 +91,7 @@ def _finish(ctx: RunContext) -> str | None:
     flow.reload()
     if not flow.closed and flow.status in ("awaiting_user_response", "awaiting_manager_response"):
         return AgentRun.Status.WAITING
+    schedule_retry(flow)  # a failed step with attempts left: the next one, after its backoff
     return None
 
 

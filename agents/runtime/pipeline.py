@@ -187,6 +187,7 @@ def claim_run(run_id: int) -> str | None:
     claimed = (
         AgentRun.objects.filter(pk=run_id)
         .filter(Q(status=AgentRun.Status.QUEUED) | Q(status=AgentRun.Status.RUNNING, heartbeat_at__lt=stale))
+        .filter(Q(not_before__isnull=True) | Q(not_before__lte=now))  # a retry scheduled for later waits
         .update(status=AgentRun.Status.RUNNING, heartbeat_at=now, claim_token=token,
                 started_at=Coalesce(F("started_at"), Value(now)))
     )

@@ -13,8 +13,10 @@ ten roles. The changes, and where the loader leaves them:
                                      -> Manual Intervention Required -> manual-intervention report;
                                      decided by Alice, overriding the recommendation
   waiting for the employee           Elif has not answered yet (a reminder went out)
-  waiting for Mona                   Aisha covered Tomasz's vacation; Mona's inbox
-  waiting for Mark                   Sam's "other" explanation (an incident); escalated to investigators
+  waiting for Mona                   Aisha covered Tomasz's vacation; Mona's inbox; escalated to
+                                     the investigators
+  a claim no record confirms         Sam's "other" explanation (an incident) -> Rejected - Invalid
+                                     User Claim -> report says why; awaiting the investigator
 
 The loader drives the people's answers through the same services the pages use, and runs
 each pipeline step in-process so the demo shows every state at once (a worker that picks the
@@ -164,8 +166,15 @@ def _drain(case) -> None:
     from agents.models import AgentRun
     from agents.tasks import run_pipeline
 
-    for run_id in AgentRun.objects.filter(case=case, status=AgentRun.Status.QUEUED).values_list("pk", flat=True):
-        run_pipeline.apply(args=(run_id,))
+    # A failed step's later attempts are runs of their own, queued for after a backoff: the
+    # demo makes them now (clearing the wait), until none is left.
+    for _ in range(5):  # at most one run per attempt of a step, and the report
+        run_ids = list(AgentRun.objects.filter(case=case, status=AgentRun.Status.QUEUED).values_list("pk", flat=True))
+        if not run_ids:
+            return
+        AgentRun.objects.filter(pk__in=run_ids).update(not_before=None)
+        for run_id in run_ids:
+            run_pipeline.apply(args=(run_id,))
 
 
 def _submit(actor, ref: dict, changed_by, changed_for, system, level, field, old, new, days_ago, hour, reason=""):
@@ -254,18 +263,19 @@ def demo_load_access(*, users: dict) -> int:
     waiting = _submit(actor, ref, "u106", "u107", "FinanceApp", "Admin", "Access level", "Read", "Write", 3, 15)
     _backdate(waiting, InfoRequest.Kind.EMPLOYEE, 3)
 
-    # 7. Waiting for Mona: a vacation cover the records confirm.
+    # 7. Waiting for Mona: a vacation cover the records confirm; escalated to the investigators.
     for_mona = _submit(actor, ref, "u113", "u115", "HRPortal", "Admin", "Contract template access", "no", "yes",
                        2, 10)
     _employee_answers(for_mona, "vacation_cover", p["u112"], _days(6), _days(1),
                       "Tomasz is on leave; Julia had to issue two contracts that could not wait.")
+    _backdate(for_mona, InfoRequest.Kind.MANAGER, 5)
 
-    # 8. Waiting for Mark: an explanation no record can check; escalated to the investigators.
-    for_mark = _submit(actor, ref, "u206", "u204", "DevOps", "Admin", "Production deploy rights", "no", "yes", 7, 2)
-    _employee_answers(for_mark, "other", None, None, None,
+    # 8. An explanation no record can confirm: Rejected - Invalid User Claim, and the report
+    #    says why (the investigator may still override it).
+    other = _submit(actor, ref, "u206", "u204", "DevOps", "Admin", "Production deploy rights", "no", "yes", 7, 2)
+    _employee_answers(other, "other", None, None, None,
                       "Production incident at 02:00; the on-call runbook says to grant deploy rights to whoever "
                       "is on call. Emma was on call.")
-    _backdate(for_mark, InfoRequest.Kind.MANAGER, 5)
     requests_remind_due()
 
     # Decisions: one following the recommendation, one rejecting, one overriding it.

@@ -40,6 +40,13 @@ def _locmem_email(settings):
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 
 
+@pytest.fixture(autouse=True)
+def _retry_at_once(settings):
+    """The flows here make a failed step's later attempts at once (test_retry_schedule.py
+    checks the backoff itself)."""
+    settings.ACCESS_RETRY_COUNTDOWNS = [0]
+
+
 @pytest.fixture
 def mark(db):
     return user_create(actor="system", username="mark", password="mark-pass-123", role=MANAGER,

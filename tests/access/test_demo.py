@@ -43,11 +43,12 @@ def test_the_demo_walks_every_path_and_is_idempotent(users):
     assert failing.reports.get().kind == "manual_intervention"
     assert by("u106").status == "awaiting_user_response"
     assert by("u113").status == "awaiting_manager_response"
-    assert by("u206").status == "awaiting_manager_response"
+    # Issue 13: an explanation no record can confirm is an invalid claim, not a question for the manager.
+    assert "rejected_invalid_claim" in path(by("u206")) and by("u206").status == "advisory_report_generated"
     for m in (approved, denied, failing):
         assert m.case.status == "closed"
     assert InfoRequest.objects.get(mutation=by("u106")).reminder_count == 1
-    assert InfoRequest.objects.get(mutation=by("u206"), kind="manager_validation").escalated_at is not None
+    assert InfoRequest.objects.get(mutation=by("u113"), kind="manager_validation").escalated_at is not None
     assert Notification.objects.filter(kind="escalation", recipient_user=users["alice"]).exists()
 
     assert demo_load_access(users=users) == 0

@@ -1,6 +1,9 @@
-"""Attempts and escalation: each step gets MAX_ATTEMPTS attempts, each its own stage, so a
-resumed run repeats none that finished; a finished attempt is gated, written back and replied
-to once (settled); after the last failure the case goes to Manual Intervention Required."""
+"""The retry schedule and escalation: each step gets MAX_ATTEMPTS attempts. The first is made
+at once; a failed one ends the run, and the next attempt is a new run started after a backoff
+(ACCESS_RETRY_COUNTDOWNS, Celery countdowns: 30 s, then 2 min), so that a blip is not Manual
+Intervention at once. Each attempt is its own stage, so a resumed run repeats none that
+finished; a finished attempt is gated, written back and replied to once (settled); after the
+last failure the case goes to Manual Intervention Required."""
 
 from __future__ import annotations
 
@@ -26,6 +29,33 @@ MODE_STEPS: dict[str, list[Step]] = {
     "validate_claim": [VALIDATE_CLAIM, REQUEST_MANAGER, ADVISE],
     "advise": [ADVISE],
 }
+
+
+def retry_countdown(attempt: int) -> float:
+    """Seconds before this attempt of a failed step (ACCESS_RETRY_COUNTDOWNS: before the
+    second, the third ...); the first attempt is at once."""
+    from django.conf import settings
+
+    countdowns = list(settings.ACCESS_RETRY_COUNTDOWNS) or [0]
+    return float(countdowns[min(attempt - 2, len(countdowns) - 1)])
+
+
+def schedule_retry(flow: Flow) -> dict | None:
+    """At the end of a run whose step failed with attempts left: queue the run that makes the
+    next attempt after its backoff, carrying the steps' state. Returns what was scheduled."""
+    from agents.tasks import pipeline_enqueue
+
+    scheduled = flow.ctx.state.get("retry_scheduled")
+    if not scheduled or flow.closed or flow.status in ("manual_intervention_required", "advisory_report_generated"):
+        return None
+    state = {"access": {"steps": flow.state["steps"], "processed": [], "failures": []},
+             "retry_due": {"step": scheduled["step"], "attempt": scheduled["attempt"]},
+             "retry_of": flow.run_id,
+             **{k: v for k, v in flow.ctx.state.items() if k.startswith("input_")}}
+    run = pipeline_enqueue(case=flow.mutation.case, pipeline=flow.ctx.run.pipeline, mode=flow.ctx.run.mode,
+                           actor="agent:access_orchestrator", initial_state=state, countdown=scheduled["countdown"])
+    scheduled["run"] = run.pk
+    return scheduled
 
 
 def _key(step: Step, attempt: int) -> str:
@@ -57,6 +87,11 @@ def attempt_calls(step: Step, attempt: int, mode: str, ctx: RunContext) -> list[
         if info["status"] == "failed" or not step.needed(flow):
             return []
     elif info["status"] != "failed" or len(info["errors"]) != attempt - 1:
+        return []
+    elif ctx.state.get("retry_due") != {"step": step.name, "attempt": attempt}:
+        # Not now: a blip should pass before the next attempt. This run ends here and a new
+        # one, started after the backoff, makes the attempt (finish schedules it).
+        ctx.state["retry_scheduled"] = {"step": step.name, "attempt": attempt, "countdown": retry_countdown(attempt)}
         return []
     key = _key(step, attempt)
     data = step.build(flow)
