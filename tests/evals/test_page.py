@@ -1,0 +1,76 @@
+"""The evaluations page: staff only; runs over time per suite as a Chart.js chart (vendored,
+no CDN); a run's scenarios with pass/fail and the diff against the baseline; its provider,
+model and prompt version."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agents.evals.models import eval_run_record
+from agents.evals.report import baseline_save, build_report, compare
+
+pytestmark = pytest.mark.django_db
+
+
+def result(sid, status="passed", decision=1.0):
+    return {"id": sid, "category": "high", "status": status, "judge": {"status": "skipped", "reason": "offline"},
+            "failures": [] if status == "passed" else ["decision_quality: detective.severity expected 'high', got 'medium'"],
+            "scores": {"tool_usage": 1.0, "decision_quality": decision, "error_handling": 1.0}}
+
+
+CONFIG = {"provider": "offline", "model": "offline-rules-v1", "prompt_version": "abc123def456", "judge": "skipped"}
+
+
+@pytest.fixture
+def two_runs(settings, tmp_path):
+    settings.EVALS_BASELINE_DIR = str(tmp_path)
+    first = build_report("release_risk", [result("high_p95"), result("low_clean")], config=CONFIG, seconds=1)
+    baseline_save({"release_risk": first}, "v1")
+    second = build_report("release_risk", [result("high_p95", "failed", 0.0), result("low_clean")], config=CONFIG,
+                          seconds=1)
+    second["regression_analysis"] = {"baseline": "v1", **compare(second, first)}
+    return eval_run_record(report=first), eval_run_record(report=second)
+
+
+def test_staff_see_runs_over_time_as_a_chart(admin_user, client, two_runs):
+    client.force_login(admin_user)
+    page = client.get("/evals/")
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert '<canvas id="chart-release_risk"' in html
+    assert "/static/vendor/chartjs/chart.umd.min.js" in html and "cdn" not in html.lower()
+    data = page.context["suites"][0]["chart"]
+    assert page.context["suites"][0]["name"] == "release_risk"
+    assert data["pass_rate"] == [1.0, 0.5] and len(data["labels"]) == 2
+    assert 'id="chart-data-release_risk"' in html
+    assert json.loads(html.split('id="chart-data-release_risk" type="application/json">')[1].split("</script>")[0])
+    assert "abc123def456" in html and "offline / offline-rules-v1" in html
+    assert "Evaluations</a>" in html  # in the navigation, for staff
+
+
+def test_a_run_shows_each_scenario_against_the_baseline(admin_user, client, two_runs):
+    client.force_login(admin_user)
+    html = client.get(f"/evals/runs/{two_runs[1].pk}/").content.decode()
+    assert "abc123def456" in html and "offline-rules-v1" in html
+    row = html.split('id="scenario-high_p95"')[1].split("</tr>")[0]
+    assert "failed" in row and "passed &rarr; failed" in row
+    assert "decision_quality -1.00" in row
+    assert "detective.severity expected" in row
+    assert "Regressions" in html
+
+
+def test_the_page_is_for_staff_only(alice_client):
+    from django.test import Client
+
+    assert alice_client.get("/evals/").status_code == 403
+    assert "Evaluations</a>" not in alice_client.get("/cases/").content.decode()
+    assert Client().get("/evals/").status_code == 302
+
+
+def test_the_vendored_chart_library_is_served():
+    from django.contrib.staticfiles import finders
+
+    path = finders.find("vendor/chartjs/chart.umd.min.js")
+    assert path and "Chart.js v4" in open(path, encoding="utf-8").read(200)
