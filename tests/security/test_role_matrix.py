@@ -1,0 +1,201 @@
+"""Every URL and API operation, tried as each kind of caller, against one table.
+
+The routes are read from the URL resolver, so a new page or endpoint without a row in
+MATRIX fails `test_every_route_has_a_row`. Each row gives the method and, per caller
+(anonymous, investigator, manager, admin, employee link holder), what must happen:
+
+    L  sent to log in: a page redirects to /login/, the API answers 401
+    D  refused: 403
+    O  let in: the view ran (2xx, 3xx other than to the login page, or the view's own
+       400/404/405/409/410 for the placeholder object)
+    P  public: let in without an account
+
+The employee link holder has no account: they hold a signed link, which the table tries on
+the two routes that take one (the answer page and the answer API); elsewhere they are an
+anonymous caller. URL parameters get an existing access case and the real link token;
+other ids are placeholders (a view that looks them up answers 404 once it has let the
+caller in, which the O category accepts)."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+pytestmark = pytest.mark.django_db
+
+CALLERS = ("anonymous", "investigator", "manager", "admin", "link")
+
+# name: (method, "anonymous investigator manager admin link")
+MATRIX: dict[str, tuple[str, str]] = {
+    "access:case_tab": ("GET", "L 200 403 200 L"),
+    "access:decide": ("POST", "L 302 403 302 L"),
+    "access:inbox": ("GET", "L 403 200 403 L"),
+    "access:inbox_detail": ("GET", "L 403 404 403 L"),
+    "access:mutation_new": ("GET", "L 200 403 200 L"),
+    "access:notification_open": ("GET", "L 404 404 404 L"),
+    "access:notifications": ("GET", "L 200 200 200 L"),
+    "access:notifications_read_all": ("POST", "L 302 302 302 L"),
+    "access:resend": ("POST", "L 404 403 404 L"),
+    "access:respond": ("GET", "200 200 200 200 200"),
+    "admin:index": ("GET", "L L L 200 L"),
+    "agents:rerun": ("POST", "L 404 403 404 L"),
+    "agents:run_panel": ("GET", "L 200 403 200 L"),
+    "agents:run_trace": ("GET", "L 404 403 404 L"),
+    "api-access-employee-answer": ("POST", "400 400 400 400 400"),
+    "api-access-inbox": ("GET", "L 403 200 403 L"),
+    "api-access-manager-answer": ("POST", "L 403 404 403 L"),
+    "api-access-mutation-detail": ("GET", "L 200 403 200 L"),
+    "api-access-mutation-submit": ("POST", "L 400 403 400 L"),
+    "api-case-assign": ("POST", "L 400 403 400 L"),
+    "api-case-close": ("POST", "L 400 403 400 L"),
+    "api-case-comment": ("POST", "L 400 403 400 L"),
+    "api-case-detail": ("GET", "L 200 403 200 L"),
+    "api-case-list": ("GET", "L 200 403 200 L"),
+    "api-conversation": ("GET", "L 200 403 200 L"),
+    "api-conversation-ask": ("POST", "L 400 403 400 L"),
+    "api-conversation-new": ("POST", "L 201 403 201 L"),
+    "api-fraud-alert-close": ("POST", "L 404 403 404 L"),
+    "api-fraud-alert-create": ("POST", "L 415 403 415 L"),
+    "api-fraud-alert-detail": ("GET", "L 404 403 404 L"),
+    "api-fraud-alert-reassess": ("POST", "L 404 403 404 L"),
+    "api-fraud-alert-rerun": ("POST", "L 404 403 404 L"),
+    "api-release-decide": ("POST", "L 404 403 404 L"),
+    "api-release-detail": ("GET", "L 404 403 404 L"),
+    "api-release-submit": ("POST", "L 400 403 400 L"),
+    "api-support-close": ("POST", "L 404 403 404 L"),
+    "api-support-escalate": ("POST", "L 404 403 404 L"),
+    "api-support-intake": ("GET", "L 404 403 404 L"),
+    "api-support-message": ("POST", "L 400 403 400 L"),
+    "api-support-reply": ("POST", "L 404 403 404 L"),
+    "api-support-ticket": ("GET", "L 404 403 404 L"),
+    "api-txn-detail": ("GET", "L 404 403 404 L"),
+    "api-txn-import": ("POST", "L 415 403 415 L"),
+    "api-txn-recommendation": ("POST", "L 404 403 404 L"),
+    "api-txn-resume": ("POST", "L 404 403 404 L"),
+    "api-txn-rule-promote": ("POST", "L 403 404 404 L"),
+    "api-txn-start": ("POST", "L 415 403 415 L"),
+    "cases:assign_to_me": ("POST", "L 302 403 302 L"),
+    "cases:close": ("POST", "L 400 403 400 L"),
+    "cases:comment_add": ("POST", "L 302 403 302 L"),
+    "cases:detail": ("GET", "L 200 403 200 L"),
+    "cases:queue": ("GET", "L 200 403 200 L"),
+    "cases:timeline": ("GET", "L 200 403 200 L"),
+    "chat:new": ("POST", "L 302 403 302 L"),
+    "chat:panel": ("GET", "L 302 403 302 L"),
+    "chat:send": ("POST", "L 302 403 302 L"),
+    "chat:trace": ("GET", "L 404 403 404 L"),
+    "evals:add": ("GET", "L 302 403 302 L"),
+    "evals:index": ("GET", "L 403 403 200 L"),
+    "evals:run": ("GET", "L 403 403 404 L"),
+    "fraud:assessment": ("GET", "L 404 403 404 L"),
+    "fraud:import": ("GET", "L 200 403 200 L"),
+    "fraud:index": ("GET", "L 302 302 302 L"),
+    "fraud:patterns": ("GET", "L 200 403 200 L"),
+    "fraud:reassess": ("POST", "L 404 403 404 L"),
+    "fraud:rerun": ("POST", "L 404 403 404 L"),
+    "healthz": ("GET", "200 200 200 200 200"),
+    "home": ("GET", "L 302 302 302 L"),
+    "login": ("GET", "200 302 302 302 200"),
+    "logout": ("POST", "L L L L L"),
+    "metrics": ("GET", "200 200 200 200 200"),
+    "people:no_role": ("GET", "L 200 200 200 L"),
+    "releases:decide": ("POST", "L 404 403 404 L"),
+    "releases:index": ("GET", "L 200 403 200 L"),
+    "releases:overview": ("GET", "L 404 403 404 L"),
+    "releases:reassess": ("POST", "L 404 403 404 L"),
+    "schema": ("GET", "L 200 200 200 L"),
+    "support:auto_sent": ("GET", "L 200 403 200 L"),
+    "support:close": ("POST", "L 404 403 404 L"),
+    "support:escalate": ("POST", "L 404 403 404 L"),
+    "support:kb_article": ("GET", "L 404 403 404 L"),
+    "support:message_new": ("GET", "L 200 403 200 L"),
+    "support:queue": ("GET", "L 200 403 200 L"),
+    "support:reply": ("POST", "L 404 403 404 L"),
+    "support:triage": ("GET", "L 404 403 404 L"),
+    "swagger-ui": ("GET", "L 200 200 200 L"),
+    "transactions:index": ("GET", "L 200 403 200 L"),
+    "transactions:progress": ("GET", "L 404 403 404 L"),
+    "transactions:recommendation": ("POST", "L 404 403 404 L"),
+    "transactions:resume": ("POST", "L 404 403 404 L"),
+    "transactions:rule_edit": ("POST", "L 404 403 404 L"),
+    "transactions:rule_promote": ("POST", "L 403 404 404 L"),
+    "transactions:rules": ("GET", "L 200 200 200 L"),
+}
+
+
+def routes() -> dict[str, str]:
+    """name -> route pattern, for every named route outside the Django admin and static."""
+    found: dict[str, str] = {}
+
+    def walk(patterns, prefix: str, namespace: str | None):
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                if str(p.pattern).startswith("admin/"):
+                    continue
+                ns = ":".join(filter(None, [namespace, p.namespace])) or None
+                walk(p.url_patterns, prefix + str(p.pattern), ns)
+            elif isinstance(p, URLPattern) and p.name:
+                found[f"{namespace}:{p.name}" if namespace else p.name] = prefix + str(p.pattern)
+
+    walk(get_resolver().url_patterns, "/", None)
+    found["admin:index"] = "/admin/"
+    return found
+
+
+def test_every_route_has_a_row():
+    missing = sorted(set(routes()) - set(MATRIX))
+    stale = sorted(set(MATRIX) - set(routes()))
+    assert not missing, f"Routes with no row in MATRIX: {missing}"
+    assert not stale, f"Rows in MATRIX for routes that no longer exist: {stale}"
+
+
+def url_for(route: str, token: str, reference: str) -> str:
+    values = {"reference": reference, "token": token, "tab": "answers", "pk": "999999", "run_id": "999999",
+              "trace_id": "t-missing", "release_id": "REL-MISSING", "ticket_id": "T-MISSING",
+              "article_id": "KB-MISSING", "id": "999999"}
+    url = route
+    for name, value in values.items():
+        for conv in ("str", "int", "slug", "path"):
+            url = url.replace(f"<{conv}:{name}>", value)
+    assert "<" not in url, url
+    return url
+
+
+@pytest.fixture
+def callers(asked, mona, admin_user, alice):
+    """A new set of clients per route: a route that logs out must not log out the next."""
+
+    def make() -> dict[str, Client]:
+        clients = {name: Client() for name in CALLERS}
+        clients["investigator"].force_login(alice)
+        clients["manager"].force_login(mona)
+        clients["admin"].force_login(admin_user)
+        return clients
+
+    return make
+
+
+def outcome(response) -> str:
+    status = response.status_code
+    if status == 401 or (status == 302 and response["Location"].startswith(("/login/", "/admin/login/"))):
+        return "L"
+    return str(status)
+
+
+def test_every_caller_gets_the_status_the_table_gives(callers, asked):
+    from casework.access.links import link_token
+
+    token, reference = link_token(asked), asked.mutation.case.reference
+    wrong = []
+    for name, route in sorted(routes().items()):
+        method, expected = MATRIX[name]
+        url = url_for(route, token, reference)
+        clients = callers()
+        for caller, want in zip(CALLERS, expected.split(), strict=True):
+            client = clients[caller]
+            response = client.get(url) if method == "GET" else client.post(url, {})
+            got = outcome(response)
+            if got != want:
+                wrong.append(f"{method} {url} as {caller}: {got}, the table says {want}")
+    assert not wrong, "\n".join(wrong)
