@@ -4,9 +4,15 @@ what the model saw (tokens in the window, the budget, every pruning) and its tra
 
 from __future__ import annotations
 
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+
+
+def _new_trace_id() -> str:
+    return secrets.token_hex(16)
 
 
 class Conversation(models.Model):
@@ -14,6 +20,8 @@ class Conversation(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations")
     # A new conversation closes the open one (kept, and readable in the audit trail).
     is_open = models.BooleanField(default=True)
+    # Every answer's spans join this one trace (seed 004: each conversation has a trace ID).
+    trace_id = models.CharField(max_length=32, default=_new_trace_id, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -8,9 +8,12 @@ messages; the context manager prunes more when the window is small and records i
 
 from __future__ import annotations
 
+import secrets
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from opentelemetry import trace as otel_trace
 
 from agents.chat.assistant import assistant_agent
 from agents.chat.context import case_context
@@ -22,6 +25,7 @@ from agents.runtime.context import budget_for
 from agents.runtime.prompting import fence_data, system_prompt_for
 from agents.runtime.runner import run_tool_loop
 from audit.services import audit_record
+from audit.tracing import get_tracer
 
 QUESTION_MAX = 4000
 
@@ -67,9 +71,12 @@ def message_send(*, actor, case, content: str) -> ChatMessage:
     agent = assistant_agent(case.case_type)
     data = case_context(case)
     provider = get_provider()
-    result = run_tool_loop(agent, data, history=history, max_tool_calls=settings.CHAT_MAX_TOOL_CALLS,
-                           context_strategy=settings.CHAT_CONTEXT_STRATEGY,
-                           metadata={"case": case.reference, "conversation": str(conversation.pk)})
+    with get_tracer().start_as_current_span("conversation.send_message", context=_trace_parent(conversation)) as span:
+        span.set_attributes({"conversation.id": conversation.pk, "conversation.message_count": len(history),
+                             "case.reference": case.reference, "user": actor.get_username()})
+        result = run_tool_loop(agent, data, history=history, max_tool_calls=settings.CHAT_MAX_TOOL_CALLS,
+                               context_strategy=settings.CHAT_CONTEXT_STRATEGY,
+                               metadata={"case": case.reference, "conversation": str(conversation.pk)})
     window = estimate_messages_tokens([Message("system", system_prompt_for(agent.system_prompt, None)),
                                        Message("user", fence_data(data, label=agent.id)), *history])
     if result.context_events:
@@ -77,6 +84,13 @@ def message_send(*, actor, case, content: str) -> ChatMessage:
     answer_text = result.output["answer"] if result.ok else f"The agent could not answer: {result.error}"
     return _answer_save(actor=actor, case=case, conversation=conversation, content=answer_text, result=result,
                         window=window, budget=budget_for(provider.capabilities().context_tokens, agent.max_tokens))
+
+
+def _trace_parent(conversation: Conversation):
+    """A remote parent in the conversation's trace, so that every answer's spans join it."""
+    parent = otel_trace.SpanContext(trace_id=int(conversation.trace_id, 16), span_id=secrets.randbits(63) or 1,
+                                    is_remote=True, trace_flags=otel_trace.TraceFlags(otel_trace.TraceFlags.SAMPLED))
+    return otel_trace.set_span_in_context(otel_trace.NonRecordingSpan(parent))
 
 
 @transaction.atomic

@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from agents.chat import selectors, services
-from agents.chat.models import ChatMessage
+from agents.chat.models import Conversation
 from audit.tracing import read_trace, trace_tree
 from casework.cases.selectors import case_get_for_user
 from casework.people.roles import investigator_required
@@ -57,8 +57,8 @@ def new(request, reference: str):
 @investigator_required
 def trace(request, reference: str, trace_id: str):
     case = case_get_for_user(request.user, reference)
-    if not re.fullmatch(r"[0-9a-f]{32}", trace_id) or not ChatMessage.objects.filter(
-            conversation__case=case, conversation__user=request.user, trace_id=trace_id).exists():
+    if not re.fullmatch(r"[0-9a-f]{32}", trace_id) or not Conversation.objects.filter(
+            case=case, user=request.user, trace_id=trace_id).exists():
         raise Http404("No such answer on this case.")
     return render(request, "chat/trace.html", {"case": case, "trace_id": trace_id,
                                                "spans": trace_tree(read_trace(trace_id))})

@@ -170,19 +170,25 @@ def test_offline_it_answers_from_another_case_types_results(alice_client):
     assert "transactions run (completed)" in tools and "context_tool" in tools
 
 
-def test_each_answer_links_its_trace(alice_client, ivan):
+def test_a_conversation_is_one_trace_holding_every_answer(alice_client, ivan):
     from django.test import Client
 
     rel, _ = submit(SEED)
     ask(alice_client, rel.case, "Which tests failed?")
-    answer = ChatMessage.objects.get(role="assistant")
+    page = ask(alice_client, rel.case, "Why this severity?").content.decode()
+    conversation = Conversation.objects.get()
+    assert set(ChatMessage.objects.filter(role="assistant").values_list("trace_id", flat=True)) == {
+        conversation.trace_id}
+    trace_url = f"/cases/{rel.case.reference}/ask/trace/{conversation.trace_id}/"
+    assert trace_url in page
 
-    page = alice_client.get(f"/cases/{rel.case.reference}/ask/trace/{answer.trace_id}/").content.decode()
+    trace = alice_client.get(trace_url).content.decode()
+    assert trace.count("conversation.send_message") == 2
     for span in ("agent.case_assistant", "llm.request", "tool.get_test_details"):
-        assert span in page
+        assert span in trace
     other = Client()
     other.force_login(ivan)  # another user's conversation is not theirs to read
-    assert other.get(f"/cases/{rel.case.reference}/ask/trace/{answer.trace_id}/").status_code == 404
+    assert other.get(trace_url).status_code == 404
 
 
 def test_the_api_asks_reads_and_starts_afresh(api):
