@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",  # kept for its migrations: 0001 of security moves its tokens
     "axes",
+    "csp",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "audit",
@@ -90,6 +91,7 @@ MIDDLEWARE = [
     "audit.context.CorrelationIdMiddleware",
     "casework.people.middleware.LoginRequiredMiddleware",
     "casework.security.middleware.PermissionsPolicyMiddleware",
+    "csp.middleware.CSPMiddleware",
     # Last, as django-axes asks: it turns a locked-out sign-in into its lockout response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -183,6 +185,28 @@ SECURE_REFERRER_POLICY = "same-origin"
 # No page uses these browser features; a script injected into one cannot either.
 PERMISSIONS_POLICY = env("PERMISSIONS_POLICY", default=(
     "camera=(), microphone=(), geolocation=(), payment=(), usb=(), interest-cohort=()"))
+# Content-Security-Policy (django-csp): scripts only from this site, never inline (page
+# behaviours live in static/js/; Swagger UI loads its setup from a URL). Styles may be inline:
+# htmx adds its indicator style and templates use style attributes. CSP_REPORT_ONLY=true
+# sends the same policy as Content-Security-Policy-Report-Only, to try a change safely.
+_CSP = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+if env.bool("CSP_REPORT_ONLY", default=False):
+    CONTENT_SECURITY_POLICY_REPORT_ONLY = _CSP
+else:
+    CONTENT_SECURITY_POLICY = _CSP
 # /metrics answers only `Authorization: Bearer <METRICS_TOKEN>` when this is set (production).
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
 SECURE_CONTENT_TYPE_NOSNIFF = True

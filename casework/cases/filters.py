@@ -71,7 +71,9 @@ class CaseFilter(django_filters.FilterSet):
         if not value:
             return queryset
         if FULL_REFERENCE.match(value):
-            return queryset.filter(Q(reference=value.upper()) | Q(title__icontains=value))
+            # One row from the unique index; an OR with the title search would scan the
+            # title's trigram index for a string no title holds.
+            return queryset.filter(reference=value.upper())
         return queryset.filter(Q(reference__icontains=value) | Q(title__icontains=value))
 
     def error_messages(self) -> list[str]:

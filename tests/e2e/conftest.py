@@ -61,8 +61,14 @@ def page(browser, live_server):
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.js_errors = errors
+    # Every browser test is also a Content-Security-Policy test: Chromium reports each script
+    # or style the policy blocked on the console, and any such report fails the test.
+    blocked: list[str] = []
+    page.on("console", lambda message: blocked.append(f"{page.url}: {message.text}")
+            if "Content Security Policy" in message.text else None)
     yield page
     context.close()
+    assert not blocked, "The Content-Security-Policy blocked something:\n" + "\n".join(blocked)
 
 
 @pytest.fixture

@@ -1,0 +1,50 @@
+// Page behaviours that used to be inline <script> blocks and onclick attributes, moved here so
+// that the Content-Security-Policy can forbid inline scripts. Every listener is delegated from
+// the document, so it also covers fragments htmx swaps in later.
+(function () {
+  // One submission only: a second click (or Enter) while the first is on its way does nothing.
+  // The fraud decision form marks the pressed button busy and disables the others; a support
+  // form (form.support-once) marks every button busy.
+  document.addEventListener('submit', function (event) {
+    var form = event.target;
+    var fraud = form.id === 'fraud-close-form';
+    if (!fraud && !form.classList.contains('support-once')) return;
+    if (form.dataset.sent) { event.preventDefault(); return; }
+    form.dataset.sent = '1';
+    form.querySelectorAll('button').forEach(function (button) {
+      if (!fraud || button === event.submitter) button.setAttribute('aria-busy', 'true');
+      else button.disabled = true;
+    });
+  });
+  // Back to a page from the browser's cache: the fraud form can be sent again.
+  window.addEventListener('pageshow', function (event) {
+    if (!event.persisted) return;
+    var form = document.getElementById('fraud-close-form');
+    if (!form) return;
+    delete form.dataset.sent;
+    form.querySelectorAll('button').forEach(function (b) { b.disabled = false; b.removeAttribute('aria-busy'); });
+  });
+
+  // A link that opens a tab: <a data-open-tab="tab-button-id" href="#panel">.
+  document.addEventListener('click', function (event) {
+    var link = event.target.closest && event.target.closest('[data-open-tab]');
+    if (!link) return;
+    var tab = document.getElementById(link.dataset.openTab);
+    if (!tab) return;
+    event.preventDefault();
+    tab.click();
+  });
+
+  // The employee's answer page: the colleague and period fields are hidden for "other".
+  function syncCoverFields() {
+    var cover = document.getElementById('cover-fields');
+    if (!cover) return;
+    var chosen = document.querySelector('input[name=claim_type]:checked');
+    cover.hidden = !!chosen && chosen.value === 'other';
+  }
+  document.addEventListener('change', function (event) {
+    if (event.target.name === 'claim_type') syncCoverFields();
+  });
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', syncCoverFields);
+  else syncCoverFields();
+})();
