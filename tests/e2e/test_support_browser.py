@@ -42,3 +42,29 @@ def test_a_message_arrives_and_the_agent_edits_and_sends_the_reply(page, log_in,
     assert ticket.case.is_closed and ticket.lifecycle == "completed"
     assert ticket.messages.filter(direction="agent", sent_by__username="alice").count() == 1
     assert page.js_errors == []
+
+
+def test_the_page_follows_a_triage_until_the_worker_finishes(page, log_in, alice, support_data, monkeypatch):  # noqa: F811
+    from agents.models import AgentRun
+    from agents.runtime.pipeline import execute_run
+    from agents.tasks import run_pipeline
+    from tests.support.conftest import send
+
+    detect_language("Loading the language models before the clock starts.")
+    from casework.support.services import intake_resolve
+
+    _, ticket = send(alice, "CUST-002", "The CSV export stopped working, it fails with an error.")
+    monkeypatch.setattr(run_pipeline, "delay", lambda *args, **kwargs: None)  # no worker picks it up yet
+    # A follow-up matched to the ticket: its new triage is queued.
+    intake_resolve(actor="agent:ticket_matcher", customer_id="CUST-002", channel="chat",
+                   message="Still failing: the CSV export gives the same error.",
+                   match={"matched_ticket_id": ticket.ticket_id, "confidence": "high"})
+    (queued,) = AgentRun.objects.filter(case=ticket.case, mode="triage", status="queued")
+
+    log_in(page, "alice", "alice-pass-123", next_path=f"/cases/{ticket.case.reference}/")
+    expect(page.locator("#support-triage")).to_contain_text("running")
+    execute_run(queued.pk)  # the worker
+    expect(page.locator("#support-triage")).not_to_contain_text("running", timeout=15_000)
+    expect(page.locator("#support-thread")).to_contain_text("Still failing")
+    expect(page.locator("#support-reply")).to_have_value(Ticket.objects.get(pk=ticket.pk).suggested_reply)
+    assert page.js_errors == []
