@@ -91,6 +91,7 @@ MIDDLEWARE = [
     "audit.context.CorrelationIdMiddleware",
     "casework.people.middleware.LoginRequiredMiddleware",
     "casework.security.middleware.PermissionsPolicyMiddleware",
+    "casework.security.middleware.ApiJsonTextMiddleware",
     "csp.middleware.CSPMiddleware",
     # Last, as django-axes asks: it turns a locked-out sign-in into its lockout response.
     "axes.middleware.AxesMiddleware",

@@ -63,6 +63,8 @@ class Case(models.Model):
             models.Index(fields=["case_type", "status"]),
             models.Index(fields=["-created_at", "-id"], name="case_created_id"),
             models.Index(fields=["priority_rank", "-created_at", "-id"], name="case_priority_rank"),
+            # "Lowest priority first" still shows the newest first within a priority.
+            models.Index(fields=["-priority_rank", "-created_at", "-id"], name="case_priority_rank_desc"),
             models.Index(fields=["updated_at", "id"], name="case_updated_id"),
             models.Index(fields=["status", "-created_at", "-id"], name="case_status_created"),
         ]

@@ -87,3 +87,9 @@ def test_the_signed_link_endpoint_has_its_own_rate(low_rates):
     api = APIClient()
     codes = [api.post("/api/access/answers/employee/", {}, format="json").status_code for _ in range(3)]
     assert codes == [400, 400, 429]
+
+
+def test_json_strings_no_column_can_hold_are_a_400_not_a_500(api):
+    for text in ('{"account_id": "A\\u0000B"}', '[{"account_id": "\\ud9b5x"}]'):
+        response = api.post("/api/fraud/alerts/", text, content_type="application/json")
+        assert response.status_code == 400 and response.json()["code"] == "parse_error", text
