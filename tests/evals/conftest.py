@@ -5,11 +5,12 @@ database is."""
 from __future__ import annotations
 
 import pytest
-from django.core.management import call_command
+
+from agents.evals.isolation import empty_tables
 
 
 def flush() -> None:
-    call_command("flush", interactive=False, verbosity=0)
+    empty_tables()
 
 
 @pytest.fixture
