@@ -147,6 +147,10 @@ class Pipeline:
     agents: dict[str, Agent] = field(default_factory=dict)
     # Steps a run may take before it is stopped (0: RUN_MAX_STEPS).
     max_steps: int = 0
+    # Called when the run fails with an exception, in the transaction that ends it, so the
+    # domain's own record (an investigation "in progress") can say it failed too. Its own
+    # failure is logged and does not stop the run being ended.
+    on_failed: Callable[[RunContext, Exception], None] = lambda ctx, exc: None
 
     def plan(self, mode: str) -> Plan:
         plan = self.modes[mode]
@@ -231,10 +235,20 @@ def execute_run(run_id: int) -> AgentRun | None:
             span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, str(exc)[:200]))
             try:
                 with transaction.atomic():
+                    _on_failed(ctx, exc)
                     _end(run, AgentRun.Status.FAILED, f"{type(exc).__name__}: {exc}", unsaved)
             except LostClaim:
                 logger.warning("Run %s failed here but is held by another worker now.", run.pk)
     return run
+
+
+def _on_failed(ctx: RunContext, exc: Exception) -> None:
+    try:
+        pipeline = get_pipeline(ctx.run.pipeline)
+        with transaction.atomic():
+            pipeline.on_failed(ctx, exc)
+    except Exception:  # noqa: BLE001 - the run is ended failed whatever the hook does
+        logger.exception("on_failed() failed for run %s", ctx.run.pk)
 
 
 def _trace_parent(run: AgentRun):
@@ -277,7 +291,7 @@ def _execute(ctx: RunContext, pipeline: Pipeline, unsaved: list[str]) -> None:
             break
         outcomes, out_of_time = _run_step(step, run, deadline)
         with transaction.atomic():
-            _save_step(ctx, step, outcomes, unsaved)
+            _save_step(ctx, step, outcomes, unsaved, complete=not out_of_time)
         unsaved.clear()
         if out_of_time:
             return _stop(ctx, pipeline, AgentRun.Status.TIMED_OUT, unsaved, "timed_out",
@@ -339,7 +353,7 @@ def _run_step(step: Step, run: AgentRun, deadline) -> tuple[list[tuple[CallSpec,
 
 
 def _save_step(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, AgentResult]],
-               unsaved: list[str]) -> None:
+               unsaved: list[str], *, complete: bool = True) -> None:
     """The step's calls, audit entries and the run's state, in the caller's transaction: one
     INSERT of AgentCall rows, one of audit entries, one conditional UPDATE of the run."""
     run = ctx.run
@@ -376,7 +390,10 @@ def _save_step(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, Agent
         run.cost_usd = Decimal(run.cost_usd) + Decimal(str(round(result.cost_usd, 6)))
         run.provider = result.provider or run.provider
     audit_record_many(entries)
-    run.state.update(step.state)
+    if complete:
+        # A step cut short by the deadline keeps the results it has, but is not marked done:
+        # its state (e.g. "next stage") would claim calls that never ran.
+        run.state.update(step.state)
     run.step_count += 1
     run.heartbeat_at = timezone.now()
     _save(run, ["state", "step_count", "input_tokens", "output_tokens", "cost_usd", "provider", "heartbeat_at",

@@ -206,7 +206,30 @@ def test_the_deadline_stops_a_run_in_the_middle_of_a_long_step(case, settings, f
     assert elapsed < 7  # the slow call needs 8 s; the run did not wait for it
     assert set(run.results) == {"quick"}  # what finished is kept
     assert list(AgentCall.objects.filter(run=run).values_list("key", flat=True)) == ["quick"]
+    assert run.state["stage_index"] == 0  # the cut-short stage is not marked done
     assert FINISHED == [(run.pk, "timed_out")]
+
+
+FAILED_HOOK: list[tuple[int, str]] = []
+
+
+def _broken_plan(ctx: RunContext) -> Step | None:
+    raise ValueError("the plan cannot read its state")
+
+
+register_pipeline(Pipeline(
+    name="test_broken_plan", modes={"full": _broken_plan},
+    on_failed=lambda ctx, exc: FAILED_HOOK.append((ctx.run.pk, str(exc))),
+))
+
+
+def test_a_failing_run_tells_its_pipeline_before_it_ends_failed(case, django_capture_on_commit_callbacks):
+    FAILED_HOOK.clear()
+    run = start(case, django_capture_on_commit_callbacks, pipeline="test_broken_plan", mode="full")
+
+    assert run.status == AgentRun.Status.FAILED
+    assert run.error == "ValueError: the plan cannot read its state"
+    assert FAILED_HOOK == [(run.pk, "the plan cannot read its state")]
 
 
 # --- a run without a case ------------------------------------------------------------------
