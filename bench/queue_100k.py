@@ -117,6 +117,7 @@ def measure(repeats: int) -> list[tuple[str, str, float, float, int]]:
                ("api", "/api/cases/", {})]
     for label, params in KINDS:
         for target, url, headers in targets:
+            client.get(url, params, **headers)  # warm-up: template loading, first connection
             times = []
             for _ in range(repeats):
                 with CaptureQueriesContext(connection) as queries:
