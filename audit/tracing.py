@@ -145,9 +145,17 @@ def configure_tracing() -> None:
         _configured = True
 
 
+_tracers: dict[str, trace.Tracer] = {}
+
+
 def get_tracer(name: str = "casework.agents") -> trace.Tracer:
-    configure_tracing()
-    return trace.get_tracer(name)
+    # The SDK builds a new tracer object on every get_tracer call (5-17% of a worker's CPU in
+    # bench/runtime_throughput.py); one per name per process is all a name needs.
+    tracer = _tracers.get(name)
+    if tracer is None:
+        configure_tracing()
+        tracer = _tracers[name] = trace.get_tracer(name)
+    return tracer
 
 
 def flush_trace_files() -> None:

@@ -440,6 +440,9 @@ CELERY_BEAT_SCHEDULE = {
     "agents-resume-stale-runs": {
         "task": "agents.tasks.resume_stale_runs",
         "schedule": float(RUN_SCAN_INTERVAL_SECONDS),
+        # A scan still waiting in a busy queue when the next is sent is dropped: piled-up
+        # scans re-sent the same runs many times over (bench/README.md, kill test).
+        "options": {"expires": float(RUN_SCAN_INTERVAL_SECONDS)},
     },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
