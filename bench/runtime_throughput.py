@@ -1037,12 +1037,11 @@ def summarise_profile(path: Path, top: int = 25) -> dict:
 
 
 def machine() -> dict:
+    import celery
     import django
     import openai
     import psycopg
     import redis
-
-    import celery
 
     cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                 if line.startswith("model name")), "unknown")
