@@ -23,3 +23,34 @@ def offline_analyst(agent_id: str):
         return fn
 
     return register
+
+
+# --- What a tool-calling analyst needs: the tool results so far, and a way to ask for more ---
+
+def tool_results(messages) -> dict[str, list]:
+    """Tool name -> what it returned so far, in order ({"error", "message"} for a failure).
+
+    Tool results come back fenced like case data (agents.runtime.prompting), as a model
+    reads them; one that cannot be read counts as a failure."""
+    from agents.runtime.prompting import unfence_data
+
+    seen: dict[str, list] = {}
+    for message in messages or []:
+        if message.role != "tool":
+            continue
+        try:
+            content = unfence_data(message.content)
+        except (TypeError, ValueError):
+            content = {"error": "unparseable", "message": str(message.content)[:200]}
+        seen.setdefault(message.name, []).append(content)
+    return seen
+
+
+def tool_failed(result) -> bool:
+    """A tool result that is the runtime's {"error", "message"} failure."""
+    return isinstance(result, dict) and set(result) == {"error", "message"}
+
+
+def tool_call(name: str, n: int, **arguments) -> dict:
+    """Ask for a tool (an analyst returns a list of these instead of an answer)."""
+    return {"id": f"{name}-{n}", "name": name, "arguments": arguments}

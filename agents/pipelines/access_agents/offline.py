@@ -10,42 +10,18 @@ from __future__ import annotations
 
 from datetime import date
 
-from agents.llm.offline_registry import offline_analyst
-from agents.runtime.prompting import unfence_data
-
-
-def _tool_results(messages) -> dict[str, list[dict]]:
-    """Tool name -> the results (or {"error", "message"}) returned so far, in order."""
-    seen: dict[str, list[dict]] = {}
-    for message in messages or []:
-        if message.role != "tool":
-            continue
-        try:
-            content = unfence_data(message.content)  # fenced like case data, as a model reads it
-        except (TypeError, ValueError):
-            content = {"error": "unparseable", "message": str(message.content)[:200]}
-        seen.setdefault(message.name, []).append(content)
-    return seen
-
-
-def _failed(result: dict) -> bool:
-    return isinstance(result, dict) and "error" in result and "message" in result and len(result) == 2
-
-
-def _call(name: str, n: int, **arguments) -> dict:
-    return {"id": f"{name}-{n}", "name": name, "arguments": arguments}
-
+from agents.llm.offline_registry import offline_analyst, tool_call, tool_failed, tool_results
 
 # --- investigation orchestrator -------------------------------------------------------------
 
 @offline_analyst("access_orchestrator")
 def orchestrator(data: dict, messages=None):
     mutation_id = data["mutation_id"]
-    seen = _tool_results(messages)
+    seen = tool_results(messages)
     if "lookup_data" not in seen:
-        return [_call("lookup_data", 1, dataset="mutation", mutation_id=mutation_id),
-                _call("lookup_data", 2, dataset="audit_trail", mutation_id=mutation_id)]
-    rows = next((r["rows"] for r in seen["lookup_data"] if not _failed(r) and r.get("dataset") == "mutation"), None)
+        return [tool_call("lookup_data", 1, dataset="mutation", mutation_id=mutation_id),
+                tool_call("lookup_data", 2, dataset="audit_trail", mutation_id=mutation_id)]
+    rows = next((r["rows"] for r in seen["lookup_data"] if not tool_failed(r) and r.get("dataset") == "mutation"), None)
     m = rows[0] if rows else data["context"]["mutation"]
     by, for_ = data["context"]["changed_by"], data["context"]["changed_for"]
     concerns = []
@@ -67,12 +43,12 @@ def orchestrator(data: dict, messages=None):
 
 @offline_analyst("access_rights_check")
 def rights_check(data: dict, messages=None):
-    seen = _tool_results(messages)
+    seen = tool_results(messages)
     if "check_authorization" not in seen:
-        return [_call("check_authorization", 1, employee_id=data["user_id"], system=data["system"],
+        return [tool_call("check_authorization", 1, employee_id=data["user_id"], system=data["system"],
                       access_level=data["access_level"], on_date=data["change_date"])]
     result = seen["check_authorization"][-1]
-    if _failed(result):
+    if tool_failed(result):
         return {"checked": False, "authorized": False, "held_level": "", "covering_references": [],
                 "message": f"The rights could not be checked: {result['message']}"}
     covering = [row["reference"] for row in result["evidence"] if row.get("covers")]
@@ -96,10 +72,10 @@ def rights_check(data: dict, messages=None):
 
 def _notify(data: dict, seen: dict, recipient: str, subject: str, body: str) -> dict | list:
     if "send_notification" not in seen:
-        return [_call("send_notification", 1, mutation_id=data["mutation_id"], recipient=recipient,
+        return [tool_call("send_notification", 1, mutation_id=data["mutation_id"], recipient=recipient,
                       subject=subject, body=body)]
     result = seen["send_notification"][-1]
-    if _failed(result):
+    if tool_failed(result):
         return {"action": data["action"], "notified": False, "message": f"The {recipient} could not be notified: "
                 f"{result['message']}"}
     return {"action": data["action"], "notified": True, "request_id": result["request_id"],
@@ -154,10 +130,10 @@ def _validate(data: dict, seen: dict):
     dataset = "sick_leave" if claim["claim_type"] == "sick_leave_cover" else "vacation"
     absence = "sick leave" if dataset == "sick_leave" else "vacation"
     if "lookup_data" not in seen:
-        return [_call("lookup_data", 1, dataset="employee", employee_id=claim["colleague_id"]),
-                _call("lookup_data", 2, dataset=dataset, employee_id=claim["colleague_id"])]
+        return [tool_call("lookup_data", 1, dataset="employee", employee_id=claim["colleague_id"]),
+                tool_call("lookup_data", 2, dataset=dataset, employee_id=claim["colleague_id"])]
     results = seen["lookup_data"]
-    failed = [r for r in results if _failed(r)]
+    failed = [r for r in results if tool_failed(r)]
     if failed:
         # Let the step fail honestly: an answer without the records would be a guess.
         return {"action": "validate_claim", "message": f"The records could not be read: {failed[0]['message']}"}
@@ -190,7 +166,7 @@ def _validate(data: dict, seen: dict):
 
 @offline_analyst("access_request_info")
 def request_info(data: dict, messages=None):
-    seen = _tool_results(messages)
+    seen = tool_results(messages)
     action = data["action"]
     if action == "request_clarification":
         return _clarification(data, seen)
@@ -222,13 +198,13 @@ def _recommend(data: dict) -> tuple[str, str]:
 
 @offline_analyst("access_advisory")
 def advisory(data: dict, messages=None):
-    seen = _tool_results(messages)
+    seen = tool_results(messages)
     mutation_id = data["mutation_id"]
     if "lookup_data" not in seen:
-        return [_call("lookup_data", 1, dataset="audit_trail", mutation_id=mutation_id)]
+        return [tool_call("lookup_data", 1, dataset="audit_trail", mutation_id=mutation_id)]
     m = data["context"]["mutation"]
     recommendation, why = _recommend(data)
-    trail = next((r["rows"] for r in seen["lookup_data"] if not _failed(r)), [])
+    trail = next((r["rows"] for r in seen["lookup_data"] if not tool_failed(r)), [])
     details = [f"Change: {m['changed_by_name']} changed {m['field_changed']} for {m['changed_for_name']} on "
                f"{m['system']} on {m['change_date']} (needs {m['access_level']})."]
     rights = data.get("rights_check")
@@ -257,5 +233,5 @@ def advisory(data: dict, messages=None):
     summary = (f"{'Manual intervention needed' if kind == 'manual_intervention' else data['status_label']}: "
                f"{why} {m['changed_by_name']}'s change of {m['field_changed']} for {m['changed_for_name']} on "
                f"{m['system']} ({m['change_date']}).")
-    return [_call("generate_report", 1, mutation_id=mutation_id, report_kind=kind, summary=summary,
+    return [tool_call("generate_report", 1, mutation_id=mutation_id, report_kind=kind, summary=summary,
                   recommendation=recommendation, details=details)]

@@ -10,36 +10,17 @@ from __future__ import annotations
 
 import re
 
-from agents.llm.offline_registry import offline_analyst
+from agents.llm.offline_registry import offline_analyst, tool_call, tool_failed, tool_results
 from agents.pipelines.support_agents import rules
 from agents.pipelines.support_agents.language import detect_language
 from agents.pipelines.support_agents.replies import reply_for
-from agents.runtime.prompting import unfence_data
 
 # kb_search's score: 0.25 is a quarter of the query's terms in the title, or half in the body.
 AUTO_RESPOND_MIN_SCORE = 0.25
 _TICKET_ID = re.compile(r"\bTKT-[A-Z0-9]{8}\b")
 
 
-def _tool_results(messages) -> dict[str, list]:
-    seen: dict[str, list] = {}
-    for message in messages or []:
-        if message.role != "tool":
-            continue
-        try:
-            content = unfence_data(message.content)
-        except (TypeError, ValueError):
-            content = {"error": "unparseable", "message": str(message.content)[:200]}
-        seen.setdefault(message.name, []).append(content)
-    return seen
 
-
-def _failed(result) -> bool:
-    return isinstance(result, dict) and set(result) == {"error", "message"}
-
-
-def _call(name: str, n: int, **arguments) -> dict:
-    return {"id": f"{name}-{n}", "name": name, "arguments": arguments}
 
 
 # --- ticket matcher ---------------------------------------------------------------------
@@ -83,11 +64,11 @@ def translator(data: dict) -> dict:
 
 @offline_analyst("support_supervisor")
 def supervisor(data: dict, messages=None):
-    seen = _tool_results(messages)
+    seen = tool_results(messages)
     if "customer_lookup" not in seen:
-        return [_call("customer_lookup", 1, customer_id=data["customer_id"])]
+        return [tool_call("customer_lookup", 1, customer_id=data["customer_id"])]
     customer = seen["customer_lookup"][-1]
-    if _failed(customer):
+    if tool_failed(customer):
         customer = {"plan": "unknown"}
     text = "\n".join(data.get("messages") or [])
     classes = rules.keyword_classes(text)
@@ -125,11 +106,11 @@ def _specialist(area: str):
     def analyst(data: dict, messages=None):
         text = "\n".join(data.get("messages") or [])
         classes = rules.keyword_classes(text + "\n" + "\n".join(data.get("original_messages") or []))
-        seen = _tool_results(messages)
+        seen = tool_results(messages)
         if "kb_search" not in seen:
-            return [_call("kb_search", 1, query=_query(data, classes, area))]
+            return [tool_call("kb_search", 1, query=_query(data, classes, area))]
         result = seen["kb_search"][-1]
-        kb_failed = _failed(result)
+        kb_failed = tool_failed(result)
         hits = [] if kb_failed else result.get("results", [])
         supervisor = data.get("supervisor_decision") or {}
         customer = data.get("customer") or {}
