@@ -91,6 +91,7 @@ MIDDLEWARE = [
     "audit.context.CorrelationIdMiddleware",
     "casework.people.middleware.LoginRequiredMiddleware",
     "casework.security.middleware.PermissionsPolicyMiddleware",
+    "casework.security.middleware.QueryStringLimitMiddleware",
     "casework.security.middleware.ApiJsonTextMiddleware",
     "csp.middleware.CSPMiddleware",
     # Last, as django-axes asks: it turns a locked-out sign-in into its lockout response.
@@ -184,6 +185,8 @@ SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_REFERRER_POLICY = "same-origin"
 # No page uses these browser features; a script injected into one cannot either.
+# A longer query string is a 400 naming its longest parameter (casework.security.middleware).
+QUERY_STRING_MAX_BYTES = env.int("QUERY_STRING_MAX_BYTES", default=16_384)
 PERMISSIONS_POLICY = env("PERMISSIONS_POLICY", default=(
     "camera=(), microphone=(), geolocation=(), payment=(), usb=(), interest-cohort=()"))
 # Content-Security-Policy (django-csp): scripts only from this site, never inline (page

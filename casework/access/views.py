@@ -23,6 +23,7 @@ from casework.access.models import InfoRequest, Notification
 from casework.cases.selectors import case_get_for_user
 from casework.errors import Conflict, DomainError
 from casework.people.roles import investigator_required, is_manager
+from casework.security.throttles import page_throttle
 
 
 def manager_required(view):
@@ -48,6 +49,7 @@ _REFUSED_STATUS = {"forged": 400, "used": 410, "expired": 410, "cancelled": 410}
 
 @login_not_required
 @never_cache
+@page_throttle("signed_link")
 @require_http_methods(["GET", "POST"])
 def respond(request, token: str):
     """The employee's answer page. A forged, used, expired or withdrawn link gets a page

@@ -93,3 +93,23 @@ def test_json_strings_no_column_can_hold_are_a_400_not_a_500(api):
     for text in ('{"account_id": "A\\u0000B"}', '[{"account_id": "\\ud9b5x"}]'):
         response = api.post("/api/fraud/alerts/", text, content_type="application/json")
         assert response.status_code == 400 and response.json()["code"] == "parse_error", text
+
+
+def test_the_signed_link_page_shares_the_signed_link_rate(low_rates, client):
+    codes = [client.get("/access/respond/forged-token/").status_code for _ in range(3)]
+    assert codes == [400, 400, 429]  # a forged link is refused, then guessing is throttled
+    response = client.get("/access/respond/another-guess/")
+    assert response.status_code == 429 and int(response["Retry-After"]) > 0
+    assert b"Too many requests" in response.content
+
+
+def test_a_query_string_past_the_limit_is_a_400_naming_its_parameter(alice_client, api, settings):
+    settings.QUERY_STRING_MAX_BYTES = 2048
+    response = api.get("/api/cases/", {"q": "x" * 5000, "status": "new"})
+    assert response.status_code == 400
+    assert response.json()["q"] == ["q: too long (5,000 characters); a query string may be at most 2,048 bytes."]
+    page = alice_client.get("/cases/", {"q": "y" * 3000})
+    assert page.status_code == 400 and b"q: too long (3,000 characters)" in page.content
+    # Under the limit, an over-long search is the filter's own 400, naming q too.
+    response = api.get("/api/cases/", {"q": "x" * 500})
+    assert response.status_code == 400 and "q" in response.json()
