@@ -58,8 +58,8 @@ def _specialist_calls(ctx: RunContext) -> list[CallSpec]:
         return []
     alert = _alert(ctx)
     data = alert_input(alert)
-    similar, similar_count, nearest_patterns = selectors.similar_confirmed(
-        alert, limit=SIMILAR_CASES_SHOWN, pattern_limit=3)
+    lookalikes = selectors.similar_decided(alert, limit=SIMILAR_CASES_SHOWN, pattern_limit=3)
+    similar, similar_count, nearest_patterns = lookalikes.confirmed, lookalikes.confirmed_count, lookalikes.patterns
     patterns = [
         {"behavioral_pattern": p.behavioral_pattern, "one_sentence_description": p.one_sentence_description}
         for p in nearest_patterns
@@ -71,7 +71,7 @@ def _specialist_calls(ctx: RunContext) -> list[CallSpec]:
     ctx.state["input_similar_count"] = similar_count
     links = selectors.known_fraud_links(alert.account)
     ctx.state["input_known_fraud_links"] = links
-    cleared, cleared_count = selectors.similar_cleared(alert, limit=SIMILAR_CASES_SHOWN)
+    cleared, cleared_count = lookalikes.cleared, lookalikes.cleared_count
     ctx.state["input_similar_cleared"] = cleared
     ctx.state["input_similar_cleared_count"] = cleared_count
     inputs = {

@@ -32,13 +32,14 @@ from casework.fraud.similarity import (
     similar_confirmed_cases,
     similar_confirmed_count,
     similar_confirmed_patterns,
+    similar_decided,
 )
 
 __all__ = [
     "AGENT_LABELS", "ASSESSMENT_MODES", "CONFIRMED_FRAUD", "SIMILAR_MAX_DISTANCE", "SPECIALIST_KEYS",
     "SPECIALIST_NAMES", "agent_result", "alert_get_for_case", "alert_list", "assessment_run_latest",
     "close_run_latest", "feature_distance", "fraud_assessment", "known_fraud_links", "pattern_for_case", "patterns_search",
-    "similar_cleared", "similar_confirmed", "similar_confirmed_cases", "similar_confirmed_count", "similar_confirmed_patterns",
+    "similar_cleared", "similar_confirmed", "similar_confirmed_cases", "similar_confirmed_count", "similar_confirmed_patterns", "similar_decided",
 ]
 
 

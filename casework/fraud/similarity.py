@@ -26,6 +26,7 @@ cases. Past roughly 100,000 confirmed cases this wants a vector index (pgvector)
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
@@ -115,38 +116,70 @@ CLEARED_OUTCOMES = ("legit", "false_positive")
 CLEARED_LABELS = {"legit": "marked legit", "false_positive": "dismissed as false positive"}
 
 
+@dataclass(frozen=True)
+class Lookalikes:
+    """What the pipeline shows its agents about past decided look-alikes of one alert."""
+
+    confirmed: list[tuple[Alert, float]]  # nearest confirmed-fraud cases, up to `limit`
+    confirmed_count: int  # all confirmed-fraud cases within the distance
+    patterns: list[KnowledgePattern]  # captured on the nearest `pattern_limit` of them
+    cleared: list[dict]  # nearest cleared cases, up to `limit`, each with its decision
+    cleared_count: int
+
+
+def similar_decided(alert: Alert, *, limit: int = 5, pattern_limit: int = 3,
+                    max_distance: float = SIMILAR_MAX_DISTANCE) -> Lookalikes:
+    """similar_confirmed and similar_cleared from ONE scan of the final fraud decisions (13
+    numbers and an outcome per decided alert, read as a plain list: no server-side cursor),
+    then one query for the nearest alerts of both kinds, one for their decisions and one for
+    the patterns: four queries per pipeline run at any history size."""
+    from casework.cases.models import Decision
+
+    origin = _vector([getattr(alert, name) for name in FEATURE_NAMES])
+    rows = (Decision.objects.filter(final=True, case__case_type="fraud_alert",
+                                    outcome__in=(CONFIRMED_FRAUD, *CLEARED_OUTCOMES))
+            .exclude(case_id=alert.case_id)
+            .values_list("case__fraud_alert__pk", "outcome", *[f"case__fraud_alert__{n}" for n in FEATURE_NAMES]))
+    confirmed, cleared = [], []
+    for pk, outcome, *values in rows:
+        if pk is None:
+            continue
+        distance = math.dist(origin, _vector(values))
+        if distance <= max_distance:
+            (confirmed if outcome == CONFIRMED_FRAUD else cleared).append((pk, distance))
+    confirmed.sort(key=lambda item: (item[1], item[0]))
+    cleared.sort(key=lambda item: (item[1], item[0]))
+    alerts = _alerts().in_bulk([pk for pk, _ in confirmed[:limit] + cleared[:limit]])
+    nearest = [(alerts[pk], round(distance, 3)) for pk, distance in confirmed[:limit]]
+    wanted = [a.case_id for a, _ in nearest[:pattern_limit]]
+    patterns = {p.case_id: p for p in KnowledgePattern.objects.select_related("case", "account")
+                .filter(case_id__in=wanted)} if wanted else {}
+    decisions = {d.case_id: d for d in Decision.objects.filter(
+        final=True, case_id__in=[alerts[pk].case_id for pk, _ in cleared[:limit]]).select_related("decided_by")
+    } if cleared else {}
+    shown = []
+    for pk, distance in cleared[:limit]:
+        other = alerts[pk]
+        decision = decisions.get(other.case_id)
+        if decision is None:
+            continue
+        shown.append({"reference": other.case.reference, "account_id": other.account.account_id,
+                      "distance": round(distance, 3), "outcome": decision.outcome,
+                      "outcome_label": CLEARED_LABELS.get(decision.outcome, decision.outcome),
+                      "decided_by": decision.decided_by.get_username() if decision.decided_by else "system",
+                      "decided_at": decision.decided_at.isoformat(), "reason": decision.reason[:300]})
+    return Lookalikes(confirmed=nearest, confirmed_count=len(confirmed),
+                      patterns=[patterns[case_id] for case_id in wanted if case_id in patterns],
+                      cleared=shown, cleared_count=len(cleared))
+
+
 def similar_cleared(alert: Alert, *, limit: int = 5,
                     max_distance: float = SIMILAR_MAX_DISTANCE) -> tuple[list[dict], int]:
     """Past look-alikes a person cleared (marked legit or dismissed as a false positive),
     nearest first, each with its decision: (up to `limit` of them, how many in all). Knowledge
     capture learns from every outcome; these lower the next look-alike's fraud likelihood."""
-    from casework.cases.models import Decision
-
-    origin = _vector([getattr(alert, name) for name in FEATURE_NAMES])
-    decided = (Alert.objects.filter(case__case_type="fraud_alert", case__decisions__final=True,
-                                    case__decisions__outcome__in=CLEARED_OUTCOMES)
-               .exclude(case_id=alert.case_id).distinct())
-    near = []
-    for pk, *values in decided.values_list("pk", *FEATURE_NAMES).iterator(chunk_size=2000):
-        distance = math.dist(origin, _vector(values))
-        if distance <= max_distance:
-            near.append((pk, distance))
-    near.sort(key=lambda item: (item[1], item[0]))
-    alerts = _alerts().in_bulk([pk for pk, _ in near[:limit]])
-    decisions = {d.case_id: d for d in Decision.objects.filter(
-        final=True, case_id__in=[a.case_id for a in alerts.values()]).select_related("decided_by")}
-    cleared = []
-    for pk, distance in near[:limit]:
-        other = alerts[pk]
-        decision = decisions.get(other.case_id)
-        if decision is None:
-            continue
-        cleared.append({"reference": other.case.reference, "account_id": other.account.account_id,
-                        "distance": round(distance, 3), "outcome": decision.outcome,
-                        "outcome_label": CLEARED_LABELS.get(decision.outcome, decision.outcome),
-                        "decided_by": decision.decided_by.get_username() if decision.decided_by else "system",
-                        "decided_at": decision.decided_at.isoformat(), "reason": decision.reason[:300]})
-    return cleared, len(near)
+    found = similar_decided(alert, limit=limit, pattern_limit=0, max_distance=max_distance)
+    return found.cleared, found.cleared_count
 
 
 def known_fraud_links(account) -> list[dict]:
