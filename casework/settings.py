@@ -70,6 +70,9 @@ INSTALLED_APPS = [
     "casework.transactions",
     "casework.support",
     "casework.releases",
+    # Shared by every case type; after the case-type apps, so their tabs come last on the page.
+    "casework.cases.tasks",
+    "casework.cases.attachments",
     "casework.ops",
     "casework.security",
     "agents",
@@ -231,6 +234,21 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+# --- Case attachments (casework/cases/attachments) -------------------------------------
+# Evidence files go through STORAGES["default"]: FileSystemStorage under MEDIA_ROOT (var/media/,
+# never committed) on the embedded default; production may point STORAGES["default"] at another
+# backend (S3 ...). No URL serves MEDIA_ROOT: a file is read only through the attachment's
+# download view, which checks that the person may see the case. A larger file is refused (413),
+# and so is any extension outside ATTACHMENT_EXTENSIONS (casework/cases/attachments/filetypes.py).
+MEDIA_ROOT = Path(env("MEDIA_ROOT", default=str(VAR_DIR / "media")))
+MEDIA_ROOT.mkdir(parents=True, exist_ok=True)
+MEDIA_URL = None  # nothing public: see above
+ATTACHMENT_MAX_BYTES = env.int("ATTACHMENT_MAX_BYTES", default=10 * 1024 * 1024)
+ATTACHMENT_EXTENSIONS = env.list("ATTACHMENT_EXTENSIONS", default=[
+    ".pdf", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".txt", ".csv", ".json", ".eml", ".log",
+    ".docx", ".xlsx", ".odt", ".ods"])
+if ATTACHMENT_MAX_BYTES < 1:
+    raise ImproperlyConfigured("ATTACHMENT_MAX_BYTES must be at least 1.")
 # WhiteNoise serves static/ straight from the finders, so no collectstatic step is needed.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
