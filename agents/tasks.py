@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from celery.signals import worker_ready
 from django.db import transaction
 
 from agents.models import AgentRun
@@ -13,6 +14,18 @@ from audit.context import get_correlation_id, new_correlation_id
 from audit.services import audit_record
 
 logger = logging.getLogger(__name__)
+
+
+@worker_ready.connect(weak=False)
+def _warm_up_provider(**_kwargs) -> None:
+    from agents.llm.registry import provider_warm_up
+
+    try:
+        provider = provider_warm_up()
+    except Exception:  # a worker without a working provider still runs (runs fail, named)
+        logger.warning("LLM provider warm-up failed", exc_info=True)
+    else:
+        logger.info("LLM provider %s ready", provider.name)
 
 
 def pipeline_enqueue(*, case=None, pipeline: str, mode: str, actor=None,

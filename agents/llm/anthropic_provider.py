@@ -30,6 +30,16 @@ class AnthropicProvider(Provider):
     def capabilities(self) -> Capabilities:
         return Capabilities(tools=True, structured_output=False, context_tokens=self._context_tokens)
 
+    async def awarm(self) -> None:
+        """One async client per event loop (its connection pool belongs to that loop)."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        if self._aclient is None or self._aclient_loop is not loop:
+            self._aclient = anthropic.AsyncAnthropic(api_key=self._api_key, base_url=self._base_url,
+                                                     max_retries=0, timeout=self._timeout)
+            self._aclient_loop = loop
+
     def complete(self, request: LLMRequest) -> Completion:
         started = time.perf_counter()
         try:
@@ -39,13 +49,7 @@ class AnthropicProvider(Provider):
         return self._completion(response, started)
 
     async def acomplete(self, request: LLMRequest) -> Completion:
-        import asyncio
-
-        loop = asyncio.get_running_loop()
-        if self._aclient is None or self._aclient_loop is not loop:
-            self._aclient = anthropic.AsyncAnthropic(api_key=self._api_key, base_url=self._base_url,
-                                                     max_retries=0, timeout=self._timeout)
-            self._aclient_loop = loop
+        await self.awarm()  # one client per event loop
         started = time.perf_counter()
         try:
             response = await self._aclient.messages.create(**self._kwargs(request))

@@ -110,5 +110,11 @@ class Provider(abc.ABC):
 
         return estimate_messages_tokens(messages)
 
+    async def awarm(self) -> None:
+        """Build what the first request would (SDK imports, the event loop's client), so that a
+        worker's first runs do not pay for it; called once when a worker starts. Nothing to
+        build by default (the offline provider)."""
+        return None
+
     @abc.abstractmethod
     def capabilities(self) -> Capabilities: ...

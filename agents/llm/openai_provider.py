@@ -52,6 +52,9 @@ class OpenAICompatibleProvider(Provider):
             self._aclient_loop = loop
         return self._aclient
 
+    async def awarm(self) -> None:
+        self._async_client()
+
     def complete(self, request: LLMRequest) -> Completion:
         kwargs, use_schema = self._kwargs(request)
         started = time.perf_counter()

@@ -58,3 +58,13 @@ def reset_provider() -> None:
     global _provider
     with _lock:
         _provider = None
+
+
+def provider_warm_up() -> Provider:
+    """Build the provider and its client on the runtime's event loop (a worker calls this when
+    it starts: otherwise its first runs wait while the SDK is imported on the loop)."""
+    from agents.runtime import aio
+
+    provider = get_provider()
+    aio.run(provider.awarm())
+    return provider
