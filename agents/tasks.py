@@ -111,7 +111,8 @@ def resume_stale_runs() -> int:
         sent: list[int] = []
         try:
             for run_id in ids:
-                run_pipeline.delay(run_id)
+                # Its own queue: not behind the backlog of new runs (casework/settings.py).
+                run_pipeline.apply_async((run_id,), queue="resume")
                 sent.append(run_id)
         finally:
             # Only what was sent: if the broker refused one, the next scan tries the rest again.

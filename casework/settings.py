@@ -277,6 +277,17 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+# Three queues, all consumed by every worker started without -Q (Celery's default when
+# task_queues is set), polled in turn: the periodic sweeps ("ops") and runs re-sent after a
+# lost message or a dead worker ("resume") are not stuck behind a backlog of new runs in
+# "celery" (bench/README.md, kill test on the embedded defaults).
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = {"celery": {}, "resume": {}, "ops": {}}
+CELERY_TASK_ROUTES = {
+    "agents.tasks.resume_stale_runs": {"queue": "ops"},
+    "audit.tasks.audit_sequence_pending": {"queue": "ops"},
+    "casework.access.tasks.access_send_reminders": {"queue": "ops"},
+}
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
