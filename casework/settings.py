@@ -353,6 +353,40 @@ DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="casework@localhost")
 # Seconds one SMTP attempt may take; the Celery task retries a failed one (30 s, 2 min, 10 min).
 EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
 
+# --- Case deadlines (casework/cases/sla.py) ---------------------------------------------
+# Hours from a case's creation to its due_at, per priority for every type, with per-type
+# overrides as type:priority=hours (fractions allowed), e.g.
+# CASE_SLA=critical=4,high=24,medium=72,low=168,fraud_alert:critical=2
+# A priority change recomputes due_at from the creation time. The beat task warns the
+# assignee CASE_SLA_WARN_HOURS before the deadline and records a breach in the audit trail.
+def _case_sla(value: str) -> dict[str, dict[str, float]]:
+    from casework.cases.types import CASE_TYPES  # plain dataclasses, no models
+
+    priorities = ("critical", "high", "medium", "low")
+    sla: dict[str, dict[str, float]] = {"*": {}}
+    for part in filter(None, (p.strip() for p in value.split(","))):
+        try:
+            key, hours_text = part.split("=")
+            case_type, _, priority = key.strip().rpartition(":")
+            hours = float(hours_text)
+        except ValueError:
+            raise ImproperlyConfigured(f"CASE_SLA: {part!r} is not [type:]priority=hours.") from None
+        if priority not in priorities or (case_type and case_type not in CASE_TYPES) or not hours > 0:
+            raise ImproperlyConfigured(f"CASE_SLA: {part!r} names an unknown type or priority, or hours <= 0.")
+        sla.setdefault(case_type or "*", {})[priority] = hours
+    if set(sla["*"]) != set(priorities):
+        raise ImproperlyConfigured("CASE_SLA must give hours for critical, high, medium and low.")
+    return sla
+
+
+CASE_SLA = _case_sla(env("CASE_SLA", default=(
+    "critical=4,high=24,medium=72,low=168,fraud_alert:critical=2,fraud_alert:high=8,"
+    "support_ticket:critical=1,support_ticket:high=8")))
+CASE_SLA_WARN_HOURS = env.float("CASE_SLA_WARN_HOURS", default=2.0)
+CASE_SLA_CHECK_MINUTES = env.int("CASE_SLA_CHECK_MINUTES", default=5)
+if CASE_SLA_WARN_HOURS < 0 or CASE_SLA_CHECK_MINUTES < 1:
+    raise ImproperlyConfigured("CASE_SLA_WARN_HOURS must be >= 0 and CASE_SLA_CHECK_MINUTES at least 1.")
+
 # --- Access changes (casework/access) ---------------------------------------------------
 # The employee's answer link works once and expires after ACCESS_LINK_MAX_AGE_DAYS. A request
 # nobody answered gets a reminder after ACCESS_REMINDER_DAYS and is escalated to the

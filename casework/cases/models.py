@@ -44,6 +44,13 @@ class Case(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True, db_index=True)
     closed_at = models.DateTimeField(null=True, blank=True)
+    # The SLA deadline (settings.CASE_SLA by type and priority; casework/cases/sla.py), set
+    # when the case is created and again when its priority changes. The beat task's claims:
+    # when it warned the assignee that the deadline is near, and when it recorded the breach,
+    # each set once by a conditional UPDATE so that a duplicate task run does nothing.
+    due_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    sla_warned_at = models.DateTimeField(null=True, blank=True, editable=False)
+    sla_breached_at = models.DateTimeField(null=True, blank=True, editable=False)
     # Critical first: a stored column the database computes from `priority`, so that the
     # queue's priority sort reads an index instead of sorting the whole table.
     priority_rank = models.GeneratedField(

@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from audit.services import audit_record
 from casework.cases.models import Case, CaseCounter, Comment, Decision
-from casework.cases.signals import case_closed
+from casework.cases.signals import case_assigned, case_closed
+from casework.cases.sla import sla_due_at
 from casework.cases.types import CASE_TYPES
 from casework.errors import Conflict
 from casework.people.roles import is_investigator
@@ -44,6 +45,8 @@ def case_create(
         priority=priority,
         assignee=assignee,
         created_by=actor if isinstance(actor, User) else None,
+        due_at=sla_due_at(case_type=case_type, priority=priority, start=timezone.now())
+        if priority in Case.Priority.values else None,
     )
     # The database enforces the check constraints; validating them here costs 3 queries.
     case.full_clean(exclude=["reference"], validate_constraints=False)
@@ -51,8 +54,11 @@ def case_create(
     case.save()
     audit_record(
         actor=actor, action="case.created", case=case, obj=case,
-        data={"case_type": case_type, "title": case.title, "priority": case.priority},
+        data={"case_type": case_type, "title": case.title, "priority": case.priority,
+              "due_at": case.due_at.isoformat() if case.due_at else None},
     )
+    if assignee is not None:
+        transaction.on_commit(lambda: case_assigned.send(sender=Case, case=case, assignee=assignee, actor=actor))
     return case
 
 
@@ -88,6 +94,8 @@ def case_assign(*, actor, case: Case, assignee: User | None) -> Case:
             "to": assignee.get_username() if assignee else None,
         },
     )
+    if assignee is not None and assignee != previous:
+        transaction.on_commit(lambda: case_assigned.send(sender=Case, case=case, assignee=assignee, actor=actor))
     return case
 
 
@@ -123,9 +131,15 @@ def case_set_priority(*, actor, case: Case, priority: str, reason: str = "") -> 
         return case
     previous = case.priority
     case.priority = priority
-    case.save(update_fields=["priority", "updated_at"])
+    # The deadline follows the priority, still counted from the case's creation. A deadline
+    # that moves into the future may be warned about again; a breach is recorded once per case.
+    case.due_at = sla_due_at(case_type=case.case_type, priority=priority, start=case.created_at)
+    if case.due_at > timezone.now():
+        case.sla_warned_at = None
+    case.save(update_fields=["priority", "due_at", "sla_warned_at", "updated_at"])
     audit_record(actor=actor, action="case.priority_changed", case=case, obj=case,
-                 data={"from": previous, "to": priority, "reason": reason[:500]})
+                 data={"from": previous, "to": priority, "reason": reason[:500],
+                       "due_at": case.due_at.isoformat()})
     return case
 
 

@@ -6,3 +6,6 @@ from django.dispatch import Signal
 
 # Sent with case=<Case>, decision=<Decision>, actor=<user> once a close has committed.
 case_closed = Signal()
+# Sent with case=<Case>, assignee=<user>, actor=<user or "system"> once a case was given to
+# someone (created with an assignee, or assigned to a new person) and the transaction committed.
+case_assigned = Signal()
