@@ -121,11 +121,21 @@ def test_a_freshly_queued_run_is_left_alone(enqueue_lost):
     assert CALLS == []
 
 
+def resent_to(sent: list[int]):
+    """A broker that records the runs re-sent, each on the "resume" queue (not behind new runs)."""
+
+    def apply_async(args, queue=None, **_options):
+        assert queue == "resume"
+        sent.append(args[0])
+
+    return apply_async
+
+
 def test_a_redelivered_run_waits_a_full_deadline_before_it_is_sent_again(enqueue_lost, monkeypatch):
     run = enqueue_lost()
     queued_for(run, past_deadline())
     sent: list[int] = []
-    monkeypatch.setattr(run_pipeline, "delay", sent.append)  # the broker loses this one too
+    monkeypatch.setattr(run_pipeline, "apply_async", resent_to(sent))  # the broker loses this one too
 
     assert resume_stale_runs() == 1
     assert resume_stale_runs() == 0  # the next scan, moments later: not again yet
@@ -141,7 +151,7 @@ def test_the_sweeper_sends_the_oldest_runs_first_and_a_bounded_number_per_scan(e
         queued_for(run, age)
     monkeypatch.setattr(tasks, "SCAN_LIMIT", 2)
     sent: list[int] = []
-    monkeypatch.setattr(run_pipeline, "delay", sent.append)
+    monkeypatch.setattr(run_pipeline, "apply_async", resent_to(sent))
 
     assert resume_stale_runs() == 2
     assert sent == [runs[1].pk, runs[2].pk]
