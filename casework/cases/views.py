@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit, urlunsplit
+
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.http import QueryDict
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -11,6 +14,7 @@ from casework.cases import selectors, services
 from casework.cases.filters import SEARCH_MAX_LENGTH, CaseFilter
 from casework.cases.forms import CloseForm, CommentForm
 from casework.cases.pagination import COUNT_CAP, CappedPaginator
+from casework.cases.timeline import timeline_context
 from casework.errors import DomainError
 from casework.people.roles import investigator_required
 
@@ -53,7 +57,7 @@ def _detail_context(request, case, **extra):
         "case": case,
         "decision": selectors.case_final_decision(case),
         "comments": selectors.case_comments(case),
-        "timeline": selectors.case_timeline(case),
+        **timeline_context(case, request.GET.get("timeline")),
         "comment_form": CommentForm(),
         "close_form": CloseForm(case=case),
         "tabs": case.type_info.tabs,
@@ -73,7 +77,17 @@ def detail(request, reference: str):
 def timeline(request, reference: str):
     case = selectors.case_get_for_user(request.user, reference)
     # The header's status, priority and assignee ride along (out of band): they update live.
-    return render(request, "cases/_timeline.html", {"timeline": selectors.case_timeline(case), "live_case": case})
+    context = timeline_context(case, request.GET.get("timeline"))
+    response = render(request, "cases/_timeline.html", {**context, "case": case, "live_case": case})
+    if request.htmx and request.htmx.current_url:
+        # A filter link: the page's own address keeps the choice (reload, back, a shared link),
+        # with whatever else its query holds.
+        page = urlsplit(request.htmx.current_url)
+        query = QueryDict(page.query, mutable=True)
+        if query.get("timeline", "all") != context["timeline_show"]:
+            query["timeline"] = context["timeline_show"]
+            response["HX-Replace-Url"] = urlunsplit(("", "", page.path, query.urlencode(), page.fragment))
+    return response
 
 
 @require_POST

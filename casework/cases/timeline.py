@@ -1,0 +1,248 @@
+"""The case page's timeline: the case's audit entries as rows a person can read.
+
+An agent run writes about 26 entries (queued, each agent call and tool call, the messages and
+status changes its agents make, its end). By default they fold into one row per run that says
+what ran, how it ended, when, for how long, how many calls and tools, and which failed; people's
+actions stay rows of their own. `?show=people` keeps only people's actions, `?show=agents` only
+the agents' side (runs still folded: each run row opens to its entries).
+
+Everything is worked out from the audit entries alone, read in one query: the case domain does
+not read the agent runtime's tables, and an audit entry outlives what it describes.
+
+How an entry finds its run:
+1. the run's own entries (queued, attached, waiting, completed, failed, cancelled ...) name it
+   as their object (agents.agentrun, object_id = the run's id);
+2. an agent call's entry (agent.call_completed / agent.call_failed) carries `data.run`;
+3. a tool call's entry (agent.tool_called) names its agent call as object, whose entry says the run;
+4. any other entry not made by a person that shares a run's correlation id (what the run's
+   agents did to the case: status changes, messages, reports) joins the run whose entries
+   surround it (several runs queued by one request share the request's correlation id).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from audit.models import AuditEntry
+from casework.cases.models import Case
+
+SHOW_CHOICES = (("all", "All"), ("people", "People"), ("agents", "Agents"))
+SHOWS = {key for key, _ in SHOW_CHOICES}
+
+RUN_OBJECT = "agents.agentrun"
+CALL_OBJECT = "agents.agentcall"
+CALL_ACTIONS = ("agent.call_completed", "agent.call_failed")
+TOOL_ACTION = "agent.tool_called"
+# A run's status entries, as `agent.run_<status>`; the words each status reads as.
+RUN_STATUS_WORDS = {
+    "queued": "queued",
+    "attached": "queued",
+    "running": "running",
+    "waiting": "waiting for a person",
+    "completed": "completed",
+    "completed_with_errors": "completed with errors",
+    "failed": "failed",
+    "timed_out": "timed out",
+    "cancelled": "ended when the case was closed",
+}
+# Statuses after which the run did no more work of its own (its duration ends there).
+RUN_RESTING = {"waiting", "completed", "completed_with_errors", "failed", "timed_out", "cancelled"}
+
+
+def show_parse(value: str | None) -> str:
+    """The filter asked for, or "all" for anything else (a stale or mistyped link)."""
+    return value if value in SHOWS else "all"
+
+
+def entry_is_person(entry: AuditEntry) -> bool:
+    """A person did this: a signed-in user, or an employee answering through a signed link."""
+    return entry.actor_type == AuditEntry.ActorType.USER or entry.actor.startswith("employee:")
+
+
+def duration_words(delta: timedelta) -> str:
+    seconds = max(delta.total_seconds(), 0.0)
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, seconds = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds} s" if seconds else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return f"{hours // 24} days {hours % 24} h"
+
+
+@dataclass
+class RunRow:
+    """One agent run, folded: its entries oldest first, and what a person wants to know."""
+
+    run_id: str
+    entries: list[AuditEntry] = field(default_factory=list)
+    is_run = True
+
+    @property
+    def first_id(self) -> int:
+        return self.entries[0].pk
+
+    @property
+    def started(self) -> datetime:
+        return self.entries[0].timestamp
+
+    @property
+    def timestamp(self) -> datetime:
+        return self.started
+
+    def _data(self, key: str) -> str:
+        for entry in self.entries:
+            if entry.object_type == RUN_OBJECT and entry.data.get(key):
+                return str(entry.data[key])
+        return ""
+
+    @property
+    def pipeline(self) -> str:
+        return self._data("pipeline") or "agent"
+
+    @property
+    def mode(self) -> str:
+        return self._data("mode")
+
+    @property
+    def mode_words(self) -> str:
+        return self.mode.replace("_", " ")
+
+    @property
+    def requested_by(self) -> str:
+        """Who asked for the run, when a person did (a re-run, a submitted form)."""
+        for entry in self.entries:
+            if entry.action == "agent.run_queued":
+                return entry.actor if entry_is_person(entry) else ""
+        return ""
+
+    @property
+    def _status_entries(self) -> list[AuditEntry]:
+        return [e for e in self.entries if e.object_type == RUN_OBJECT and e.action.startswith("agent.run_")]
+
+    @property
+    def status(self) -> str:
+        statuses = [e.action.removeprefix("agent.run_") for e in self._status_entries]
+        statuses = [s for s in statuses if s in RUN_STATUS_WORDS and s != "attached"]
+        if statuses and statuses[-1] not in ("queued",):
+            return statuses[-1]
+        return "running" if self.calls else "queued"
+
+    @property
+    def status_words(self) -> str:
+        words = RUN_STATUS_WORDS.get(self.status, self.status.replace("_", " "))
+        if self.status == "failed":
+            error = self._end_error
+            return f"failed: {error}" if error else words
+        return words
+
+    @property
+    def _end_error(self) -> str:
+        ends = [e for e in self._status_entries if e.action == f"agent.run_{self.status}"]
+        return str(ends[-1].data.get("error") or "") if ends else ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("completed", "waiting", "queued", "running") and not self.failures
+
+    @property
+    def duration(self) -> str:
+        """From queued to where the run came to rest (waiting, done, failed); still going: so far."""
+        end = next((e for e in self._status_entries if e.action.removeprefix("agent.run_") in RUN_RESTING),
+                   self.entries[-1])
+        return duration_words(end.timestamp - self.started)
+
+    @property
+    def calls(self) -> list[AuditEntry]:
+        return [e for e in self.entries if e.action in CALL_ACTIONS]
+
+    @property
+    def tools(self) -> list[AuditEntry]:
+        return [e for e in self.entries if e.action == TOOL_ACTION]
+
+    @property
+    def failures(self) -> list[str]:
+        """Each failed agent call and tool call, named with its error."""
+        named = []
+        for entry in self.entries:
+            if entry.action == "agent.call_failed":
+                error = str(entry.data.get("error") or "failed")
+                named.append(f"{entry.actor.removeprefix('agent:')} ({error[:160]})")
+            elif entry.action == TOOL_ACTION and entry.data.get("success") is False:
+                kind = entry.data.get("error_type") or "failed"
+                named.append(f"tool {entry.data.get('tool', '?')} ({kind})")
+        return named
+
+
+def _run_of(entry: AuditEntry, call_runs: dict[str, str]) -> str | None:
+    if entry.object_type == RUN_OBJECT and entry.action.startswith("agent.run_"):
+        return entry.object_id
+    if entry.action in CALL_ACTIONS and entry.data.get("run") is not None:
+        return str(entry.data["run"])
+    if entry.action == TOOL_ACTION and entry.object_type == CALL_OBJECT:
+        return call_runs.get(entry.object_id)
+    return None
+
+
+def timeline_fold(entries: list[AuditEntry]) -> list[AuditEntry | RunRow]:
+    """Entries (any order) -> rows newest first: each run's entries folded into a RunRow placed
+    where the run began; every other entry a row of its own."""
+    entries = sorted(entries, key=lambda e: e.pk)
+    call_runs = {e.object_id: str(e.data["run"]) for e in entries
+                 if e.action in CALL_ACTIONS and e.object_type == CALL_OBJECT and e.data.get("run") is not None}
+    runs: dict[str, RunRow] = {}
+    loose: list[AuditEntry] = []
+    for entry in entries:
+        run_id = _run_of(entry, call_runs)
+        if run_id is None:
+            loose.append(entry)
+        else:
+            runs.setdefault(run_id, RunRow(run_id)).entries.append(entry)
+
+    # Step 4: the run's agents' other entries, by correlation id, into the run that surrounds them.
+    spans: dict[str, list[tuple[int, int, RunRow]]] = {}
+    for run in runs.values():
+        # Entries the run's worker wrote carry the run's correlation id (the queued entry
+        # carries the request's, which is usually the same).
+        for correlation in {e.correlation_id for e in run.entries if e.correlation_id}:
+            spans.setdefault(correlation, []).append((run.entries[0].pk, run.entries[-1].pk, run))
+    rows: list[AuditEntry | RunRow] = []
+    for entry in loose:
+        host = None
+        if entry.correlation_id and not entry_is_person(entry):
+            host = next((run for first, last, run in spans.get(entry.correlation_id, ())
+                         if first <= entry.pk <= last), None)
+        if host is None:
+            rows.append(entry)
+        else:
+            host.entries.append(entry)
+    for run in runs.values():
+        run.entries.sort(key=lambda e: e.pk)
+        rows.append(run)
+    rows.sort(key=lambda row: row.first_id if isinstance(row, RunRow) else row.pk, reverse=True)
+    return rows
+
+
+def timeline_rows(case: Case, *, show: str = "all") -> list[AuditEntry | RunRow]:
+    """The case page's timeline rows, newest first, for one filter (one query).
+
+    all: people's actions and one folded row per run (plus any other entry, e.g. a system's);
+    people: only what people did; agents: everything but what people did, runs folded."""
+    entries = list(AuditEntry.objects.filter(case_id=case.pk).order_by("-id"))
+    if show == "people":
+        return [e for e in entries if entry_is_person(e)]
+    rows = timeline_fold(entries)
+    if show == "agents":
+        rows = [row for row in rows if isinstance(row, RunRow) or not entry_is_person(row)]
+    return rows
+
+
+def timeline_context(case: Case, show: str | None) -> dict:
+    """What cases/_timeline.html needs, for the page and for its fragment."""
+    show = show_parse(show)
+    return {"timeline": timeline_rows(case, show=show), "timeline_show": show, "timeline_choices": SHOW_CHOICES}
