@@ -121,6 +121,40 @@ def test_a_freshly_queued_run_is_left_alone(enqueue_lost):
     assert CALLS == []
 
 
+def working_on(case, *, started_ago: float, created_ago: float) -> AgentRun:
+    """A run a live worker is on (fresh heartbeat), created and started this many seconds ago."""
+    now = timezone.now()
+    run = AgentRun.objects.create(case=case, pipeline=PIPELINE, mode="full", status=AgentRun.Status.RUNNING,
+                                  started_at=now - timedelta(seconds=started_ago), heartbeat_at=now)
+    AgentRun.objects.filter(pk=run.pk).update(created_at=now - timedelta(seconds=created_ago))
+    return run
+
+
+def test_a_backlog_waiting_its_turn_is_not_resent_while_workers_are_busy(enqueue_lost, case, monkeypatch):
+    """Workers busy on older runs; the queued ones behind them were created long ago but
+    nothing newer has started: they wait their turn, they are not lost."""
+    backlog = [enqueue_lost() for _ in range(3)]
+    for run in backlog:
+        queued_for(run, past_deadline() + 60)
+    working_on(case, started_ago=past_deadline() + 30, created_ago=past_deadline() + 120)  # older than all
+    sent: list[int] = []
+    monkeypatch.setattr(run_pipeline, "apply_async", resent_to(sent))
+
+    assert resume_stale_runs() == 0 and sent == []
+
+
+def test_a_queued_run_overtaken_by_a_newer_started_run_is_resent(enqueue_lost, case, monkeypatch):
+    lost, waiting = enqueue_lost(), enqueue_lost()
+    queued_for(lost, past_deadline() + 120)
+    queued_for(waiting, past_deadline() + 20)  # created after the overtaking run: still in line
+    # Created after `lost`, started a deadline ago: the queue moved past `lost`'s message.
+    working_on(case, started_ago=past_deadline(), created_ago=past_deadline() + 60)
+    sent: list[int] = []
+    monkeypatch.setattr(run_pipeline, "apply_async", resent_to(sent))
+
+    assert resume_stale_runs() == 1 and sent == [lost.pk]
+
+
 def resent_to(sent: list[int]):
     """A broker that records the runs re-sent, each on the "resume" queue (not behind new runs)."""
 
