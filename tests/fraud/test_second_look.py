@@ -108,7 +108,7 @@ def test_known_fraud_links_count_linked_accounts_confirmed_as_fraud(alice, alice
     assert network_call.input["known_fraud_links_from_system"] == 2
     network = run.results["network"]["output"]
     assert network["known_fraud_links"] == 2
-    assert "Network: 2 linked account(s) already confirmed as fraud" in run.results["orchestrator"]["output"][
+    assert "Network: 2 linked accounts already confirmed as fraud" in run.results["orchestrator"]["output"][
         "key_drivers"]
     html = alice_client.get(f"/cases/{third.case.reference}/").content.decode()
     assert 'id="fraud-known-links"' in html

@@ -83,6 +83,12 @@ def _fmt(value: float, digits: int = 1) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
+def _plural(count: float, singular: str, plural: str | None = None) -> str:
+    """'1 case', '3 cases': the count and the noun agreeing with it."""
+    number = _fmt(count) if isinstance(count, float) else str(count)
+    return f"{number} {singular if count == 1 else plural or singular + 's'}"
+
+
 def _upstream(data: Mapping[str, Any]) -> str:
     """The upstream model's scores are reported for comparison, never added to the rule score."""
     parts = []
@@ -107,7 +113,7 @@ def transaction_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
     ratio = _num(data, "deposits_vs_income_ratio")
     if ratio is None and deposits is not None and income:
         ratio = deposits / income
-        rules.notes.append(f"deposits/income ratio computed from the totals: {ratio:.2f}x")
+        rules.notes.append(f"deposits against income worked out from the totals: {ratio:.2f} times")
 
     # Graded (casework/fraud/thresholds.py): each rule weighs in proportion to how far past
     # its start the value is; the names say which band the value reached.
@@ -116,16 +122,16 @@ def transaction_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
     elif (weight := graded(cycle, T.CYCLE_DAYS)) > 0:
         name = ("rapid deposit-withdraw cycling" if cycle <= 2 else "fast deposit-withdraw cycling" if cycle <= 7
                 else "short deposit-withdraw cycle")
-        band = "<= 2 days" if cycle <= 2 else "<= 4 days" if cycle <= 4 else "<= 7 days" if cycle <= 7 else \
-            "<= 10 days" if cycle <= 10 else "< 12 days"
-        rules.add(weight, f"{name}: {_fmt(cycle)} days on average ({band})")
+        band = "2 days or less" if cycle <= 2 else "4 days or less" if cycle <= 4 else "7 days or less" \
+            if cycle <= 7 else "10 days or less" if cycle <= 10 else "under 12 days"
+        rules.add(weight, f"{name}: {_plural(cycle, 'day')} on average ({band})")
 
     if ratio is None:
         rules.notes.append("deposits against declared income unknown")
     elif (weight := graded(ratio, T.DEPOSITS_VS_INCOME)) > 0:
-        band = ">= 5x" if ratio >= 5 else ">= 3x" if ratio >= 3 else ">= 2x" if ratio >= 2 else \
-            ">= 1.6x" if ratio >= 1.6 else "> 1.3x"
-        rules.add(weight, f"deposits {_fmt(ratio)}x declared annual income ({band})")
+        band = "5 times or more" if ratio >= 5 else "3 times or more" if ratio >= 3 else "twice or more" \
+            if ratio >= 2 else "1.6 times or more" if ratio >= 1.6 else "over 1.3 times"
+        rules.add(weight, f"deposits {_fmt(ratio)} times the declared annual income ({band})")
 
     # Spending most of what comes in is normal; moving it straight out again is not.
     if deposits and withdrawals is not None and cycle is not None and cycle < 12:
@@ -133,7 +139,7 @@ def transaction_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
         weight = graded(share, T.PASS_THROUGH) * ramp(cycle, 12, 10)
         if weight > 0:
             rules.add(weight, f"pass-through: {share:.0%} of deposits withdrawn again within the cycle "
-                              f"({'>= 90%' if share >= 0.9 else '>= 80%' if share >= 0.8 else '> 70%'})")
+                              f"({'90% or more' if share >= 0.9 else '80% or more' if share >= 0.8 else 'over 70%'})")
 
     if cycle is not None and ratio is not None:
         layering = min(ramp(cycle, *T.LAYERING["cycle_days"]), ramp(ratio, *T.LAYERING["deposits_vs_income"]))
@@ -148,15 +154,16 @@ def transaction_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
     if income is not None:
         facts.append(f"declared income {_fmt(income, 0)}")
     if deposits is not None:
-        facts.append(f"deposits {_fmt(deposits, 0)} in {data.get('deposits_count') or 0} transactions")
+        facts.append(f"deposits {_fmt(deposits, 0)} in {_plural(int(data.get('deposits_count') or 0), 'transaction')}")
     if withdrawals is not None:
-        facts.append(f"withdrawals {_fmt(withdrawals, 0)} in {data.get('withdrawals_count') or 0} transactions")
+        facts.append(f"withdrawals {_fmt(withdrawals, 0)} in "
+                     f"{_plural(int(data.get('withdrawals_count') or 0), 'transaction')}")
     explanation = (
         f"Anomaly score {score:.2f} ({band}) from the weighted rules: {rules.breakdown()}. "
         f"Figures: {', '.join(facts) or 'none given'}."
         + (f" Notes: {'; '.join(rules.notes)}." if rules.notes else "")
         + _upstream(data)
-        + f" Bands: >= {TRANSACTION_HIGH} high, >= {TRANSACTION_MEDIUM} medium. {SIGNATURE}"
+        + f" A score of {TRANSACTION_HIGH} or more is high, {TRANSACTION_MEDIUM} or more medium. {SIGNATURE}"
     )
     return {
         "anomaly_score": score,
@@ -179,23 +186,25 @@ def identity_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
     if face is None:
         rules.notes.append("no KYC face match score")
     elif face >= 0.80:
-        reassuring.append(f"good KYC face match {face:.2f} (>= 0.80)")
+        reassuring.append(f"good KYC face match {face:.2f} (0.80 or more)")
         if (weight := graded(face, T.FACE_MATCH)) > 0:
             rules.add(weight, f"face match {face:.2f} just above the 0.80 a genuine customer usually reaches")
     else:
         name = ("very poor" if face < 0.40 else "poor" if face < 0.55 else "borderline" if face < 0.70
                 else "slightly weak")
-        band = "< 0.40" if face < 0.40 else "< 0.55" if face < 0.55 else "< 0.70" if face < 0.70 else "< 0.80"
+        band = ("below 0.40" if face < 0.40 else "below 0.55" if face < 0.55 else "below 0.70" if face < 0.70
+                else "below 0.80")
         rules.add(graded(face, T.FACE_MATCH), f"{name} KYC face match {face:.2f} ({band})")
 
     if age is None:
         rules.notes.append("account age unknown")
     elif (weight := graded(age, T.ACCOUNT_AGE_DAYS)) > 0:
-        name, band = (("brand-new account", "< 14 days") if age < 14 else ("new account", "< 45 days") if age < 45
-                      else ("young account", "< 90 days") if age < 90 else ("recent account", "< 120 days"))
-        rules.add(weight, f"{name}: {age:.0f} days old ({band})")
+        name, band = (("brand-new account", "under 14 days") if age < 14 else ("new account", "under 45 days")
+                      if age < 45 else ("young account", "under 90 days") if age < 90
+                      else ("recent account", "under 120 days"))
+        rules.add(weight, f"{name}: {_plural(int(age), 'day')} old ({band})")
     if age is not None and age >= 90:
-        reassuring.append(f"established account: {age:.0f} days old")
+        reassuring.append(f"established account: {_plural(int(age), 'day')} old")
 
     if face is not None and age is not None:
         synthetic = min(ramp(face, *T.SYNTHETIC_IDENTITY["face_match"]),
@@ -207,7 +216,8 @@ def identity_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
     score = rules.score
     risk = _level(score, IDENTITY_HIGH, IDENTITY_MEDIUM)
     explanation = (
-        f"Identity risk {risk} (rule score {score:.2f}; >= {IDENTITY_HIGH} high, >= {IDENTITY_MEDIUM} medium) "
+        f"Identity risk {risk} (rule score {score:.2f}; {IDENTITY_HIGH} or more is high, {IDENTITY_MEDIUM} or more "
+        f"medium) "
         f"from: {rules.breakdown()}."
         + (f" Reassuring: {'; '.join(reassuring)}." if reassuring else "")
         + (f" Notes: {'; '.join(rules.notes)}." if rules.notes else "")
@@ -239,8 +249,8 @@ def geo_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
     elif vpn < 10:
         reassuring.append(f"little or no VPN use: {vpn:.0f}% of sessions")
     if vpn is not None and (weight := graded(vpn, T.VPN_PCT)) > 0:
-        name, band = (("heavy", ">= 60%") if vpn >= 60 else ("frequent", ">= 30%") if vpn >= 30
-                      else ("occasional", ">= 10%") if vpn >= 10 else ("slight", "> 5%"))
+        name, band = (("heavy", "60% or more") if vpn >= 60 else ("frequent", "30% or more") if vpn >= 30
+                      else ("occasional", "10% or more") if vpn >= 10 else ("slight", "over 5%"))
         rules.add(weight, f"{name} VPN use: {vpn:.0f}% of sessions ({band})")
 
     if countries is None:
@@ -248,7 +258,7 @@ def geo_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
     elif countries < 3:
         reassuring.append(f"accessed from {countries:.0f} countr{'y' if countries == 1 else 'ies'}")
     if countries is not None and (weight := graded(countries, T.COUNTRIES)) > 0:
-        band = ">= 10" if countries >= 10 else ">= 5" if countries >= 5 else ">= 3"
+        band = "10 or more" if countries >= 10 else "5 or more" if countries >= 5 else "3 or more"
         rules.add(weight, f"accessed from {countries:.0f} countries ({band})")
 
     if vpn is not None and countries is not None:
@@ -264,7 +274,7 @@ def geo_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
     elif risk != "high" and vpn is not None and vpn >= 30 and (countries or 0) < 5:
         context = " Heavy VPN use from few countries is common among privacy-minded customers; needs corroboration."
     explanation = (
-        f"Geo risk {risk} (rule score {score:.2f}; >= {GEO_HIGH} high, >= {GEO_MEDIUM} medium) "
+        f"Geo risk {risk} (rule score {score:.2f}; {GEO_HIGH} or more is high, {GEO_MEDIUM} or more medium) "
         f"from: {rules.breakdown()}."
         + (f" Reassuring: {'; '.join(reassuring)}." if reassuring else "")
         + (f" Notes: {'; '.join(rules.notes)}." if rules.notes else "")
@@ -302,18 +312,22 @@ def network_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
     if cluster == 0:
         reading = "No other account shares a device or IP address with this one."
     elif device >= 5:
-        reading = (f"{device} accounts operated from the same device (>= 5): the mule-ring pattern, "
+        reading = (f"{device} accounts operated from the same device (5 or more): the mule-ring pattern, "
                    "where one person runs many accounts.")
     elif device >= 3:
-        reading = (f"A small cluster on one device ({device} accounts, >= 3): could be a small ring or a "
+        reading = (f"A small cluster on one device ({device} accounts, 3 or more): could be a small ring or a "
                    "large household; it needs corroboration (VPN use, fast cycling) before it means fraud.")
     elif ip >= 6 and device <= 1:
         reading = (f"Many accounts on one IP address ({ip}) but not on the device: typical of a shared "
                    "network (campus, office, mobile carrier), weak evidence on its own.")
     else:
-        reading = (f"A few accounts share a device ({device}) or IP address ({ip}) (both <= 2-3): "
-                   "consistent with a household; not suspicious on its own.")
-    link_text = (f" The system reports {links} confirmed-fraud account(s) among them, which is strong evidence."
+        shared = " and ".join(part for part in (
+            _plural(device, "account") + " on the device" if device else "",
+            _plural(ip, "account") + " on the IP address" if ip else "") if part)
+        reading = (f"Few accounts share this one's device or network ({shared}): consistent with a household "
+                   "or a shared connection; not suspicious on its own.")
+    link_text = (f" The system reports {_plural(links, 'confirmed-fraud account')} among them, which is strong "
+                 "evidence."
                  if links else
                  " The system reports no confirmed-fraud account among them." if links_known else
                  " The system gave no count of confirmed-fraud links, so 0 is reported.")
@@ -366,13 +380,14 @@ def outcome_similarity_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
     if probability is not None and count:
         likelihood = 0.6 * probability + 0.4 * evidence
         parts.append(f"0.6 x upstream fraud probability {probability:.2f} + 0.4 x {evidence:.2f} "
-                     f"implied by {count} similar confirmed fraud case(s)")
+                     f"implied by {_plural(count, 'similar confirmed fraud case')}")
     elif probability is not None:
         likelihood = probability
         parts.append(f"upstream fraud probability {probability:.2f}; no similar confirmed fraud case on record")
     elif count:
         likelihood = evidence
-        parts.append(f"{count} similar confirmed fraud case(s) imply {evidence:.2f}; no upstream probability")
+        parts.append(f"{_plural(count, 'similar confirmed fraud case')} "
+                     f"{'implies' if count == 1 else 'imply'} {evidence:.2f}; no upstream probability")
     elif level in _LEVEL_PRIOR:
         likelihood = _LEVEL_PRIOR[level]
         parts.append(f"only the upstream risk level '{level}' is known: prior {likelihood:.2f}")
@@ -389,8 +404,9 @@ def outcome_similarity_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
         likelihood = likelihood * (1 - weight)
         named = ", ".join(f"{c.get('reference')} ({c.get('outcome_label') or c.get('outcome')} by "
                           f"{c.get('decided_by')})" for c in cleared[:3])
-        parts.append(f"lowered from {before:.2f} by {int(round(weight * 100))}% because {cleared_count} similar "
-                     f"past case(s) were cleared by a person: {named}")
+        parts.append(f"lowered from {before:.2f} by {int(round(weight * 100))}% because "
+                     f"{_plural(cleared_count, 'similar past case')} {'was' if cleared_count == 1 else 'were'} "
+                     f"cleared by a person: {named}")
 
     cases = [c for c in data.get("similar_cases") or [] if isinstance(c, Mapping)]
     if cases:
@@ -467,7 +483,7 @@ def _dimension_levels(data: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
             level = str(out[key]).lower()
             indicators = [str(i) for i in out.get("indicators") or []
                           if not str(i).lower().startswith("reassuring")][:2]
-            dims[dim] = (level, "; ".join(indicators) or f"{key} {level}")
+            dims[dim] = (level, "; ".join(indicators) or f"{dim} risk {level}")
     net = data.get("network")
     if isinstance(net, Mapping) and _num(net, "cluster_size") is not None:
         cluster = int(_num(net, "cluster_size") or 0)
@@ -515,10 +531,10 @@ def orchestrator_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
         bonuses.append("Transaction anomaly in its high band combines several money signals")
     if links:
         points += 1
-        bonuses.append(f"Network: {links} linked account(s) already confirmed as fraud")
+        bonuses.append(f"Network: {_plural(links, 'linked account')} already confirmed as fraud")
     if likelihood is not None and likelihood >= 0.7 and elevated:
         points += 1
-        bonuses.append(f"Outcome similarity: fraud likelihood {likelihood:.2f} (>= 0.70)")
+        bonuses.append(f"Outcome similarity: fraud likelihood {likelihood:.2f} (0.70 or more)")
 
     if not dims:
         risk = "medium"  # nothing to go on: a person has to look, but not urgently
@@ -543,8 +559,9 @@ def orchestrator_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
                        else ["No specialist found an elevated signal"])
 
     quiet = [f"{_NAMES[d].lower()} {level}" for d, (level, _) in dims.items() if level == "low"]
-    summary = [f"{risk.upper()} risk, confidence {confidence:.2f}, {points:.1f} point(s) "
-               f"({', '.join(f'{_NAMES[d].lower()} {p:.1f}' for d, p in graded_points.items())})."]
+    shares = ", ".join(f"{_NAMES[d].lower()} {p:.1f}" for d, p in graded_points.items())
+    summary = [f"{risk.upper()} risk, confidence {confidence:.2f}, {_plural(round(points, 1), 'point')}"
+               + (f" ({shares})." if shares else ".")]
     if elevated:
         summary.append("Elevated: " + "; ".join(f"{_NAMES[d].lower()} {lv} ({h})" for d, (lv, h) in ranked) + ".")
     if len(elevated) == 1 and risk in ("low", "medium"):
@@ -553,13 +570,15 @@ def orchestrator_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
         summary.append("Speaking against: " + ", ".join(quiet) + ".")
     if likelihood is not None:
         summary.append(f"Outcome similarity: fraud likelihood {likelihood:.2f}, "
-                       f"{int(_num(similarity, 'similar_confirmed_cases_count') or 0)} similar confirmed case(s).")
+                       f"{_plural(int(_num(similarity, 'similar_confirmed_cases_count') or 0), 'similar confirmed case')}.")
     if unavailable:
-        summary.append(f"Unavailable: {', '.join(unavailable)}; confidence reduced accordingly.")
+        summary.append(f"Unavailable: {', '.join(_NAMES[s].lower() for s in unavailable)}; "
+                       "confidence reduced accordingly.")
     summary.append("Rules: each dimension 0-2 points, graded by how far past its thresholds it is (a low "
                    f"one with a finding {T.WEAK_SIGNAL_POINTS}, so weak signals in several dimensions add up); +1 "
                    "for corroboration across dimensions, for a high transaction band, for known fraud links and for "
-                   f"a similarity likelihood >= 0.70; >= 6 critical, >= 3 high, 2 medium. {SIGNATURE}")
+                   f"a similarity likelihood of 0.70 or more; 6 points or more is critical, 3 or more high, 2 medium. "
+                   f"{SIGNATURE}")
     return {
         "risk_level": risk,
         "confidence": confidence,
