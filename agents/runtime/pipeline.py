@@ -45,7 +45,7 @@ from agents.llm.base import ToolCall
 from agents.models import AgentCall, AgentRun
 from agents.runtime import aio
 from agents.runtime.agent import Agent, AgentResult
-from agents.runtime.runner import arun_agent
+from agents.runtime.runner import arun_agent, arun_tool_loop
 from agents.runtime.tools import Tool, ToolRegistry
 from audit.context import correlation
 from audit.services import audit_entry_build, audit_record_many
@@ -63,6 +63,11 @@ class CallSpec:
     agent: Agent | None = None
     input: dict = field(default_factory=dict)
     tool: Tool | None = None
+    # A tool-calling agent's loop bounds and what it does when its context outgrows the window
+    # (runner.arun_tool_loop's max_turns, max_tool_calls, context_strategy); None keeps the loop's own.
+    max_turns: int | None = None
+    max_tool_calls: int | None = None
+    context_strategy: str | None = None
 
     @property
     def name(self) -> str:
@@ -316,6 +321,10 @@ def _stop(ctx: RunContext, pipeline: Pipeline, status: str, unsaved: list[str], 
 
 
 async def _acall(spec: CallSpec, metadata: dict) -> AgentResult:
+    if spec.agent is not None and spec.agent.tools:
+        loop = {k: v for k, v in (("max_turns", spec.max_turns), ("max_tool_calls", spec.max_tool_calls),
+                                  ("context_strategy", spec.context_strategy)) if v is not None}
+        return await arun_tool_loop(spec.agent, spec.input, metadata=metadata, **loop)
     if spec.agent is not None:
         return await arun_agent(spec.agent, spec.input, metadata=metadata)
     outcome = await ToolRegistry([spec.tool]).aexecute(ToolCall(id=spec.key, name=spec.tool.name,
