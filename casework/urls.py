@@ -32,6 +32,8 @@ api_urlpatterns = [
     path("", include("casework.transactions.api_urls")),
     path("", include("casework.releases.api_urls")),
     path("", include("agents.chat.api_urls")),
+    path("", include("casework.cases.tasks.api_urls")),
+    path("", include("casework.cases.attachments.api_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's setup as a script URL: the CSP allows no inline script.
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="swagger-ui"),
@@ -49,6 +51,8 @@ urlpatterns = [
     path("releases/", include("casework.releases.urls")),
     path("cases/", include("agents.chat.urls")),
     path("cases/", include("agents.urls")),
+    path("cases/", include("casework.cases.tasks.urls")),
+    path("cases/", include("casework.cases.attachments.urls")),
     path("evals/", include("agents.evals.urls")),
     path("api/", include(api_urlpatterns)),
     path("admin/", admin.site.urls),
