@@ -6,8 +6,13 @@ import os
 
 from celery import Celery
 from celery.signals import task_postrun, task_prerun
+from kombu.transport import TRANSPORT_ALIASES
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casework.settings")
+
+# The embedded broker (CELERY_BROKER_URL=filesystem://...) with atomic message writes:
+# casework/broker.py.
+TRANSPORT_ALIASES["filesystem"] = "casework.broker:Transport"
 
 app = Celery("casework")
 app.config_from_object("django.conf:settings", namespace="CELERY")
