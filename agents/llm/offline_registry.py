@@ -10,6 +10,7 @@ and explains itself in that output. Register with:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 OFFLINE_ANALYSTS: dict[str, Callable[[dict], dict]] = {}
@@ -54,3 +55,12 @@ def tool_failed(result) -> bool:
 def tool_call(name: str, n: int, **arguments) -> dict:
     """Ask for a tool (an analyst returns a list of these instead of an answer)."""
     return {"id": f"{name}-{n}", "name": name, "arguments": arguments}
+
+
+_RUNTIME_PREFIX = re.compile(r"^\w+ failed: (?:[A-Z]\w*(?:Error|Exception|Unavailable|Timeout)\w*: )?")
+
+
+def readable_error(message: str) -> str:
+    """A tool failure as a person reads it: the runtime's "<tool> failed: <ExceptionType>: "
+    prefix (there for the model and the logs) dropped, the tool's own sentence kept."""
+    return _RUNTIME_PREFIX.sub("", str(message or "").strip()) or "no reason was given"

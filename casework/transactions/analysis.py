@@ -11,6 +11,8 @@ import math
 import statistics
 from datetime import datetime, timedelta
 
+from django.template.defaultfilters import pluralize
+
 HISTORY_DAYS = 90
 HISTORY_LIMIT = 500
 # Quasi-cash, money transfer, gambling, crypto, electronics, jewellery, gift cards: what
@@ -76,7 +78,8 @@ def amount_pattern(txn: dict, history: list[dict]) -> dict:
         detail = (f"{amount:,.2f} {txn['currency']} is {ratio:.1f}x this card's median of {median:,.2f} "
                   f"(z = {z:.1f}).")
     if tests:
-        detail += f" {len(tests)} small test charge(s) of at most {SMALL_TEST_AMOUNT:g} in the 24 h before."
+        detail += (f" {len(tests)} small test charge{pluralize(len(tests))} of at most {SMALL_TEST_AMOUNT:g} "
+                   "in the 24 h before.")
     return _pattern("amount", flagged, score, detail, [h["transaction_id"] for h in tests])
 
 

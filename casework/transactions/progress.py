@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.db import transaction
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from audit.services import audit_record
@@ -130,7 +131,7 @@ def _insights(state: dict):
     matches = state.get("similarity_results", {}).get("matches", [])
     if matches:
         fraud = sum(1 for m in matches if m.get("outcome") == "fraud")
-        yield ("similarity", "nearest", f"{len(matches)} similar past investigation(s), {fraud} decided fraud",
+        yield ("similarity", "nearest", f"{len(matches)} similar past investigation{pluralize(len(matches))}, {fraud} decided fraud",
                state["similarity_results"].get("fraud_share") or 0.0, matches)
     for hypothesis in state.get("reasoning", {}).get("hypotheses", []):
         yield ("hypothesis", hypothesis["key"], hypothesis["statement"], hypothesis["likelihood"],

@@ -38,7 +38,7 @@ def test_an_ordinary_purchase_skips_the_rule_draft(run_investigation):
     assert investigation.severity in ("LOW", "MEDIUM")
     assert "rule_draft_tool" not in investigation.state["completed_steps"]
     last = PlannerDecision.objects.filter(investigation=investigation).last()
-    assert last.selected_tool == "COMPLETE" and "rule_draft_tool (severity" in last.reason
+    assert last.selected_tool == "COMPLETE" and "the rule draft (low severity" in last.reason
     assert not Investigation.objects.get(pk=investigation.pk).recommendations.filter(action="block_card").exists()
 
 

@@ -47,6 +47,6 @@ def test_the_offline_planner_skips_what_the_evidence_makes_useless():
     assert no_history["tool"] == "reasoning_tool" and "no history" in no_history["reason"]
     low = offline_planner(planner_input(state(("context_tool", "pattern_tool", "similarity_tool", "reasoning_tool",
                                                "recommendation_tool"), severity="MEDIUM")))
-    assert low["tool"] == "COMPLETE" and "rule_draft_tool (severity MEDIUM" in low["reason"]
+    assert low["tool"] == "COMPLETE" and "the rule draft (medium severity" in low["reason"]
     failed_context = planner_input(state(("context_tool",), context=False))
     assert offline_planner(failed_context)["tool"] == "COMPLETE"

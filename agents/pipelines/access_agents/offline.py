@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from agents.llm.offline_registry import offline_analyst, tool_call, tool_failed, tool_results
+from agents.llm.offline_registry import offline_analyst, readable_error, tool_call, tool_failed, tool_results
 
 # --- investigation orchestrator -------------------------------------------------------------
 
@@ -50,7 +50,7 @@ def rights_check(data: dict, messages=None):
     result = seen["check_authorization"][-1]
     if tool_failed(result):
         return {"checked": False, "authorized": False, "held_level": "", "covering_references": [],
-                "message": f"The rights could not be checked: {result['message']}"}
+                "message": f"The rights could not be checked: {readable_error(result['message'])}"}
     covering = [row["reference"] for row in result["evidence"] if row.get("covers")]
     who = data.get("context", {}).get("changed_by", {}).get("name")
     who = f"{who} ({data['user_id']})" if who else data["user_id"]
@@ -77,7 +77,7 @@ def _notify(data: dict, seen: dict, recipient: str, subject: str, body: str) -> 
     result = seen["send_notification"][-1]
     if tool_failed(result):
         return {"action": data["action"], "notified": False, "message": f"The {recipient} could not be notified: "
-                f"{result['message']}"}
+                f"{readable_error(result['message'])}"}
     return {"action": data["action"], "notified": True, "request_id": result["request_id"],
             "message": f"{result['recipient_name']} was asked"
                        + (" again (a request was already open)." if result.get("already_open") else ".")}
@@ -136,7 +136,7 @@ def _validate(data: dict, seen: dict):
     failed = [r for r in results if tool_failed(r)]
     if failed:
         # Let the step fail honestly: an answer without the records would be a guess.
-        return {"action": "validate_claim", "message": f"The records could not be read: {failed[0]['message']}"}
+        return {"action": "validate_claim", "message": f"The records could not be read: {readable_error(failed[0]['message'])}"}
     colleague = next((r["rows"][0] for r in results if r.get("dataset") == "employee" and r["rows"]), None)
     rows = next((r["rows"] for r in results if r.get("dataset") == dataset), [])
     covering = [r for r in rows if r["status"] == "approved"
@@ -223,7 +223,7 @@ def advisory(data: dict, messages=None):
         details.append(f"Manager {verdict['manager']} {'approved' if verdict['approved'] else 'denied'}: "
                        f"\"{verdict['comment']}\"")
     for failure in data.get("failures") or []:
-        last = failure["errors"][-1]["error"] if failure.get("errors") else "unknown error"
+        last = readable_error(failure["errors"][-1]["error"]) if failure.get("errors") else "unknown error"
         details.append(f"{failure['label']} failed {failure['attempts']} times; last error: {last}")
     for concern in data.get("concerns") or []:
         details.append(f"Concern: {concern}")

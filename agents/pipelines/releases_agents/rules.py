@@ -13,6 +13,7 @@ Every finding quotes tool data (names, messages, numbers), nothing else.
 from __future__ import annotations
 
 from django.conf import settings
+from django.template.defaultfilters import pluralize
 
 
 def _pct(value: float) -> str:
@@ -72,10 +73,10 @@ def assess(summary: dict | None, details: dict | None, *, summary_error: str = "
         named = "; ".join(f"'{c}' ({w})" for c, w in risky[:5])
         elevated = error_rate is not None and error_rate >= settings.RELEASE_ERROR_RATE_MEDIUM
         if failed or elevated:
-            high.append(f"Risky change(s) {named} ship with "
+            high.append(f"Risky change{pluralize(len(risky[:5]))} {named} ship{pluralize(len(risky[:5]), 's,')} with "
                         + ("failing tests" if failed else f"an error rate of {_pct(error_rate)}") + ".")
         else:
-            medium.append(f"Risky change(s) {named}; tests pass and metrics are clean.")
+            medium.append(f"Risky change{pluralize(len(risky[:5]))} {named}; tests pass and metrics are clean.")
     if missing:
         medium.append("Missing data: " + "; ".join(missing) + ".")
     if high:

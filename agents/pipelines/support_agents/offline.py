@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from agents.llm.offline_registry import offline_analyst, tool_call, tool_failed, tool_results
+from agents.llm.offline_registry import offline_analyst, readable_error, tool_call, tool_failed, tool_results
 from agents.pipelines.support_agents import rules
 from agents.pipelines.support_agents.language import detect_language
 from agents.pipelines.support_agents.replies import reply_for
@@ -77,9 +77,10 @@ def supervisor(data: dict, messages=None):
     escalate = urgency == "critical" or "legal" in classes
     who = (f"{customer['plan'].capitalize()} customer ({customer.get('tenure_months', '?')} months, "
            f"{customer.get('seats', '?')} seats, {customer.get('region') or 'no region'})"
-           if customer.get("plan") != "unknown" else "Customer unknown to customer_lookup")
-    about = ", ".join(sorted(classes - {"angry", "question"})) or "no recognised issue keywords"
-    reasoning = (f"{who}; the message is about: {about}. Urgency row: {row} -> {urgency}. "
+           if customer.get("plan") != "unknown" else "A customer the customer records do not know")
+    about = ", ".join(sorted(c.replace("_", " ") for c in classes - {"angry", "question"}))
+    about = f"the message is about {about}" if about else "the message has no recognised issue keywords"
+    reasoning = (f"{who}; {about}. Urgency {urgency}, from the table's row \"{row}\". "
                  + ("Direct escalation: " + ("legal threat." if "legal" in classes else "critical issue.")
                     if escalate else f"Routed to the {ticket_type} specialist."))
     return {"urgency": urgency, "ticket_type": ticket_type, "reasoning": reasoning, "requires_escalation": escalate}
@@ -124,7 +125,7 @@ def _specialist(area: str):
             why = "VIP customer" if customer.get("vip") else "a sensitive matter (legal or security)"
             reasoning = f"Escalated to a person: {why}."
         elif kb_failed:
-            action, reasoning = "route_specialist", f"The knowledge-base search failed ({result['message'][:120]})."
+            action, reasoning = "route_specialist", f"The knowledge-base search failed ({readable_error(result['message'])[:120]})."
         elif not hits:
             action, reasoning = "route_specialist", "No knowledge-base article matches this issue."
         elif not readable:
@@ -134,7 +135,8 @@ def _specialist(area: str):
             action, reasoning = "route_specialist", f"Urgency {urgency}: a specialist should handle it."
         elif simple and top["score"] >= AUTO_RESPOND_MIN_SCORE:
             action, reasoning = "auto_respond", (
-                f"A simple question that {top['id']} \"{top['title']}\" answers (score {top['score']:.2f}).")
+                f"A simple question that the help article \"{top['title']}\" ({top['id']}) answers "
+                f"(match score {top['score']:.2f}).")
         else:
             action, reasoning = "route_specialist", "Needs a specialist's attention beyond the articles found."
         return {

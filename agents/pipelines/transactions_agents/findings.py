@@ -3,6 +3,8 @@ pure functions of the state, so they are the same on a resume and easy to test."
 
 from __future__ import annotations
 
+from django.template.defaultfilters import pluralize
+
 from agents.pipelines.transactions_agents.state import assess
 
 
@@ -54,7 +56,8 @@ def reason(state: dict) -> dict:
     matches = similarity.get("matches", [])
     fraud_matches = [m for m in matches if m.get("outcome") == "fraud"]
     if fraud_matches:
-        add("known_pattern", f"Resembles {len(fraud_matches)} past investigation(s) decided fraud.",
+        add("known_pattern", f"Resembles {len(fraud_matches)} past investigation{pluralize(len(fraud_matches))} "
+                             "decided fraud.",
             0.3 + 0.6 * float(similarity.get("fraud_share") or 0),
             [_evidence("similarity_tool", f"{m['reference']} at distance {m['distance']}") for m in fraud_matches])
     flagged = [p for p in patterns.values() if p["flagged"]]

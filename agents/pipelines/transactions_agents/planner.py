@@ -94,10 +94,10 @@ def offline_planner(data: dict) -> dict:
         if tool in done:
             continue
         if tool == "similarity_tool" and data.get("history_count") == 0:
-            skipped.append("similarity_tool (the card has no history to compare)")
+            skipped.append("the similarity check (the card has no history to compare)")
             continue
         if tool == "rule_draft_tool" and data["severity"] in ("LOW", "MEDIUM"):
-            skipped.append(f"rule_draft_tool (severity {data['severity']}: not worth a rule)")
+            skipped.append(f"the rule draft ({data['severity'].lower()} severity is not worth a rule)")
             continue
         why = {
             "context_tool": "No context yet: load the transaction and its history first.",
