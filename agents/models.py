@@ -64,6 +64,8 @@ class AgentRun(models.Model):
             models.Index(fields=["case", "pipeline", "-created_at"]),
             # The sweeper, /healthz and /metrics look for the oldest runs in one status.
             models.Index(fields=["status", "created_at"], name="agentrun_status_created"),
+            # The sweeper asks whether any run started lately (is the queue moving?).
+            models.Index(fields=["started_at"], name="agentrun_started"),
         ]
         constraints = [
             models.CheckConstraint(

@@ -73,7 +73,7 @@ def resume_stale_runs() -> int:
     back only after its visibility timeout). So, oldest first and at most SCAN_LIMIT of each:
       1. runs `queued` for longer than RUN_QUEUED_STALE_AFTER_SECONDS since they were created
          or last re-delivered, and overtaken (a run created after them started that long ago)
-         or with nothing running at all: their message may never reach a worker;
+         or with no run started for that long: their message may never reach a worker;
       2. runs `running` whose heartbeat is older than RUN_STALE_AFTER_SECONDS: their worker died.
     Each is stamped `redelivered_at` once its wake-up is sent, so one run is re-sent at most
     once per deadline. A duplicate wake-up costs one conditional UPDATE: the run's claim
@@ -94,17 +94,16 @@ def resume_stale_runs() -> int:
     # holds for both kinds of queued run.
     # A queued run is presumed lost only once the queue has moved past it: workers take
     # messages oldest first, so a run created after it that started a deadline ago says its
-    # message is gone; and with no run in progress at all, an idle worker would have taken it.
-    # A backlog waiting its turn is not re-sent (it was: every deadline, all of it, each re-sent
-    # message then queued ahead of the genuinely lost ones; bench/README.md, kill test).
+    # message is gone; and when no run at all has started for a deadline, a worker would have
+    # taken it. A backlog waiting its turn is not re-sent (it was: every deadline, all of it,
+    # each re-sent message then queued ahead of the lost ones; bench/README.md, kill test).
     queued_past = (
         AgentRun.objects.filter(status=AgentRun.Status.QUEUED, created_at__lt=queued_deadline)
         .filter(Q(redelivered_at__isnull=True) | Q(redelivered_at__lt=queued_deadline))
         # A run scheduled for later is stale only a deadline after it was due.
         .filter(Q(not_before__isnull=True) | Q(not_before__lt=queued_deadline))
     )
-    working = AgentRun.objects.filter(status=AgentRun.Status.RUNNING, heartbeat_at__gte=stale).exists()
-    if working:
+    if AgentRun.objects.filter(started_at__gte=queued_deadline).exists():  # the queue is moving
         overtaken_by = (AgentRun.objects.filter(started_at__lt=queued_deadline)
                         .order_by("-created_at").values_list("created_at", flat=True).first())
         queued_past = queued_past.filter(created_at__lt=overtaken_by) if overtaken_by else queued_past.none()

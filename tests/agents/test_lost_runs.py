@@ -121,11 +121,11 @@ def test_a_freshly_queued_run_is_left_alone(enqueue_lost):
     assert CALLS == []
 
 
-def working_on(case, *, started_ago: float, created_ago: float) -> AgentRun:
-    """A run a live worker is on (fresh heartbeat), created and started this many seconds ago."""
+def started(case, *, started_ago: float, created_ago: float) -> AgentRun:
+    """A run a worker took, created and started this many seconds ago."""
     now = timezone.now()
-    run = AgentRun.objects.create(case=case, pipeline=PIPELINE, mode="full", status=AgentRun.Status.RUNNING,
-                                  started_at=now - timedelta(seconds=started_ago), heartbeat_at=now)
+    run = AgentRun.objects.create(case=case, pipeline=PIPELINE, mode="full", status=AgentRun.Status.COMPLETED,
+                                  started_at=now - timedelta(seconds=started_ago))
     AgentRun.objects.filter(pk=run.pk).update(created_at=now - timedelta(seconds=created_ago))
     return run
 
@@ -136,7 +136,8 @@ def test_a_backlog_waiting_its_turn_is_not_resent_while_workers_are_busy(enqueue
     backlog = [enqueue_lost() for _ in range(3)]
     for run in backlog:
         queued_for(run, past_deadline() + 60)
-    working_on(case, started_ago=past_deadline() + 30, created_ago=past_deadline() + 120)  # older than all
+    started(case, started_ago=past_deadline() + 30, created_ago=past_deadline() + 130)  # older than all
+    started(case, started_ago=1, created_ago=past_deadline() + 120)  # the queue is moving
     sent: list[int] = []
     monkeypatch.setattr(run_pipeline, "apply_async", resent_to(sent))
 
@@ -148,7 +149,8 @@ def test_a_queued_run_overtaken_by_a_newer_started_run_is_resent(enqueue_lost, c
     queued_for(lost, past_deadline() + 120)
     queued_for(waiting, past_deadline() + 20)  # created after the overtaking run: still in line
     # Created after `lost`, started a deadline ago: the queue moved past `lost`'s message.
-    working_on(case, started_ago=past_deadline(), created_ago=past_deadline() + 60)
+    started(case, started_ago=past_deadline(), created_ago=past_deadline() + 60)
+    started(case, started_ago=1, created_ago=past_deadline() + 50)
     sent: list[int] = []
     monkeypatch.setattr(run_pipeline, "apply_async", resent_to(sent))
 
