@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     # Shared by every case type; after the case-type apps, so their tabs come last on the page.
     "casework.cases.tasks",
     "casework.cases.attachments",
+    "casework.cases.notifications",
     "casework.ops",
     "casework.security",
     "agents",
@@ -287,6 +288,7 @@ CELERY_TASK_ROUTES = {
     "agents.tasks.resume_stale_runs": {"queue": "ops"},
     "audit.tasks.audit_sequence_pending": {"queue": "ops"},
     "casework.access.tasks.access_send_reminders": {"queue": "ops"},
+    "casework.cases.notifications.tasks.cases_sla_check": {"queue": "ops"},
 }
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
@@ -510,6 +512,12 @@ CELERY_BEAT_SCHEDULE = {
         # scans re-sent the same runs many times over (bench/README.md, kill test).
         "options": {"expires": float(RUN_SCAN_INTERVAL_SECONDS)},
     },
+}
+# Deadlines: warn CASE_SLA_WARN_HOURS before a case's due_at, record breaches (once each).
+CELERY_BEAT_SCHEDULE["cases-sla-check"] = {
+    "task": "casework.cases.notifications.tasks.cases_sla_check",
+    "schedule": CASE_SLA_CHECK_MINUTES * 60.0,
+    "options": {"expires": CASE_SLA_CHECK_MINUTES * 60.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 

@@ -2,6 +2,7 @@
 
 /                 home: sends each person to their work
 /cases/           the investigator's queue and case pages      casework/cases/urls.py
+/notifications/   every person's notifications and email settings  casework/cases/notifications/urls.py
 /fraud/           fraud alert import and captured patterns     casework/fraud/urls.py
 /access/          access changes: employee links, manager inbox, notifications   casework/access/urls.py
 /support/         support tickets: queue with SLA clocks, logging a message, auto-sent replies   casework/support/urls.py
@@ -44,6 +45,7 @@ urlpatterns = [
     *auth_urlpatterns,
     path("people/", include("casework.people.urls")),
     path("cases/", include("casework.cases.urls")),
+    path("notifications/", include("casework.cases.notifications.urls")),
     path("fraud/", include("casework.fraud.urls")),
     path("access/", include("casework.access.urls")),
     path("support/", include("casework.support.urls")),

@@ -445,6 +445,10 @@ def _end(run: AgentRun, status: str, error: str, unsaved: list[str]) -> None:
     run.finished_at = timezone.now()
     _save(run, ["status", "error", "finished_at", "state", *unsaved])
     unsaved.clear()
+    if status in (AgentRun.Status.FAILED, AgentRun.Status.TIMED_OUT) and run.case_id:
+        from agents.signals import run_failed
+
+        transaction.on_commit(lambda: run_failed.send(sender=AgentRun, run=run))
     audit_record_many([audit_entry_build(
         actor="system", action=f"agent.run_{status}", case=run.case, obj=run,
         data={"pipeline": run.pipeline, "mode": run.mode, "error": error, "steps": run.step_count,

@@ -15,7 +15,6 @@ from casework.access.models import (
     HRMutation,
     InfoRequest,
     ManagerVerdict,
-    Notification,
     RightsCheck,
     Role,
     RoleAuthorisation,
@@ -124,9 +123,3 @@ class AgentMessageAdmin(ReadOnlyAdmin):
 @admin.register(RightsCheck, EmployeeClaim, ManagerVerdict, AdvisoryReport)
 class ResultAdmin(ReadOnlyAdmin):
     pass
-
-
-@admin.register(Notification)
-class NotificationAdmin(ReadOnlyAdmin):
-    list_display = ["created_at", "kind", "recipient_name", "recipient_email", "subject", "read_at", "emailed_at"]
-    list_filter = ["kind"]

@@ -28,3 +28,8 @@ class AccessConfig(AppConfig):
         ):
             case_type_register_tab("access_change", tab)
         demo_register("access_change", demo_load_access)
+        # The dashboard's agreement between agents and people (casework/cases/dashboard).
+        from casework.access.recommendation import RECOMMENDATION
+        from casework.cases.types import case_type_register_recommendation
+
+        case_type_register_recommendation("access_change", RECOMMENDATION)

@@ -1,7 +1,8 @@
 """Access changes: the organisation's reference data, the change under investigation (an HR
 mutation, one per case), and what the investigation produces (rights-check evidence,
-requests to people and their answers, agent-to-agent messages, advisory reports,
-notifications).
+requests to people and their answers, agent-to-agent messages, advisory reports).
+Notifications are the shared ones (casework/cases/notifications), each request's through
+InfoRequest.notifications.
 
 Reference data mirrors the seed's CSV files (docs/access_data.md lists every column);
 it is imported with `manage.py import_access_data` and editable in the admin.
@@ -13,6 +14,7 @@ import secrets
 from datetime import UTC
 
 from django.conf import settings
+from django.contrib.contenttypes.fields import GenericRelation
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
@@ -288,6 +290,9 @@ class InfoRequest(models.Model):
     reminder_count = models.PositiveSmallIntegerField(default=0)
     last_reminder_at = models.DateTimeField(null=True, blank=True)
     escalated_at = models.DateTimeField(null=True, blank=True)
+    # The notifications that carried this request (shared app; their target is the request).
+    notifications = GenericRelation("notifications.Notification", content_type_field="target_type",
+                                    object_id_field="target_id", related_query_name="info_request")
 
     class Meta:
         ordering = ["-sent_at", "-id"]
@@ -452,43 +457,3 @@ class AgentMessage(models.Model):
         if self.error:
             data["error"] = self.error
         return data
-
-
-class Notification(models.Model):
-    """A message to a person: in the app (when they have a login) and by email."""
-
-    recipient_user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
-                                       related_name="access_notifications")
-    recipient_name = models.CharField(max_length=120, blank=True)
-    recipient_email = models.EmailField(blank=True)
-    case = models.ForeignKey("cases.Case", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
-    kind = models.CharField(max_length=40)
-    subject = models.CharField(max_length=200)
-    body = models.TextField()
-    url = models.CharField(max_length=500, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-    read_at = models.DateTimeField(null=True, blank=True)
-    emailed_at = models.DateTimeField(null=True, blank=True)
-    # The request this message carries (an employee's link, a manager's inbox item), if any.
-    request = models.ForeignKey("InfoRequest", null=True, blank=True, on_delete=models.SET_NULL,
-                                related_name="notifications")
-    # Delivery by email: attempts made, and when and why the last one gave up.
-    email_attempts = models.PositiveSmallIntegerField(default=0)
-    email_failed_at = models.DateTimeField(null=True, blank=True)
-    email_error = models.TextField(blank=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["recipient_user", "read_at"])]
-
-    def __str__(self) -> str:
-        return f"{self.kind} to {self.recipient_name or self.recipient_email}: {self.subject}"
-
-    @property
-    def delivery(self) -> str:
-        """emailed, failed, sending (queued or between retries) or in_app (no address)."""
-        if not self.recipient_email:
-            return "in_app"
-        if self.emailed_at:
-            return "emailed"
-        return "failed" if self.email_failed_at else "sending"

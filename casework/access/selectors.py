@@ -13,7 +13,6 @@ from casework.access.models import (
     EmployeeClaim,
     HRMutation,
     InfoRequest,
-    Notification,
 )
 from casework.access.states import WORKING, AccessStatus
 from casework.people.roles import is_manager
@@ -167,17 +166,7 @@ def request_context(request: InfoRequest) -> dict:
             "verdict": getattr(request, "verdict", None) if request.answered_at else None}
 
 
-# --- notifications ----------------------------------------------------------------------------
-
-def notifications_for(user) -> QuerySet[Notification]:
-    return Notification.objects.filter(recipient_user=user).select_related("case").order_by("-created_at", "-id")
-
-
-def unread_count(user) -> int:
-    if not getattr(user, "is_authenticated", False):
-        return 0
-    return Notification.objects.filter(recipient_user=user, read_at__isnull=True).count()
-
+# --- the navigation ----------------------------------------------------------------------------
 
 def open_inbox_count(user) -> int:
     if not getattr(user, "is_authenticated", False):

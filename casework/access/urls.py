@@ -1,4 +1,4 @@
-"""/access/: the employee's answer link, the manager's inbox, notifications, and the
+"""/access/: the employee's answer link, the manager's inbox, and the
 investigator's access pages (the case page itself is /cases/<reference>/)."""
 
 from __future__ import annotations
@@ -13,9 +13,6 @@ urlpatterns = [
     path("respond/<str:token>/", views.respond, name="respond"),
     path("inbox/", views.inbox, name="inbox"),
     path("inbox/<int:pk>/", views.inbox_detail, name="inbox_detail"),
-    path("notifications/", views.notifications, name="notifications"),
-    path("notifications/read-all/", views.notifications_read_all, name="notifications_read_all"),
-    path("notifications/<int:pk>/", views.notification_open, name="notification_open"),
     path("new/", views.mutation_new, name="mutation_new"),
     path("cases/<str:reference>/tabs/<str:tab>/", views.case_tab, name="case_tab"),
     path("cases/<str:reference>/decide/", views.decide, name="decide"),

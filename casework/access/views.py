@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from casework.access import selectors, services
 from casework.access.forms import ClaimForm, DecideForm, MutationForm, VerdictForm
 from casework.access.links import link_check
-from casework.access.models import InfoRequest, Notification
+from casework.access.models import InfoRequest
 from casework.cases.selectors import case_get_for_user
 from casework.errors import Conflict, DomainError
 from casework.people.roles import investigator_required, is_manager
@@ -107,27 +107,6 @@ def inbox_detail(request, pk: int):
             return redirect("access:inbox")
     context = selectors.request_context(req) | {"form": form}
     return render(request, "access/inbox_detail.html", context, status=400 if form.errors else 200)
-
-
-# --- notifications ----------------------------------------------------------------------------
-
-@require_GET
-def notifications(request):
-    return render(request, "access/notifications.html",
-                  {"notifications": selectors.notifications_for(request.user)[:100]})
-
-
-@require_GET
-def notification_open(request, pk: int):
-    note = get_object_or_404(Notification, pk=pk)
-    services.notification_mark_read(user=request.user, notification=note)
-    return redirect(note.url or "access:notifications")
-
-
-@require_POST
-def notifications_read_all(request):
-    services.notifications_mark_all_read(user=request.user)
-    return redirect("access:notifications")
 
 
 # --- the investigator -------------------------------------------------------------------------

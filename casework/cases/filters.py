@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 from django.db.models import Q
 
 from casework.cases.models import Case
+from casework.cases.sla import sla_breached_q, sla_due_soon_q
 from casework.cases.types import case_type_choices_available
 from casework.people.roles import ADMIN, INVESTIGATOR
 
@@ -50,6 +51,9 @@ class CaseFilter(django_filters.FilterSet):
         queryset=_investigators, to_field_name="username", empty_label="Anyone", null_label="Unassigned",
         null_value="none",
     )
+    # Deadlines (casework/cases/sla.py): past due_at and not decided, or due within CASE_SLA_WARN_HOURS.
+    sla = django_filters.ChoiceFilter(choices=[("breached", "SLA breached"), ("due_soon", "Due soon")],
+                                      method="filter_sla", label="Deadline", empty_label="Any deadline")
     ordering = CaseOrderingFilter(
         fields=(
             ("priority_rank", "priority"),
@@ -65,6 +69,9 @@ class CaseFilter(django_filters.FilterSet):
     class Meta:
         model = Case
         fields = ["q", "case_type", "status", "priority", "assignee"]
+
+    def filter_sla(self, queryset, name, value):
+        return queryset.filter(sla_breached_q() if value == "breached" else sla_due_soon_q())
 
     def search(self, queryset, name, value):
         value = value.strip()

@@ -9,3 +9,6 @@ case_closed = Signal()
 # Sent with case=<Case>, assignee=<user>, actor=<user or "system"> once a case was given to
 # someone (created with an assignee, or assigned to a new person) and the transaction committed.
 case_assigned = Signal()
+# Sent with case=<Case>, user=<user> when a person opens the case's page (notifications about
+# it count as read: casework/cases/notifications).
+case_viewed = Signal()

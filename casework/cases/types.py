@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -12,6 +13,22 @@ class Tab:
     id: str
     label: str
     template: str
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """What a type's agents recommend, as SQL, and which decisions agree with it (the
+    dashboard's agreement between agents and people; casework/cases/dashboard).
+
+    `records(case_ref)` is a queryset of the records holding the agents' recommendation for the
+    case `case_ref` (an OuterRef) designates, newest first, annotated with `rec`: the
+    recommendation, NULL when none is clear (the dashboard takes the first as a subquery);
+    `agrees` maps each recommendation to the decision outcomes that agree with it; `labels`
+    names the recommendations for people."""
+
+    records: Callable[[Any], Any]
+    agrees: dict[str, tuple[str, ...]]
+    labels: dict[str, str]
 
 
 @dataclass
@@ -30,6 +47,8 @@ class CaseType:
     # The agent pipeline that works this type's cases; the type is offered (demo, queue
     # filter) only while a pipeline of that name is registered.
     pipeline: str = ""
+    # Set from the case-type package's AppConfig.ready (case_type_register_recommendation).
+    recommendation: Recommendation | None = None
 
     def outcome_label(self, outcome: str) -> str:
         return dict(self.outcomes).get(outcome, outcome)
@@ -98,3 +117,7 @@ def case_type_register_tab(case_type: str, tab: Tab) -> None:
     tabs = CASE_TYPES[case_type].tabs
     if all(t.id != tab.id for t in tabs):
         tabs.append(tab)
+
+
+def case_type_register_recommendation(case_type: str, recommendation: Recommendation) -> None:
+    CASE_TYPES[case_type].recommendation = recommendation

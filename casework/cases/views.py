@@ -13,7 +13,9 @@ from django.views.decorators.http import require_GET, require_POST
 from casework.cases import selectors, services
 from casework.cases.filters import SEARCH_MAX_LENGTH, CaseFilter
 from casework.cases.forms import CloseForm, CommentForm
+from casework.cases.models import Case
 from casework.cases.pagination import COUNT_CAP, CappedPaginator
+from casework.cases.signals import case_viewed
 from casework.cases.timeline import timeline_context
 from casework.errors import DomainError
 from casework.people.roles import investigator_required
@@ -69,6 +71,8 @@ def _detail_context(request, case, **extra):
 @investigator_required
 def detail(request, reference: str):
     case = selectors.case_get_for_user(request.user, reference)
+    # Opening the case is acting on it: its notifications to this person are read.
+    case_viewed.send(sender=Case, case=case, user=request.user)
     return render(request, "cases/detail.html", _detail_context(request, case))
 
 

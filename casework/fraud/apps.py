@@ -31,3 +31,8 @@ class FraudConfig(AppConfig):
         for tab_id, label, template in EVIDENCE_TABS:
             case_type_register_tab("fraud_alert", Tab(tab_id, label, template))
         demo_register("fraud_alert", demo_load_fraud)
+        # The dashboard's agreement between agents and people (casework/cases/dashboard).
+        from casework.cases.types import case_type_register_recommendation
+        from casework.fraud.recommendation import RECOMMENDATION
+
+        case_type_register_recommendation("fraud_alert", RECOMMENDATION)

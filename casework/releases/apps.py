@@ -19,3 +19,8 @@ class ReleasesConfig(AppConfig):
         releases.decision_template = "releases/_decision.html"
         case_type_register_tab("release_risk", Tab("rel-tools", "Detective's tool calls", "releases/tabs/tools.html"))
         demo_register("release_risk", demo_load_releases)
+        # The dashboard's agreement between agents and people (casework/cases/dashboard).
+        from casework.cases.types import case_type_register_recommendation
+        from casework.releases.recommendation import RECOMMENDATION
+
+        case_type_register_recommendation("release_risk", RECOMMENDATION)

@@ -18,3 +18,8 @@ class SupportConfig(AppConfig):
         support.overview_template = "support/_overview.html"
         support.decision_template = "support/_decision.html"
         demo_register("support_ticket", demo_load_support)
+        # The dashboard's agreement between agents and people (casework/cases/dashboard).
+        from casework.cases.types import case_type_register_recommendation
+        from casework.support.recommendation import RECOMMENDATION
+
+        case_type_register_recommendation("support_ticket", RECOMMENDATION)

@@ -24,3 +24,8 @@ class TransactionsConfig(AppConfig):
         ):
             case_type_register_tab("transaction_investigation", tab)
         demo_register("transaction_investigation", demo_load_transactions)
+        # The dashboard's agreement between agents and people (casework/cases/dashboard).
+        from casework.cases.types import case_type_register_recommendation
+        from casework.transactions.recommendation import RECOMMENDATION
+
+        case_type_register_recommendation("transaction_investigation", RECOMMENDATION)

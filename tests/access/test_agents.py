@@ -9,7 +9,8 @@ import pytest
 from agents.pipelines.access import ADVISORY, ORCHESTRATOR, REQUEST_INFO, RIGHTS_CHECK
 from agents.pipelines.access_agents.tools import employee_row, mutation_row
 from agents.runtime.runner import run_agent
-from casework.access.models import InfoRequest, Notification
+from casework.access.models import InfoRequest
+from casework.cases.notifications.models import Notification
 from casework.access.states import AccessStatus, mutation_transition
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from casework.access.demo import demo_load_access
-from casework.access.models import Employee, HRMutation, InfoRequest, Notification, System
+from casework.access.models import Employee, HRMutation, InfoRequest, System
+from casework.cases.notifications.models import Notification
 from casework.cases.demo import DEMO_USERS
 from casework.people.services import user_create
 

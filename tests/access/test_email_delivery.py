@@ -11,9 +11,10 @@ from django.conf import settings
 from django.core import mail
 
 from audit.models import AuditEntry
-from casework.access import tasks
+from casework.cases.notifications import tasks
 from casework.access.links import link_check, link_token
-from casework.access.models import InfoRequest, Notification
+from casework.access.models import InfoRequest
+from casework.cases.notifications.models import Notification
 
 pytestmark = pytest.mark.django_db
 
@@ -54,7 +55,7 @@ def test_the_email_goes_out_from_a_celery_task_after_commit(submit, django_captu
     with django_capture_on_commit_callbacks(execute=True):
         request, _ = request_send(actor="system", mutation=mutation, kind=InfoRequest.Kind.EMPLOYEE,
                                   subject="Please explain", body="Why?")
-    note = Notification.objects.get(request=request)
+    note = Notification.objects.get(info_request=request)
     assert queued == [note.pk] and note.delivery == "sending"
     assert not mail.outbox  # nothing was sent in the request's own thread
     tasks.notification_email_send.apply(args=[note.pk])
@@ -73,7 +74,7 @@ def test_a_failed_delivery_is_retried_spaced_out_then_shown_with_a_resend_button
 
     monkeypatch.setattr(tasks.notification_email_send, "retry", retry)
     settings.CELERY_TASK_EAGER_PROPAGATES = False  # eagerly, a Retry is not an error here
-    note = Notification.objects.get(request=asked)
+    note = Notification.objects.get(info_request=asked)
     # Eagerly, each retry runs at once (a worker waits out the countdown).
     tasks.notification_email_send.apply(args=[note.pk], throw=False)
     note.refresh_from_db()
@@ -81,7 +82,7 @@ def test_a_failed_delivery_is_retried_spaced_out_then_shown_with_a_resend_button
     assert ATTEMPTS == ["priya@example.com"] * 4
     assert note.delivery == "failed" and note.email_attempts == 4
     assert "SMTPServerDisconnected" in note.email_error
-    assert AuditEntry.objects.filter(action="access.email_failed", object_id=str(note.pk)).exists()
+    assert AuditEntry.objects.filter(action="notification.email_failed", object_id=str(note.pk)).exists()
 
     reference = asked.mutation.case.reference
     html = alice_client.get(f"/cases/{reference}/").content.decode()

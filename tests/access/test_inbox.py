@@ -13,8 +13,9 @@ pytestmark = pytest.mark.django_db
 
 def test_the_manager_sees_the_change_the_evidence_and_the_validated_claim(client, org, awaiting_manager):
     client.force_login(org.mona_user)
-    home = client.get("/")
-    assert home.status_code == 302 and home["Location"] == "/access/inbox/"
+    home = client.get("/").content.decode()  # the manager's dashboard: their requests, with age
+    assert 'id="manager-requests"' in home and 'id="chart-by-type"' not in home
+    assert f'href="/access/inbox/{awaiting_manager.pk}/"' in home
     inbox = client.get("/access/inbox/").content.decode()
     assert awaiting_manager.mutation.case.reference in inbox and "Priya Patel" in inbox
     assert "Confirmed by the records" in inbox

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from casework.access.models import HRMutation, Notification
+from casework.access.models import HRMutation
+from casework.cases.notifications.models import Notification
 from casework.access.services import notification_send
 from casework.cases.services import case_create
 from tests.access.conftest import CHANGED_AT
@@ -96,13 +97,13 @@ def test_notifications_are_listed_counted_and_marked_read(client, org, alice):
                              url="/cases/", user=alice)
     client.force_login(alice)
     queue = client.get("/cases/").content.decode()
-    assert 'Notifications<span class="nav-count">1</span>' in queue
-    assert "ACC-1: no answer" in client.get("/access/notifications/").content.decode()
-    opened = client.get(f"/access/notifications/{note.pk}/")
+    assert 'Notifications<span class="nav-count" id="nav-unread">1</span>' in queue
+    assert "ACC-1: no answer" in client.get("/notifications/").content.decode()
+    opened = client.get(f"/notifications/{note.pk}/")
     assert opened.status_code == 302 and opened["Location"] == "/cases/"
     assert Notification.objects.get().read_at is not None
     client.force_login(org.mona_user)
-    assert client.get(f"/access/notifications/{note.pk}/").status_code == 403
+    assert client.get(f"/notifications/{note.pk}/").status_code == 403
 
 
 def test_the_admin_lists_and_edits_reference_data(client, admin_user, asked):
@@ -110,8 +111,10 @@ def test_the_admin_lists_and_edits_reference_data(client, admin_user, asked):
 
     client.force_login(admin_user)
     for model in ("accesslevel", "system", "role", "roleauthorisation", "employee", "directauthorisation", "sickleave",
-                  "vacation", "hrmutation", "inforequest", "agentmessage", "rightscheck", "notification"):
+                  "vacation", "hrmutation", "inforequest", "agentmessage", "rightscheck"):
         assert client.get(reverse(f"admin:access_{model}_changelist")).status_code == 200, model
+    # The access flow's notifications are the shared ones (casework/cases/notifications).
+    assert client.get(reverse("admin:notifications_notification_changelist")).status_code == 200
     system = asked.mutation.system
     response = client.post(reverse("admin:access_system_change", args=[system.pk]),
                            {"code": system.code, "description": "Ledger", "available": ""})
@@ -127,5 +130,5 @@ def test_mark_all_read(client, alice):
     notification_send(actor="system", kind="x", subject="One", body="b", user=alice)
     notification_send(actor="system", kind="x", subject="Two", body="b", user=alice)
     client.force_login(alice)
-    assert client.post("/access/notifications/read-all/").status_code == 302
+    assert client.post("/notifications/read-all/").status_code == 302
     assert not Notification.objects.filter(read_at__isnull=True).exists()

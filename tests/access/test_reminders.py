@@ -11,7 +11,8 @@ import pytest
 from django.core import mail
 
 from casework.access.links import link_url
-from casework.access.models import InfoRequest, Notification
+from casework.access.models import InfoRequest
+from casework.cases.notifications.models import Notification
 from casework.access.reminders import requests_remind_due
 
 pytestmark = pytest.mark.django_db

@@ -96,10 +96,10 @@ def test_an_admin_can_use_the_admin(client, admin_user):
     assert b"Casework administration" in response.content
 
 
-def test_home_sends_an_investigator_to_the_queue(alice_client):
+def test_home_is_the_dashboard_for_an_investigator(alice_client):
     response = alice_client.get("/")
-    assert response.status_code == 302
-    assert response["Location"] == "/cases/"
+    assert response.status_code == 200
+    assert b'id="chart-by-type"' in response.content
 
 
 def test_home_tells_someone_without_a_role_to_ask_for_one(client, django_user_model):

@@ -18,6 +18,7 @@ from casework.access.models import (
     InfoRequest,
     ManagerVerdict,
 )
+from casework.access.services.notifications import notifications_mark_read_for_target, notify_answer
 from casework.access.services.submission import _employee_actor, _enqueue
 from casework.access.states import AccessStatus, mutation_transition
 from casework.errors import Conflict, DomainError
@@ -66,6 +67,8 @@ def claim_submit(*, token: str, claim_type: str, explanation: str, colleague: Em
     audit_record(actor=actor, action="access.claim_submitted", case=mutation.case, obj=claim,
                  data={"claim_type": claim_type, "colleague": colleague.employee_id if colleague else None,
                        "period_start": period_start, "period_end": period_end})
+    notify_answer(actor=actor, request=request, who=f"{mutation.changed_by.name} (the employee)",
+                  summary=claim.explanation)
     _enqueue(mutation, "validate_claim", actor)
     return claim
 
@@ -132,6 +135,10 @@ def verdict_submit(*, actor: User, request: InfoRequest, approved: bool, comment
                         reason=f"Manager {who} {'approved' if approved else 'denied'}: {comment}")
     audit_record(actor=actor, action="access.verdict_submitted", case=mutation.case, obj=verdict,
                  data={"approved": approved, "comment": comment[:500]})
+    # Answering is acting on the request: the manager's notifications about it are read.
+    notifications_mark_read_for_target(user=actor, target=request)
+    notify_answer(actor=actor, request=request, who=f"{request.recipient.name} (the manager)",
+                  summary=f"{'approved' if approved else 'denied'}: {comment}")
     _enqueue(mutation, "advise", actor)
     return verdict
 

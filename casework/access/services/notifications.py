@@ -1,50 +1,28 @@
-"""In-app notifications; the email of each goes out through email_delivery."""
+"""Notifications of the access flow, sent through the shared mechanism
+(casework/cases/notifications): one model, one inbox, one email task for every case type."""
 
 from __future__ import annotations
 
-import logging
-
 from django.contrib.auth.models import User
-from django.core.exceptions import PermissionDenied
-from django.db import transaction
-from django.utils import timezone
 
-from audit.services import audit_record
-from casework.access.models import Notification
-from casework.errors import DomainError
+from casework.cases.notifications.models import Notification
+from casework.cases.notifications.services import (
+    notification_mark_read,
+    notifications_mark_all_read,
+    notifications_mark_read_for_target,
+)
+from casework.cases.notifications.services import notification_send as _shared_send
 
-logger = logging.getLogger(__name__)
+__all__ = ["investigators_to_notify", "notification_mark_read", "notification_send", "notifications_mark_all_read",
+           "notifications_mark_read_for_target", "notify_answer"]
 
 
-@transaction.atomic
 def notification_send(*, actor, kind: str, subject: str, body: str, url: str = "", case=None,
                       user: User | None = None, email: str = "", name: str = "", request=None) -> Notification:
-    """An in-app notification (when the person has a login) and an email (when they have an
-    address), handed to a Celery task (retries, EMAIL_TIMEOUT) once the transaction commits."""
-    email = email or (user.email if user else "")
-    name = name or (user.get_full_name() or user.get_username() if user else "")
-    if not user and not email:
-        raise DomainError(f"{name or 'This person'} has neither a login nor an email address to notify.",
-                          code="no_channel")
-    note = Notification.objects.create(recipient_user=user, recipient_email=email, recipient_name=name, case=case,
-                                       kind=kind, subject=subject[:200], body=body, url=url, request=request)
-    audit_record(actor=actor, action="access.notification_sent", case=case, obj=note,
-                 data={"kind": kind, "to": email or name, "in_app": user is not None, "subject": note.subject})
-    if email:
-        from casework.access.tasks import notification_email_send
-
-        transaction.on_commit(lambda: notification_email_send.delay(note.pk))
-    return note
-
-
-def notification_mark_read(*, user: User, notification: Notification) -> None:
-    if notification.recipient_user_id != user.pk:
-        raise PermissionDenied("This notification is not yours.")
-    Notification.objects.filter(pk=notification.pk, read_at__isnull=True).update(read_at=timezone.now())
-
-
-def notifications_mark_all_read(*, user: User) -> int:
-    return Notification.objects.filter(recipient_user=user, read_at__isnull=True).update(read_at=timezone.now())
+    """The shared notification_send, with the request the notification carries as its target
+    (answering the request marks it read; the case page shows its email delivery)."""
+    return _shared_send(actor=actor, kind=kind, subject=subject, body=body, url=url, case=case, user=user,
+                        email=email, name=name, target=request)
 
 
 def investigators_to_notify(case) -> list[User]:
@@ -54,3 +32,14 @@ def investigators_to_notify(case) -> list[User]:
         return [case.assignee]
     return list(User.objects.filter(groups__name=INVESTIGATOR, is_active=True).order_by("username"))
 
+
+def notify_answer(*, actor, request, who: str, summary: str) -> list[Notification]:
+    """The employee or the manager answered a request: tell the case's investigator(s)."""
+    from django.urls import reverse
+
+    case = request.mutation.case
+    return [notification_send(actor=actor, kind=Notification.Kind.ANSWER, case=case, user=user,
+                              subject=f"{case.reference}: {who} answered",
+                              body=f"{who} answered the request about {case.title}: {summary[:300]}",
+                              url=reverse("cases:detail", args=[case.reference]))
+            for user in investigators_to_notify(case)]

@@ -15,10 +15,10 @@ from casework.access.links import link_url
 from casework.access.models import (
     HRMutation,
     InfoRequest,
-    Notification,
 )
 from casework.access.services.notifications import notification_send
 from casework.access.states import AccessStatus
+from casework.cases.notifications.models import Notification
 from casework.errors import Conflict, DomainError
 
 logger = logging.getLogger(__name__)

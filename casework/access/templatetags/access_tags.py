@@ -24,10 +24,10 @@ def access_message_rows(messages):
 
 @register.simple_tag
 def access_nav(user) -> dict:
-    """Counts for the navigation bar: unread notifications, open inbox requests."""
+    """The navigation bar's count of open inbox requests (notifications: notification_tags)."""
     if not getattr(user, "is_authenticated", False):
-        return {"unread": 0, "inbox": 0}
-    return {"unread": selectors.unread_count(user), "inbox": selectors.open_inbox_count(user)}
+        return {"inbox": 0}
+    return {"inbox": selectors.open_inbox_count(user)}
 
 
 @register.filter

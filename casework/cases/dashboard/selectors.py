@@ -1,0 +1,263 @@
+"""The dashboard's figures, each one SQL aggregate (a handful of queries whatever the data size).
+
+Time series cover the last DASHBOARD_DAYS days (UTC). The figures:
+
+- open cases by type, status and priority, with their age in buckets and the SLA breaches,
+  from one GROUP BY over the open cases;
+- cases opened, decided and breached per day (one GROUP BY each);
+- median and p90 time to decision per type: percentile_cont in PostgreSQL; SQLite has no
+  percentile aggregate, so there one query reads only the durations of the window's decided
+  cases (two timestamps a row) and the percentiles are computed here;
+- agent calls, their error rate and LLM cost per case per day (one GROUP BY on AgentCall);
+- agreement between agents and people per type: each type's Recommendation hook
+  (casework/cases/types.py) gives the agents' recommendation as SQL, so the agreement is one
+  GROUP BY over the window's final decisions and the disagreements one more query.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from django.apps import apps
+from django.db import connection
+from django.db.models import (
+    Aggregate,
+    CharField,
+    Count,
+    DurationField,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    OuterRef,
+    Q,
+    Subquery,
+    Sum,
+    Value,
+    When,
+)
+from django.db.models import Case as CaseWhen
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from casework.cases.models import Case, Decision
+from casework.cases.sla import DONE_STATUSES, sla_breached_q
+from casework.cases.types import CASE_TYPES
+
+DASHBOARD_DAYS = 30
+DISAGREEMENTS_SHOWN = 25
+# Age buckets of open cases: (label, lower bound in hours); the last is open-ended.
+AGE_BUCKETS = (("< 1 day", 0), ("1–3 days", 24), ("3–7 days", 72), ("1–4 weeks", 168), ("> 4 weeks", 672))
+
+
+class PercentileCont(Aggregate):
+    """PostgreSQL's percentile_cont(f) WITHIN GROUP (ORDER BY expr)."""
+
+    function = "PERCENTILE_CONT"
+    template = "%(function)s(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
+    allow_distinct = False
+
+    def __init__(self, expression, fraction: float, **extra):
+        super().__init__(expression, fraction=float(fraction), output_field=DurationField(), **extra)
+
+
+def _open() -> Q:
+    return ~Q(status__in=DONE_STATUSES)
+
+
+def _days(since: date, today: date) -> list[date]:
+    return [since + timedelta(days=i) for i in range((today - since).days + 1)]
+
+
+def open_cases(now: datetime) -> dict:
+    """By type, status and priority, the age buckets and the breaches: one query."""
+    buckets = {}
+    for i, (_label, hours) in enumerate(AGE_BUCKETS):
+        upper = AGE_BUCKETS[i + 1][1] if i + 1 < len(AGE_BUCKETS) else None
+        q = Q(created_at__lte=now - timedelta(hours=hours))
+        if upper is not None:
+            q &= Q(created_at__gt=now - timedelta(hours=upper))
+        buckets[f"age_{i}"] = Count("pk", filter=q)
+    rows = list(Case.objects.filter(_open()).order_by().values("case_type", "status", "priority")
+                .annotate(n=Count("pk"), breached=Count("pk", filter=sla_breached_q(now)), **buckets))
+    by_type: dict[str, int] = {}
+    by_status: dict[str, int] = {}
+    by_priority: dict[str, int] = {}
+    breached_by_type: dict[str, int] = {}
+    ages = [0] * len(AGE_BUCKETS)
+    for row in rows:
+        by_type[row["case_type"]] = by_type.get(row["case_type"], 0) + row["n"]
+        by_status[row["status"]] = by_status.get(row["status"], 0) + row["n"]
+        by_priority[row["priority"]] = by_priority.get(row["priority"], 0) + row["n"]
+        breached_by_type[row["case_type"]] = breached_by_type.get(row["case_type"], 0) + row["breached"]
+        for i in range(len(AGE_BUCKETS)):
+            ages[i] += row[f"age_{i}"]
+    status_labels = dict(Case.Status.choices)
+    priority_labels = dict(Case.Priority.choices)
+    return {
+        "total": sum(by_type.values()),
+        "breached": sum(breached_by_type.values()),
+        "by_type": [(CASE_TYPES[k].label, by_type[k]) for k in CASE_TYPES if k in by_type],
+        "by_status": [(status_labels[k], by_status[k]) for k in Case.Status.values if k in by_status],
+        "by_priority": [(priority_labels[k], by_priority.get(k, 0)) for k in Case.Priority.values],
+        "breached_by_type": [(CASE_TYPES[k].label, breached_by_type.get(k, 0)) for k in CASE_TYPES if k in by_type],
+        "ages": list(zip([label for label, _ in AGE_BUCKETS], ages, strict=True)),
+    }
+
+
+def _per_day(queryset, field: str, since: datetime) -> dict[date, int]:
+    rows = (queryset.filter(**{f"{field}__gte": since}).order_by()
+            .annotate(day=TruncDate(field)).values("day").annotate(n=Count("pk")))
+    return {row["day"]: row["n"] for row in rows}
+
+
+def per_day(now: datetime) -> dict:
+    """Cases opened, decided and breached per day: three GROUP BYs."""
+    today = now.date()
+    since_day = today - timedelta(days=DASHBOARD_DAYS - 1)
+    since = datetime.combine(since_day, datetime.min.time(), tzinfo=now.tzinfo)
+    opened = _per_day(Case.objects.all(), "created_at", since)
+    decided = _per_day(Case.objects.filter(closed_at__isnull=False), "closed_at", since)
+    breached = _per_day(Case.objects.filter(sla_breached_at__isnull=False), "sla_breached_at", since)
+    days = _days(since_day, today)
+    return {"labels": [d.isoformat() for d in days], "opened": [opened.get(d, 0) for d in days],
+            "decided": [decided.get(d, 0) for d in days], "breached": [breached.get(d, 0) for d in days]}
+
+
+def _hours(value: timedelta | None) -> float | None:
+    return round(value.total_seconds() / 3600, 1) if value is not None else None
+
+
+def time_to_decision(now: datetime) -> list[dict]:
+    """Median and p90 hours from creation to decision per type, over the window's decided cases."""
+    since = now - timedelta(days=DASHBOARD_DAYS)
+    decided = Case.objects.filter(closed_at__gte=since).order_by()
+    duration = ExpressionWrapper(F("closed_at") - F("created_at"), output_field=DurationField())
+    result = {}
+    if connection.vendor == "postgresql":
+        for row in decided.values("case_type").annotate(n=Count("pk"), median=PercentileCont(duration, 0.5),
+                                                         p90=PercentileCont(duration, 0.9)):
+            result[row["case_type"]] = {"n": row["n"], "median": _hours(row["median"]), "p90": _hours(row["p90"])}
+    else:
+        # SQLite: no percentile aggregate; one query reads the durations' two timestamps only.
+        durations: dict[str, list[float]] = {}
+        for case_type, created, closed in decided.values_list("case_type", "created_at", "closed_at"):
+            durations.setdefault(case_type, []).append((closed - created).total_seconds() / 3600)
+        for case_type, hours in durations.items():
+            result[case_type] = {"n": len(hours), "median": round(_percentile(hours, 0.5), 1),
+                                 "p90": round(_percentile(hours, 0.9), 1)}
+    return [{"type": CASE_TYPES[k].label, **result[k]} for k in CASE_TYPES if k in result]
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    """Linear interpolation between closest ranks, as PostgreSQL's percentile_cont."""
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[round(fraction * 100) - 1]
+
+
+def agent_costs(now: datetime) -> dict:
+    """Agent calls per day: error rate and LLM cost per case. One GROUP BY on AgentCall
+    (read by name: the case domain does not import the agents package)."""
+    AgentCall = apps.get_model("agents", "AgentCall")
+    today = now.date()
+    since_day = today - timedelta(days=DASHBOARD_DAYS - 1)
+    since = datetime.combine(since_day, datetime.min.time(), tzinfo=now.tzinfo)
+    rows = (AgentCall.objects.filter(created_at__gte=since).order_by()
+            .annotate(day=TruncDate("created_at")).values("day")
+            .annotate(calls=Count("pk"), errors=Count("pk", filter=Q(status="error")),
+                      cost=Sum("cost_usd", output_field=FloatField()),
+                      cases=Count("run__case", distinct=True)))
+    by_day = {row["day"]: row for row in rows}
+    days = _days(since_day, today)
+    error_rate, cost_per_case = [], []
+    for d in days:
+        row = by_day.get(d)
+        error_rate.append(round(100 * row["errors"] / row["calls"], 1) if row and row["calls"] else None)
+        cost_per_case.append(round(float(row["cost"] or 0) / row["cases"], 4) if row and row["cases"] else None)
+    calls = sum(r["calls"] for r in by_day.values())
+    errors = sum(r["errors"] for r in by_day.values())
+    cost = sum(float(r["cost"] or 0) for r in by_day.values())
+    return {"labels": [d.isoformat() for d in days], "error_rate": error_rate, "cost_per_case": cost_per_case,
+            "calls": calls, "errors": errors, "cost": round(cost, 4),
+            "error_rate_total": round(100 * errors / calls, 1) if calls else None}
+
+
+@dataclass
+class Agreement:
+    type_label: str
+    decided: int
+    with_recommendation: int
+    agreed: int
+
+    @property
+    def rate(self) -> float | None:
+        return round(100 * self.agreed / self.with_recommendation) if self.with_recommendation else None
+
+
+def _verdict(ct) -> Subquery:
+    """'agree' or 'disagree' for a decision on a case of this type, NULL without a clear
+    recommendation: the type's latest recommendation record, compared inside the subquery
+    with the outer decision's outcome (so the outer query names it once)."""
+    agree = Q(pk__in=[])
+    for rec, outcomes in ct.recommendation.agrees.items():
+        agree |= Q(rec=rec, decided_outcome__in=outcomes)
+    outcome = ExpressionWrapper(OuterRef("outcome"), output_field=CharField())
+    records = (ct.recommendation.records(OuterRef("case_id")).annotate(decided_outcome=outcome)
+               .annotate(verdict=CaseWhen(When(agree, then=Value("agree")),
+                                          When(rec__isnull=False, then=Value("disagree")),
+                                          default=Value(None), output_field=CharField())))
+    return Subquery(records.values("verdict")[:1], output_field=CharField())
+
+
+def _recommendation(ct) -> Subquery:
+    return Subquery(ct.recommendation.records(OuterRef("case_id")).values("rec")[:1], output_field=CharField())
+
+
+def _per_type(types, make) -> CaseWhen:
+    return CaseWhen(*[When(case__case_type=ct.key, then=make(ct)) for ct in types], default=Value(None),
+                    output_field=CharField())
+
+
+def agreement(now: datetime) -> dict:
+    """Per type: the window's final decisions, how many had a clear recommendation from the
+    agents, and how many of those agreed with it (one GROUP BY type and verdict); and the
+    latest disagreements (one query)."""
+    types = [ct for ct in CASE_TYPES.values() if ct.recommendation is not None]
+    if not types:
+        return {"rows": [], "disagreements": []}
+    decisions = (Decision.objects.filter(final=True, decided_at__gte=now - timedelta(days=DASHBOARD_DAYS))
+                 .annotate(verdict=_per_type(types, _verdict)))
+    counts: dict[str, dict[str | None, int]] = {}
+    for row in decisions.order_by().values("case__case_type", "verdict").annotate(n=Count("pk")):
+        counts.setdefault(row["case__case_type"], {})[row["verdict"]] = row["n"]
+    rows = [Agreement(ct.label, sum(counts[ct.key].values()),
+                      counts[ct.key].get("agree", 0) + counts[ct.key].get("disagree", 0), counts[ct.key].get("agree", 0))
+            for ct in types if ct.key in counts]
+    disagreements = []
+    for decision in (decisions.filter(verdict="disagree").annotate(recommended=_per_type(types, _recommendation))
+                     .select_related("case", "decided_by").order_by("-decided_at", "-id")[:DISAGREEMENTS_SHOWN]):
+        ct = CASE_TYPES[decision.case.case_type]
+        disagreements.append({"decision": decision, "case": decision.case, "type_label": ct.label,
+                              "recommended": ct.recommendation.labels.get(decision.recommended, decision.recommended),
+                              "decided": decision.outcome_label})
+    return {"rows": rows, "disagreements": disagreements}
+
+
+def manager_requests(user) -> list[dict]:
+    """A manager's open validation requests (access changes), oldest first, with their age."""
+    if not apps.is_installed("casework.access"):
+        return []
+    InfoRequest = apps.get_model("access", "InfoRequest")
+    now = timezone.now()
+    requests = (InfoRequest.objects.filter(kind="manager_validation", recipient__user=user, answered_at__isnull=True,
+                                           cancelled_at__isnull=True)
+                .select_related("mutation__case", "mutation__changed_by", "mutation__system").order_by("sent_at", "id"))
+    return [{"request": r, "age_hours": (now - r.sent_at).total_seconds() / 3600} for r in requests[:50]]
+
+
+def dashboard_figures(*, now: datetime | None = None) -> dict:
+    now = now or timezone.now()
+    return {"open": open_cases(now), "per_day": per_day(now), "time_to_decision": time_to_decision(now),
+            "agents": agent_costs(now), "agreement": agreement(now), "days": DASHBOARD_DAYS}

@@ -1,0 +1,23 @@
+"""The dashboard at / (casework.people.views.home routes here by role): the team's figures for
+investigators and admins, and a manager's open validation requests."""
+
+from __future__ import annotations
+
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from casework.cases.dashboard import charts, selectors
+from casework.people.roles import is_investigator, is_manager
+
+
+@require_GET
+def dashboard(request):
+    user = request.user
+    team = is_investigator(user) or user.is_staff
+    context = {"team": team, "manager": is_manager(user)}
+    if team:
+        figures = selectors.dashboard_figures()
+        context |= {"figures": figures, "chart_data": charts.chart_data(figures)}
+    if context["manager"]:
+        context["requests"] = selectors.manager_requests(user)
+    return render(request, "dashboard/dashboard.html", context)

@@ -1,0 +1,128 @@
+"""Every write to a notification goes through these functions.
+
+A notification is created in the transaction of what caused it and audited there; its email
+goes out from a Celery task once that transaction commits (casework/cases/notifications/tasks.py).
+It is marked read when its person acts on what it is about (opens the case, answers the
+request), not only when they click it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.contrib.auth.models import User
+from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from audit.services import audit_record
+from casework.cases.notifications.models import Notification, NotificationPreference
+from casework.errors import DomainError
+
+logger = logging.getLogger(__name__)
+
+
+def _wants_email(user: User | None, kind: str) -> bool:
+    if user is None:
+        return True  # someone without a login (an employee) is reached only by email
+    preference = NotificationPreference.objects.filter(user=user).first()
+    return preference is None or preference.wants_email(kind)
+
+
+@transaction.atomic
+def notification_send(*, actor, kind: str, subject: str, body: str, url: str = "", case=None,
+                      user: User | None = None, email: str = "", name: str = "", target=None) -> Notification:
+    """An in-app notification (when the person has a login) and an email (when they have an
+    address and want this kind by email), handed to a Celery task (retries, EMAIL_TIMEOUT)
+    once the transaction commits. `target`: the object the notification asks them to act on."""
+    email = email or (user.email if user else "")
+    name = name or (user.get_full_name() or user.get_username() if user else "")
+    if not user and not email:
+        raise DomainError(f"{name or 'This person'} has neither a login nor an email address to notify.",
+                          code="no_channel")
+    if email and not _wants_email(user, kind):
+        email = ""
+    note = Notification.objects.create(
+        recipient_user=user, recipient_email=email, recipient_name=name, case=case, kind=kind,
+        subject=subject[:200], body=body, url=url,
+        target_type=ContentType.objects.get_for_model(target) if target is not None else None,
+        target_id=target.pk if target is not None else None,
+    )
+    audit_record(actor=actor, action="notification.sent", case=case, obj=note,
+                 data={"kind": kind, "to": email or name, "in_app": user is not None, "subject": note.subject})
+    if email:
+        from casework.cases.notifications.tasks import notification_email_send
+
+        transaction.on_commit(lambda: notification_email_send.delay(note.pk))
+    return note
+
+
+def notification_mark_read(*, user: User, notification: Notification) -> None:
+    if notification.recipient_user_id != user.pk:
+        raise PermissionDenied("This notification is not yours.")
+    Notification.objects.filter(pk=notification.pk, read_at__isnull=True).update(read_at=timezone.now())
+
+
+def notifications_mark_all_read(*, user: User) -> int:
+    return Notification.objects.filter(recipient_user=user, read_at__isnull=True).update(read_at=timezone.now())
+
+
+def notifications_mark_read_for_case(*, user: User, case) -> int:
+    """The person opened the case: what told them about it is read. One UPDATE."""
+    if not getattr(user, "is_authenticated", False):
+        return 0
+    return Notification.objects.filter(recipient_user=user, case=case, read_at__isnull=True).update(
+        read_at=timezone.now())
+
+
+def notifications_mark_read_for_target(*, user: User, target) -> int:
+    """The person answered what the notification asked (an access request): it is read."""
+    return Notification.objects.filter(
+        recipient_user=user, target_type=ContentType.objects.get_for_model(target), target_id=target.pk,
+        read_at__isnull=True).update(read_at=timezone.now())
+
+
+@transaction.atomic
+def preference_update(*, actor: User, **choices: bool) -> NotificationPreference:
+    unknown = set(choices) - set(NotificationPreference.GROUPS)
+    if unknown:
+        raise ValidationError({name: "Unknown preference." for name in sorted(unknown)})
+    preference, _ = NotificationPreference.objects.get_or_create(user=actor)
+    for name, value in choices.items():
+        setattr(preference, name, bool(value))
+    preference.full_clean()
+    preference.save()
+    audit_record(actor=actor, action="notification.preferences_changed", obj=preference, data=choices)
+    return preference
+
+
+# --- the kinds every case type shares -----------------------------------------------------------
+
+def _case_url(case) -> str:
+    from django.urls import reverse
+
+    return reverse("cases:detail", args=[case.reference])
+
+
+def notify_case_assigned(*, case, assignee: User, actor) -> Notification | None:
+    """Tell the new assignee, unless they assigned it to themselves."""
+    if isinstance(actor, User) and actor.pk == assignee.pk:
+        return None
+    by = actor.get_full_name() or actor.get_username() if isinstance(actor, User) else "the system"
+    return notification_send(
+        actor=actor, kind=Notification.Kind.ASSIGNED, case=case, user=assignee,
+        subject=f"{case.reference} assigned to you",
+        body=f"{by} assigned {case.reference} ({case.title}) to you.", url=_case_url(case))
+
+
+def notify_run_failed(*, case, run_label: str, error: str) -> Notification | None:
+    """Tell the case's assignee that an agent run on it failed (nobody owns it: nobody to tell)."""
+    if case.assignee_id is None or case.status in ("resolved", "closed"):
+        return None
+    return notification_send(
+        actor="system", kind=Notification.Kind.RUN_FAILED, case=case, user=case.assignee,
+        subject=f"{case.reference}: the agents' {run_label} run failed",
+        body=f"The {run_label} run on {case.reference} ({case.title}) ended: {error[:300] or 'no detail'}. "
+             "Re-run it from the case page, or decide without it.",
+        url=_case_url(case))

@@ -1,0 +1,25 @@
+"""What the fraud agents recommend, for the dashboard's agreement with people: the latest
+successful orchestrator call's risk level. High or critical recommends confirming fraud; low
+recommends clearing the alert (marked legit or dismissed); medium is no clear recommendation."""
+
+from __future__ import annotations
+
+from django.db.models import Case, CharField, Value, When
+
+from agents.models import AgentCall
+from casework.cases.types import Recommendation
+
+
+def _records(case_ref):
+    return (AgentCall.objects.filter(run__case_id=case_ref, key="orchestrator", status="ok")
+            .annotate(rec=Case(When(output__risk_level__in=["high", "critical"], then=Value("fraud")),
+                               When(output__risk_level="low", then=Value("clear")), default=Value(None),
+                               output_field=CharField()))
+            .order_by("-id"))
+
+
+RECOMMENDATION = Recommendation(
+    records=_records,
+    agrees={"fraud": ("confirmed_fraud",), "clear": ("legit", "false_positive")},
+    labels={"fraud": "Fraud (high/critical risk)", "clear": "Not fraud (low risk)"},
+)
