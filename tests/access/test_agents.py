@@ -10,8 +10,8 @@ from agents.pipelines.access import ADVISORY, ORCHESTRATOR, REQUEST_INFO, RIGHTS
 from agents.pipelines.access_agents.tools import employee_row, mutation_row
 from agents.runtime.runner import run_agent
 from casework.access.models import InfoRequest
-from casework.cases.notifications.models import Notification
 from casework.access.states import AccessStatus, mutation_transition
+from casework.cases.notifications.models import Notification
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

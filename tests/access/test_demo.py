@@ -6,8 +6,8 @@ import pytest
 
 from casework.access.demo import demo_load_access
 from casework.access.models import Employee, HRMutation, InfoRequest, System
-from casework.cases.notifications.models import Notification
 from casework.cases.demo import DEMO_USERS
+from casework.cases.notifications.models import Notification
 from casework.people.services import user_create
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -11,9 +11,9 @@ from django.conf import settings
 from django.core import mail
 
 from audit.models import AuditEntry
-from casework.cases.notifications import tasks
 from casework.access.links import link_check, link_token
 from casework.access.models import InfoRequest
+from casework.cases.notifications import tasks
 from casework.cases.notifications.models import Notification
 
 pytestmark = pytest.mark.django_db

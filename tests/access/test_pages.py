@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from casework.access.models import HRMutation
-from casework.cases.notifications.models import Notification
 from casework.access.services import notification_send
+from casework.cases.notifications.models import Notification
 from casework.cases.services import case_create
 from tests.access.conftest import CHANGED_AT
 

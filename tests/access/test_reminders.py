@@ -12,8 +12,8 @@ from django.core import mail
 
 from casework.access.links import link_url
 from casework.access.models import InfoRequest
-from casework.cases.notifications.models import Notification
 from casework.access.reminders import requests_remind_due
+from casework.cases.notifications.models import Notification
 
 pytestmark = pytest.mark.django_db
 
