@@ -278,15 +278,17 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
-# Three queues, all consumed by every worker started without -Q (Celery's default when
+# Four queues, all consumed by every worker started without -Q (Celery's default when
 # task_queues is set), polled in turn: the periodic sweeps ("ops") and runs re-sent after a
 # lost message or a dead worker ("resume") are not stuck behind a backlog of new runs in
 # "celery" (bench/README.md, kill test on the embedded defaults).
 CELERY_TASK_DEFAULT_QUEUE = "celery"
-CELERY_TASK_QUEUES = {"celery": {}, "resume": {}, "ops": {}}
+CELERY_TASK_QUEUES = {"celery": {}, "resume": {}, "ops": {}, "chat": {}}
 CELERY_TASK_ROUTES = {
     "agents.tasks.resume_stale_runs": {"queue": "ops"},
     "audit.tasks.audit_sequence_pending": {"queue": "ops"},
+    # Someone is waiting for the answer in the page: not behind a backlog of runs either.
+    "agents.chat.tasks.chat_answer": {"queue": "chat"},
     "casework.access.tasks.access_send_reminders": {"queue": "ops"},
     "casework.cases.notifications.tasks.cases_sla_check": {"queue": "ops"},
 }
@@ -474,6 +476,16 @@ if CHAT_CONTEXT_STRATEGY not in ("summarise", "truncate") or CHAT_HISTORY_MESSAG
                                "CHAT_MAX_TOOL_CALLS are at least 1.")
 
 # --- Agent runs (agents/tasks.py, agents/runtime/pipeline.py) --------------------------
+# Answers are written into the stored message as they arrive, at most every CHAT_STREAM_WRITE_SECONDS;
+# the page reads it every 400 ms. An answer with no progress for CHAT_ANSWER_STALE_SECONDS (its
+# worker died, or its task was lost) is shown as failed, keeping what arrived.
+CHAT_STREAM_WRITE_SECONDS = env.float("CHAT_STREAM_WRITE_SECONDS", default=0.1)
+CHAT_ANSWER_STALE_SECONDS = env.int("CHAT_ANSWER_STALE_SECONDS", default=180)
+# The offline provider streams its answers word by word, this far apart (it answers at once otherwise).
+OFFLINE_STREAM_DELAY_SECONDS = env.float("OFFLINE_STREAM_DELAY_SECONDS", default=0.03)
+if CHAT_STREAM_WRITE_SECONDS <= 0 or CHAT_ANSWER_STALE_SECONDS < 10 or OFFLINE_STREAM_DELAY_SECONDS < 0:
+    raise ImproperlyConfigured("CHAT_STREAM_WRITE_SECONDS is above 0, CHAT_ANSWER_STALE_SECONDS at least 10, "
+                               "OFFLINE_STREAM_DELAY_SECONDS at least 0.")
 # The database says which runs need a worker; a broker message only wakes one, and can be
 # lost. Every RUN_SCAN_INTERVAL_SECONDS a sweeper sends a new wake-up to each run still
 # queued RUN_QUEUED_STALE_AFTER_SECONDS after it was created (or last re-sent), and to each

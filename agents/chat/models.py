@@ -9,6 +9,7 @@ import secrets
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 
 def _new_trace_id() -> str:
@@ -40,6 +41,13 @@ class ChatMessage(models.Model):
         USER = "user", "User"
         ASSISTANT = "assistant", "Agent"
 
+    class Status(models.TextChoices):
+        # An answer is written as it arrives: "answering" until it is complete ("done") or
+        # broke off ("failed", keeping what arrived, with the error named).
+        ANSWERING = "answering", "Answering"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
     role = models.CharField(max_length=10, choices=Role.choices)
     content = models.TextField()
@@ -55,12 +63,19 @@ class ChatMessage(models.Model):
     error = models.TextField(blank=True)
     trace_id = models.CharField(max_length=32, blank=True)
     latency_ms = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DONE)
+    # When a worker took the answer on (a second delivery of its task finds it taken), and
+    # when its text last grew: an answer with no progress for CHAT_ANSWER_STALE_SECONDS failed.
+    started_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["id"]
         constraints = [
             models.CheckConstraint(condition=Q(role__in=["user", "assistant"]), name="chatmessage_role_valid"),
+            models.CheckConstraint(condition=Q(status__in=["answering", "done", "failed"]),
+                                   name="chatmessage_status_valid"),
         ]
 
     def __str__(self) -> str:

@@ -20,7 +20,8 @@ def conversation_info(conversation: Conversation | None, history: list[ChatMessa
     """get_context: message count, tokens in the window and the budget, provider, prunings,
     tool calls, and the answers' traces."""
     answers = [m for m in history if m.role == ChatMessage.Role.ASSISTANT]
-    last = answers[-1] if answers else None
+    finished = [m for m in answers if m.status != ChatMessage.Status.ANSWERING]
+    last = finished[-1] if finished else None
     return {
         "conversation": conversation, "message_count": len(history),
         "window_tokens": last.window_tokens if last else 0, "budget_tokens": last.budget_tokens if last else 0,

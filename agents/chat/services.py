@@ -1,31 +1,44 @@
 """Conversations with a case's agent (seed 004's send_message, new_conversation), audited.
 
-message_send: save the question (one transaction), ask the agent outside any transaction (a
-model may take seconds), save the answer with what it cost and what the context manager did
-(a second transaction). The history sent is the conversation's last CHAT_HISTORY_MESSAGES
-messages; the context manager prunes more when the window is small and records it.
+Asking (message_ask) saves the question and an empty answer, "answering", in one transaction,
+and on commit queues the answer on the "chat" queue: a worker writes it (message_answer).
+The answer is written into the stored message as it arrives (at most every
+CHAT_STREAM_WRITE_SECONDS), and the page reads it every 400 ms until it is done or failed.
+A failure part-way keeps what arrived and names the error; an answer whose worker stopped
+(no progress for CHAT_ANSWER_STALE_SECONDS) is failed by whoever looks at it next
+(message_expire_stale). The API's send_message (message_send) asks and answers in the
+request, returning the complete answer.
+
+The history sent is the conversation's last CHAT_HISTORY_MESSAGES complete messages; the
+context manager prunes more when the window is small and records it.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import secrets
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 from opentelemetry import trace as otel_trace
 
 from agents.chat.assistant import assistant_agent
 from agents.chat.context import case_context
 from agents.chat.models import ChatMessage, Conversation
+from agents.chat.streaming import AnswerBuffer, answer_preview
 from agents.llm.base import Message
 from agents.llm.registry import get_provider
 from agents.llm.tokens import estimate_messages_tokens
+from agents.runtime import aio
 from agents.runtime.context import budget_for
 from agents.runtime.prompting import fence_data, system_prompt_for
-from agents.runtime.runner import run_tool_loop
+from agents.runtime.runner import arun_tool_loop
 from audit.services import audit_record
 from audit.tracing import get_tracer
+from casework.errors import Conflict
 
 QUESTION_MAX = 4000
 
@@ -46,44 +59,118 @@ def conversation_open(*, actor, case) -> Conversation:
 
 
 @transaction.atomic
-def _question_save(*, actor, case, content: str) -> tuple[Conversation, ChatMessage]:
-    conversation = Conversation.objects.select_for_update().filter(case=case, user=actor, is_open=True).first()
-    conversation = conversation or conversation_start(actor=actor, case=case)
-    question = ChatMessage(conversation=conversation, role=ChatMessage.Role.USER, content=content)
-    question.full_clean()
-    question.save()
-    audit_record(actor=actor, action="conversation.asked", case=case, obj=question,
-                 data={"conversation": conversation.pk, "question": content[:1000]})
-    return conversation, question
-
-
-def message_send(*, actor, case, content: str) -> ChatMessage:
-    """send_message: the question, then the agent's answer (or its error), both saved."""
+def message_ask(*, actor, case, content: str, dispatch: bool = True) -> ChatMessage:
+    """send_message, first half: the question and its empty answer ("answering"), audited;
+    the answer is queued once this commits (unless `dispatch` is off: the caller answers)."""
     content = (content or "").strip()
     if not content:
         raise ValidationError({"content": "Ask a question."})
     if len(content) > QUESTION_MAX:
         raise ValidationError({"content": f"A question is at most {QUESTION_MAX} characters."})
-    conversation, question = _question_save(actor=actor, case=case, content=content)
-    earlier = list(conversation.messages.exclude(pk=question.pk).filter(error="")
+    conversation = Conversation.objects.select_for_update().filter(case=case, user=actor, is_open=True).first()
+    conversation = conversation or conversation_start(actor=actor, case=case)
+    pending = conversation.messages.filter(status=ChatMessage.Status.ANSWERING).first()
+    if pending is not None and not message_expire_stale(pending):
+        raise Conflict("The agent is still answering your last question.", code="answering")
+    question = ChatMessage(conversation=conversation, role=ChatMessage.Role.USER, content=content)
+    question.full_clean()
+    question.save()
+    answer = ChatMessage.objects.create(conversation=conversation, role=ChatMessage.Role.ASSISTANT, content="",
+                                        status=ChatMessage.Status.ANSWERING, provider=get_provider().name)
+    audit_record(actor=actor, action="conversation.asked", case=case, obj=question,
+                 data={"conversation": conversation.pk, "question": content[:1000], "answer": answer.pk})
+    if dispatch:
+        from agents.chat.tasks import chat_answer
+
+        transaction.on_commit(lambda: chat_answer.delay(answer.pk))
+    return answer
+
+
+def message_send(*, actor, case, content: str) -> ChatMessage:
+    """send_message for the API: the question, then the whole answer (or its error), both saved."""
+    answer = message_ask(actor=actor, case=case, content=content, dispatch=False)
+    message_answer(message_id=answer.pk)
+    answer.refresh_from_db()
+    return answer
+
+
+def message_answer(*, message_id: int) -> bool:
+    """Write the answer to a question (the worker's half of send_message). Claims the message
+    first: a second delivery of the task finds it taken and does nothing (returns False)."""
+    now = timezone.now()
+    claimed = ChatMessage.objects.filter(pk=message_id, status=ChatMessage.Status.ANSWERING,
+                                         started_at__isnull=True).update(started_at=now, updated_at=now)
+    if not claimed:
+        return False
+    answer = ChatMessage.objects.select_related("conversation__case", "conversation__user").get(pk=message_id)
+    conversation = answer.conversation
+    case, actor = conversation.case, conversation.user
+    earlier = list(conversation.messages.filter(id__lt=answer.pk, status=ChatMessage.Status.DONE, error="")
                    .order_by("-id")[:settings.CHAT_HISTORY_MESSAGES])[::-1]
-    history = [Message(role=m.role, content=m.content) for m in earlier] + [Message(role="user", content=content)]
+    history = [Message(role=m.role, content=m.content) for m in earlier]
     agent = assistant_agent(case.case_type)
     data = case_context(case)
     provider = get_provider()
+    buffer = AnswerBuffer()
     with get_tracer().start_as_current_span("conversation.send_message", context=_trace_parent(conversation)) as span:
         span.set_attributes({"conversation.id": conversation.pk, "conversation.message_count": len(history),
                              "case.reference": case.reference, "user": actor.get_username()})
-        result = run_tool_loop(agent, data, history=history, max_tool_calls=settings.CHAT_MAX_TOOL_CALLS,
-                               context_strategy=settings.CHAT_CONTEXT_STRATEGY,
-                               metadata={"case": case.reference, "conversation": str(conversation.pk)})
+        future = aio.submit(arun_tool_loop(
+            agent, data, history=history, max_tool_calls=settings.CHAT_MAX_TOOL_CALLS,
+            context_strategy=settings.CHAT_CONTEXT_STRATEGY, stream=buffer,
+            metadata={"case": case.reference, "conversation": str(conversation.pk)}))
+        result = _follow(future, buffer, answer)
     window = estimate_messages_tokens([Message("system", system_prompt_for(agent.system_prompt, None)),
                                        Message("user", fence_data(data, label=agent.id)), *history])
     if result.context_events:
         window = result.context_events[-1]["tokens_after"]
-    answer_text = result.output["answer"] if result.ok else f"The agent could not answer: {result.error}"
-    return _answer_save(actor=actor, case=case, conversation=conversation, content=answer_text, result=result,
-                        window=window, budget=budget_for(provider.capabilities().context_tokens, agent.max_tokens))
+    if result.ok:
+        content = result.output["answer"]
+    else:  # what arrived stays, under the error
+        content = answer_preview(buffer.snapshot()[1])
+    _answer_save(actor=actor, case=case, answer=answer, content=content, result=result, window=window,
+                 budget=budget_for(provider.capabilities().context_tokens, agent.max_tokens))
+    return True
+
+
+def _follow(future: concurrent.futures.Future, buffer: AnswerBuffer, answer: ChatMessage):
+    """Wait for the answer, writing what has arrived into the message every
+    CHAT_STREAM_WRITE_SECONDS while it grows (this thread writes; the event loop only records)."""
+    seen = 0
+    while True:
+        try:
+            return future.result(timeout=settings.CHAT_STREAM_WRITE_SECONDS)
+        except concurrent.futures.TimeoutError:
+            version, text, tools = buffer.snapshot()
+            if version == seen:
+                continue
+            seen = version
+            ChatMessage.objects.filter(pk=answer.pk, status=ChatMessage.Status.ANSWERING).update(
+                content=answer_preview(text), tool_calls=[{"name": name, "success": True, "running": True}
+                                                          for name in tools], updated_at=timezone.now())
+
+
+@transaction.atomic
+def message_expire_stale(message: ChatMessage) -> bool:
+    """An answer with no progress for CHAT_ANSWER_STALE_SECONDS failed (its worker stopped, or
+    its task was lost): say so, keeping what arrived. True if it was (or is now) not answering."""
+    cutoff = timezone.now() - timedelta(seconds=settings.CHAT_ANSWER_STALE_SECONDS)
+    if message.status != ChatMessage.Status.ANSWERING:
+        return True
+    if message.updated_at > cutoff:
+        return False
+    error = (f"The answer stopped: no progress for {settings.CHAT_ANSWER_STALE_SECONDS} s "
+             f"({'its worker stopped' if message.started_at else 'no worker took it'}). Ask again.")
+    done = ChatMessage.objects.filter(pk=message.pk, status=ChatMessage.Status.ANSWERING,
+                                      updated_at__lte=cutoff).update(status=ChatMessage.Status.FAILED, error=error,
+                                                                     updated_at=timezone.now())
+    if done:
+        message.refresh_from_db()
+        conversation = message.conversation
+        audit_record(actor="system", action="conversation.failed", case=conversation.case, obj=message,
+                     data={"conversation": conversation.pk, "asked_by": conversation.user.get_username(),
+                           "answer": message.content[:1000], "error": error, "error_type": "stalled"})
+    return True
 
 
 def _trace_parent(conversation: Conversation):
@@ -94,17 +181,20 @@ def _trace_parent(conversation: Conversation):
 
 
 @transaction.atomic
-def _answer_save(*, actor, case, conversation, content: str, result, window: int, budget: int) -> ChatMessage:
-    answer = ChatMessage(
-        conversation=conversation, role=ChatMessage.Role.ASSISTANT, content=content, provider=result.provider,
-        model=result.model, input_tokens=result.input_tokens, output_tokens=result.output_tokens,
-        window_tokens=window, budget_tokens=max(0, budget), context_events=result.context_events,
+def _answer_save(*, actor, case, answer: ChatMessage, content: str, result, window: int, budget: int) -> None:
+    fields = dict(
+        content=content, provider=result.provider, model=result.model, input_tokens=result.input_tokens,
+        output_tokens=result.output_tokens, window_tokens=window, budget_tokens=max(0, budget),
+        context_events=result.context_events,
         tool_calls=[{k: tc[k] for k in ("name", "arguments", "success", "error_type")} for tc in result.tool_calls],
-        error=result.error, trace_id=result.trace_id, latency_ms=result.latency_ms)
-    answer.save()
+        error=result.error, trace_id=result.trace_id, latency_ms=result.latency_ms,
+        status=ChatMessage.Status.DONE if result.ok else ChatMessage.Status.FAILED, updated_at=timezone.now())
+    # Only an answer still answering is finished here: one already failed as stale stays so.
+    if not ChatMessage.objects.filter(pk=answer.pk, status=ChatMessage.Status.ANSWERING).update(**fields):
+        return
     audit_record(actor=f"agent:{result.agent_id}", action="conversation.answered" if result.ok else
                  "conversation.failed", case=case, obj=answer,
-                 data={"conversation": conversation.pk, "asked_by": actor.get_username(), "answer": content[:1000],
-                       "provider": result.provider, "model": result.model, "tools": [t["name"] for t in answer.tool_calls],
-                       "context_events": len(result.context_events), "error": result.error})
-    return answer
+                 data={"conversation": answer.conversation_id, "asked_by": actor.get_username(),
+                       "answer": content[:1000], "provider": result.provider, "model": result.model,
+                       "tools": [t["name"] for t in fields["tool_calls"]], "context_events": len(result.context_events),
+                       "error": result.error, "error_type": result.error_type})

@@ -13,6 +13,7 @@ import anthropic
 
 from agents.llm import errors
 from agents.llm.base import Capabilities, Completion, LLMRequest, Message, Provider, ToolCall
+from agents.llm.streaming import anthropic_stream
 
 
 class AnthropicProvider(Provider):
@@ -50,6 +51,9 @@ class AnthropicProvider(Provider):
 
     async def acomplete(self, request: LLMRequest) -> Completion:
         await self.awarm()  # one client per event loop
+        if request.on_delta is not None:  # shown as it arrives (agents.llm.streaming)
+            return await anthropic_stream(self._aclient, self._kwargs(request), on_delta=request.on_delta,
+                                          normalise=_normalise, completion=self._completion)
         started = time.perf_counter()
         try:
             response = await self._aclient.messages.create(**self._kwargs(request))

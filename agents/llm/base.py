@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass
@@ -85,10 +86,26 @@ class LLMRequest:
     # Where the request comes from (run, agent, correlation id): sent as X-Casework-* headers
     # so that a provider's own logs can be traced back to the case.
     metadata: dict[str, str] = field(default_factory=dict)
+    # Set when the caller shows the answer as it arrives ("Ask the agent"): a provider that
+    # streams calls it with each piece of the answer's text, on the event loop's thread.
+    on_delta: Callable[[str], None] | None = None
 
     def headers(self) -> dict[str, str]:
         return {f"X-Casework-{key.replace('_', '-').title()}": str(value)
                 for key, value in self.metadata.items() if value not in (None, "")}
+
+
+class StreamSink(Protocol):
+    """Where a caller that shows an answer as it arrives receives it (runner.arun_tool_loop's
+    `stream`): begin() before each provider request (a retry or the next turn starts afresh),
+    delta(text) for each piece of text, tool(name) before each tool runs. Called on the event
+    loop's thread: an implementation only records, it never blocks."""
+
+    def begin(self) -> None: ...
+
+    def delta(self, text: str) -> None: ...
+
+    def tool(self, name: str) -> None: ...
 
 
 class Provider(abc.ABC):

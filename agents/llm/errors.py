@@ -39,6 +39,13 @@ class TimeoutError(LLMError):  # noqa: A001 - the normalised name the design ask
     kind = "timeout"
 
 
+class StreamInterrupted(LLMError):
+    """A streamed answer broke off after part of it had arrived (and been shown): not retried,
+    since a second answer would not continue the first; the part that arrived is kept."""
+
+    kind = "stream_interrupted"
+
+
 class ProviderError(LLMError):
     """Anything else from the provider. 5xx answers are retryable, the rest are not."""
 

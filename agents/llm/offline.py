@@ -29,6 +29,13 @@ class OfflineProvider(Provider):
     async def acomplete(self, request: LLMRequest) -> Completion:
         # The analysts are pure functions of the request (tools, which may read the database,
         # run on their own pool), so they answer on the loop: no thread hand-off per call.
+        if request.on_delta is not None:  # "Ask the agent": the same answer, word by word
+            from django.conf import settings
+
+            from agents.llm.streaming import offline_stream
+
+            return await offline_stream(self.complete(request), request.on_delta,
+                                        settings.OFFLINE_STREAM_DELAY_SECONDS)
         return self.complete(request)
 
     def complete(self, request: LLMRequest) -> Completion:

@@ -17,6 +17,7 @@ import openai
 
 from agents.llm import errors
 from agents.llm.base import Capabilities, Completion, LLMRequest, Message, Provider, ToolCall
+from agents.llm.streaming import openai_stream
 
 GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
 
@@ -71,6 +72,8 @@ class OpenAICompatibleProvider(Provider):
         return self._completion(response, started)
 
     async def acomplete(self, request: LLMRequest) -> Completion:
+        if request.on_delta is not None:
+            return await self._astream(request)
         kwargs, use_schema = self._kwargs(request)
         started = time.perf_counter()
         headers, timeout = kwargs.pop("extra_headers", {}), kwargs.pop("timeout")
@@ -94,6 +97,24 @@ class OpenAICompatibleProvider(Provider):
         if not isinstance(data, dict):
             raise errors.ProviderError("The endpoint answered JSON that is not a chat completion object.")
         return self._completion(_Answer.of(data), started)
+
+    async def _astream(self, request: LLMRequest) -> Completion:
+        """The answer as SSE chunks, each piece of text to request.on_delta (agents.llm.streaming)."""
+        kwargs, use_schema = self._kwargs(request)
+        headers, timeout = kwargs.pop("extra_headers", {}), kwargs.pop("timeout")
+        usage = getattr(self, "_stream_usage", True)
+        try:
+            return await openai_stream(self._async_client(), kwargs, headers=headers, timeout=timeout,
+                                       on_delta=request.on_delta, normalise=_normalise, model=self.model,
+                                       include_usage=usage)
+        except errors.ValidationError as exc:
+            if use_schema and _mentions_response_format(exc):
+                self._structured_output = False
+                return await self._astream(request)
+            if usage and "stream_options" in str(exc).lower():  # an endpoint without usage in streams
+                self._stream_usage = False
+                return await self._astream(request)
+            raise
 
     def _kwargs(self, request: LLMRequest) -> tuple[dict, bool]:
         kwargs = {

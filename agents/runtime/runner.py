@@ -23,7 +23,7 @@ from opentelemetry import trace as otel_trace
 
 from agents import metrics
 from agents.llm import errors
-from agents.llm.base import Completion, LLMRequest, Message, Provider, ResponseSchema
+from agents.llm.base import Completion, LLMRequest, Message, Provider, ResponseSchema, StreamSink
 from agents.llm.registry import get_provider
 from agents.runtime import aio, semconv
 from agents.runtime.agent import Agent, AgentResult
@@ -46,6 +46,8 @@ class _Call:
     input_data: dict | None = None
     metadata: dict = field(default_factory=dict)
     requests: int = 0
+    # Shows the answer as it arrives: begin() before each request, delta(text) per piece, tool(name).
+    stream: StreamSink | None = None
 
     async def complete(self, messages: list[Message], *, tools=None, schema: bool = True) -> Completion:
         agent, provider, result = self.agent, self.provider, self.result
@@ -54,6 +56,7 @@ class _Call:
             response_schema=ResponseSchema(agent.id, agent.output_schema()) if schema else None,
             temperature=agent.temperature, max_tokens=agent.max_tokens, timeout=agent.timeout or settings.LLM_TIMEOUT_SECONDS,
             agent_id=agent.id, input_data=self.input_data, metadata=self.metadata,
+            on_delta=self.stream.delta if self.stream is not None else None,
         )
         tracer = get_tracer()
 
@@ -66,6 +69,8 @@ class _Call:
                         message_count=len(messages), tool_count=len(request.tools),
                         run_id=self.metadata.get("run")))
                     started = time.perf_counter()
+                    if self.stream is not None:
+                        self.stream.begin()  # a retry's answer starts afresh
                     try:
                         completion = await provider.acomplete(request)
                     except errors.LLMError as exc:
@@ -202,15 +207,17 @@ async def arun_agent(agent: Agent, input_data: dict, *, provider: Provider | Non
 async def arun_tool_loop(agent: Agent, input_data: dict, *, provider: Provider | None = None,
                          policy: RetryPolicy | None = None, max_turns: int = 8, max_tool_calls: int = 16,
                          context_strategy: str = "truncate", metadata: dict | None = None,
-                         history: list[Message] | None = None) -> AgentResult:
+                         history: list[Message] | None = None, stream: StreamSink | None = None) -> AgentResult:
     """Call, run the tools asked for, return their results, call again (seed 004, section 5).
 
     Ends with the model's final JSON answer, or with the agent's final tool (whose validated
     arguments are the output), or with an error once max_turns or max_tool_calls is reached.
     `history` (a conversation's earlier turns and its new question) follows the fenced input;
     the context manager keeps the system prompt and the input and prunes the history first.
+    `stream` receives each request's answer as it arrives, from providers that stream.
     """
     call, result, messages = _start(agent, input_data, provider, policy, metadata)
+    call.stream = stream
     messages += history or []
     registry = ToolRegistry(agent.tools)
     tracer = get_tracer()
@@ -237,6 +244,8 @@ async def arun_tool_loop(agent: Agent, input_data: dict, *, provider: Provider |
                         result.error = f"{agent.id} stopped after {max_tool_calls} tool calls without finishing."
                         result.error_type = "tool_call_cap"
                         return _finish(result, span, started)
+                    if stream is not None:
+                        stream.tool(tool_call.name)
                     outcome = await _execute_tool(registry, tool_call, turn, result)
                     messages.append(Message(role="tool", content=outcome.as_message_content(),
                                             tool_call_id=tool_call.id, name=tool_call.name))

@@ -12,6 +12,12 @@ Scripting, per test:
 Replies are built with the helpers below (`text`, `json_answer`, `fenced_json`,
 `prose_json`, `tool_calls`, `error`, `rate_limited`) and carry an optional delay.
 
+A request with `"stream": true` is answered as the real API streams (server-sent events over
+chunked transfer encoding: OpenAI's `data: {chunk}` ... `data: [DONE]`, Anthropic's
+message_start ... message_stop), the text in word-sized pieces. A reply's `chunk_delay`
+pauses between events, and `cut_after=N` hangs up after N events without finishing (a
+connection lost mid-answer).
+
 Every request is recorded (`server.requests`: path, headers, JSON body, arrival and answer
 times), and the number of requests in flight is tracked (`server.max_in_flight`).
 `latency=` adds a fixed delay to every answer: the benchmark's fixed-latency mode.
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -60,6 +67,9 @@ class Reply:
     delay: float = 0.0
     input_tokens: int | None = None
     output_tokens: int | None = None
+    # Streamed answers only: the pause between events, and hanging up after this many events.
+    chunk_delay: float = 0.0
+    cut_after: int | None = None
 
 
 def text(content: str, **kw) -> Reply:
@@ -222,6 +232,12 @@ class FakeLLMServer:
                 wait = self.latency + reply.delay
                 if wait > 0:
                     time.sleep(wait)
+                if body.get("stream") and reply.status < 400 and reply.body is None:
+                    with self._lock:
+                        self.in_flight -= 1
+                    counted = False
+                    record.status = self._stream(handler, reply, self._events(reply, body, next(self._ids)))
+                    return
                 status, payload, headers = self._render(reply, body, next(self._ids))
             data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
             # Out of flight before the client can see the answer and send its next request.
@@ -247,6 +263,34 @@ class FakeLLMServer:
 
     def _render(self, reply: Reply, request: dict, n: int) -> tuple[int, Any, dict[str, str]]:
         raise NotImplementedError
+
+    def _events(self, reply: Reply, request: dict, n: int) -> list[str]:
+        """A streamed answer's server-sent events, each `event:`/`data:` lines and a blank line."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _stream(handler: BaseHTTPRequestHandler, reply: Reply, events: list[str]) -> int:
+        handler.send_response(200)
+        for name, value in reply.headers.items():
+            handler.send_header(name, value)
+        handler.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        handler.send_header("Transfer-Encoding", "chunked")
+        handler.end_headers()
+        for number, event in enumerate(events):
+            if reply.cut_after is not None and number >= reply.cut_after:
+                # Hang up mid-answer: no last chunk, the socket closed under the client.
+                handler.wfile.flush()
+                handler.close_connection = True
+                handler.connection.shutdown(2)
+                return 200
+            if number and reply.chunk_delay:
+                time.sleep(reply.chunk_delay)
+            data = event.encode()
+            handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            handler.wfile.flush()
+        handler.wfile.write(b"0\r\n\r\n")
+        handler.wfile.flush()
+        return 200
 
 
 class _Server(ThreadingHTTPServer):
@@ -347,6 +391,44 @@ class FakeOpenAIServer(FakeLLMServer):
         return reply.status, body, reply.headers
 
 
+def _pieces(text: str | None) -> list[str]:
+    """Word-sized pieces of a streamed text, as models stream them (the space before a word)."""
+    return re.findall(r"\s*\S+|\s+", text or "")
+
+
+def _sse(data: Any, event: str = "") -> str:
+    return (f"event: {event}\n" if event else "") + f"data: {json.dumps(data) if not isinstance(data, str) else data}\n\n"
+
+
+def _openai_events(self, reply: Reply, request: dict, n: int) -> list[str]:
+    base = {"id": f"chatcmpl-fake-{n}", "object": "chat.completion.chunk", "created": int(time.time()),
+            "model": request.get("model") or "fake-model"}
+
+    def chunk(delta: dict, finish: str | None = None) -> str:
+        return _sse({**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]})
+
+    events = [chunk({"role": "assistant", "content": ""})]
+    events += [chunk({"content": piece}) for piece in _pieces(reply.text)]
+    for i, c in enumerate(reply.tool_calls):
+        arguments = c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments)
+        half = len(arguments) // 2
+        events.append(chunk({"tool_calls": [{"index": i, "id": c.id or f"call_{n}_{i}", "type": "function",
+                                             "function": {"name": c.name, "arguments": arguments[:half]}}]}))
+        events.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": arguments[half:]}}]}))
+    events.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
+    if (request.get("stream_options") or {}).get("include_usage"):
+        input_tokens = reply.input_tokens if reply.input_tokens is not None else _estimate(request.get("messages"))
+        output_tokens = reply.output_tokens if reply.output_tokens is not None else _estimate(
+            reply.text or [c.arguments for c in reply.tool_calls])
+        events.append(_sse({**base, "choices": [], "usage": {
+            "prompt_tokens": input_tokens, "completion_tokens": output_tokens,
+            "total_tokens": input_tokens + output_tokens}}))
+    return [*events, _sse("[DONE]")]
+
+
+FakeOpenAIServer._events = _openai_events
+
+
 class FakeAnthropicServer(FakeLLMServer):
     """POST /v1/messages, answering as Anthropic's Messages API does (content blocks,
     stop_reason, usage; errors as {"type": "error", "error": {"type", "message"}})."""
@@ -382,6 +464,38 @@ class FakeAnthropicServer(FakeLLMServer):
             "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
         }
         return reply.status, body, reply.headers
+
+
+def _anthropic_events(self, reply: Reply, request: dict, n: int) -> list[str]:
+    input_tokens = reply.input_tokens if reply.input_tokens is not None else _estimate(
+        [request.get("system"), request.get("messages")])
+    events = [_sse({"type": "message_start", "message": {
+        "id": f"msg_fake_{n}", "type": "message", "role": "assistant", "model": request.get("model") or "fake-claude",
+        "content": [], "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": input_tokens, "output_tokens": 1}}}, "message_start")]
+    index = 0
+    if reply.text:
+        events.append(_sse({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                           "content_block_start"))
+        events += [_sse({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}},
+                        "content_block_delta") for piece in _pieces(reply.text)]
+        events.append(_sse({"type": "content_block_stop", "index": 0}, "content_block_stop"))
+        index = 1
+    for i, c in enumerate(reply.tool_calls, start=index):
+        events.append(_sse({"type": "content_block_start", "index": i, "content_block": {
+            "type": "tool_use", "id": c.id or f"toolu_{n}_{i}", "name": c.name, "input": {}}}, "content_block_start"))
+        events.append(_sse({"type": "content_block_delta", "index": i, "delta": {
+            "type": "input_json_delta", "partial_json": json.dumps(c.arguments)}}, "content_block_delta"))
+        events.append(_sse({"type": "content_block_stop", "index": i}, "content_block_stop"))
+    output_tokens = reply.output_tokens if reply.output_tokens is not None else _estimate(
+        reply.text or [c.arguments for c in reply.tool_calls])
+    events.append(_sse({"type": "message_delta", "delta": {"stop_reason": "tool_use" if reply.tool_calls else "end_turn",
+                                                           "stop_sequence": None},
+                        "usage": {"output_tokens": output_tokens}}, "message_delta"))
+    return [*events, _sse({"type": "message_stop"}, "message_stop")]
+
+
+FakeAnthropicServer._events = _anthropic_events
 
 
 def main(argv: list[str] | None = None) -> None:
