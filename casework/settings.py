@@ -601,5 +601,12 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # One INFO line per HTTP request from the SDKs' HTTP clients: every LLM call is already
+        # an AgentCall row, an audit entry and a span, and formatting the line cost a busy
+        # worker ~2% of its CPU (bench/README.md). HTTP_CLIENT_LOG_LEVEL=INFO shows them.
+        "httpx": {"level": env("HTTP_CLIENT_LOG_LEVEL", default="WARNING")},
+        "httpx2": {"level": env("HTTP_CLIENT_LOG_LEVEL", default="WARNING")},
+    },
 }
