@@ -98,3 +98,22 @@ def test_a_request_withdrawn_before_the_answer_is_refused(client, org, awaiting_
     response = api.post(f"/api/access/requests/{awaiting_manager.pk}/answer/", {"approved": True, "comment": "ok"},
                         format="json")
     assert response.status_code == 409 and response.json()["code"] == "request_cancelled"
+
+
+def test_answering_marks_the_managers_notification_read_and_tells_the_investigator(
+        client, org, awaiting_manager, alice):
+    """Issue 14: a notification is read when its person acts on it (answers the request), and an
+    answer from a manager (or an employee) is a notification to the investigator."""
+    from casework.cases.notifications.models import Notification
+
+    asked = Notification.objects.get(info_request=awaiting_manager, recipient_user=org.mona_user)
+    assert asked.read_at is None
+    employee_answer = Notification.objects.get(kind="answer", subject__contains="the employee")
+    assert employee_answer.recipient_user == alice  # Priya's claim, earlier in the flow
+    client.force_login(org.mona_user)
+    client.post(f"/access/inbox/{awaiting_manager.pk}/", {"decision": "deny", "comment": "I never asked her."})
+    asked.refresh_from_db()
+    assert asked.read_at is not None
+    answer = Notification.objects.get(kind="answer", subject__contains="the manager")
+    assert answer.recipient_user == alice and "denied: I never asked her." in answer.body
+    assert answer.url == f"/cases/{awaiting_manager.mutation.case.reference}/"
