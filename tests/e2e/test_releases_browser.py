@@ -1,5 +1,6 @@
 """A release in a real browser: CI posts it, the detective files a high report, the release
-manager asks the agent why, then decides go against the report and confirms the override."""
+manager asks the agent why (the answer appears word by word as the worker writes it), then
+decides go against the report and confirms the override."""
 
 from __future__ import annotations
 
@@ -7,12 +8,15 @@ import pytest
 from playwright.sync_api import expect
 
 from casework.releases.models import Release
+from tests.chat.fixtures import worker_thread  # noqa: F401 - fixture
 from tests.releases.conftest import SEED
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-def test_a_release_arrives_the_manager_asks_the_agent_then_decides(page, log_in, api):
+@pytest.mark.usefixtures("worker_thread")
+def test_a_release_arrives_the_manager_asks_the_agent_then_decides(page, log_in, api, settings):
+    settings.OFFLINE_STREAM_DELAY_SECONDS = 0.04  # the offline answer arrives word by word
     response = api.post("/api/releases/", SEED, format="json")  # CI; the detective runs on commit
     assert response.status_code == 201, response.content
     reference = response.json()["reference"]
@@ -24,7 +28,14 @@ def test_a_release_arrives_the_manager_asks_the_agent_then_decides(page, log_in,
     page.get_by_role("tab", name="Ask the agent").click()
     page.get_by_label("Your question").fill("Why this severity?")
     page.get_by_role("button", name="Ask").click()
-    expect(page.locator(".chat-assistant")).to_contain_text("The release is rated high because:")
+    answering = page.locator('.chat-assistant[data-status="answering"]')
+    expect(answering).to_contain_text("Still answering")
+    expect(answering.locator(".chat-content")).to_contain_text("The release is rated")  # before it is complete
+    expect(page.get_by_role("button", name="Ask")).to_be_disabled()
+    done = page.locator('.chat-assistant[data-status="done"]')
+    expect(done).to_contain_text("The release is rated high because:")
+    expect(done).to_contain_text("test_refund_flow")
+    expect(page.get_by_role("button", name="Ask")).to_be_enabled()
     expect(page.locator(".conversation-info")).to_contain_text("2 messages")
 
     decision = page.locator("#release-decide")
