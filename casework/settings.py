@@ -243,7 +243,9 @@ STORAGES = {
 # and so is any extension outside ATTACHMENT_EXTENSIONS (casework/cases/attachments/filetypes.py).
 MEDIA_ROOT = Path(env("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 MEDIA_ROOT.mkdir(parents=True, exist_ok=True)
-MEDIA_URL = None  # nothing public: see above
+# No route serves MEDIA_URL (and none may: add no static(MEDIA_URL, ...) to urls.py); Django's
+# test live server alone maps it, for itself.
+MEDIA_URL = "/media/"
 ATTACHMENT_MAX_BYTES = env.int("ATTACHMENT_MAX_BYTES", default=10 * 1024 * 1024)
 ATTACHMENT_EXTENSIONS = env.list("ATTACHMENT_EXTENSIONS", default=[
     ".pdf", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".txt", ".csv", ".json", ".eml", ".log",

@@ -62,6 +62,8 @@ def entry_is_person(entry: AuditEntry) -> bool:
 
 def duration_words(delta: timedelta) -> str:
     seconds = max(delta.total_seconds(), 0.0)
+    if seconds < 0.1:
+        return "under 0.1 s"
     if seconds < 10:
         return f"{seconds:.1f} s"
     if seconds < 60:

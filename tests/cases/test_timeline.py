@@ -101,6 +101,7 @@ def test_a_running_run_says_so_and_a_failed_one_gives_its_error(alice):
 def test_durations_read_as_words():
     from datetime import timedelta
 
+    assert duration_words(timedelta(seconds=0.02)) == "under 0.1 s"
     assert duration_words(timedelta(seconds=0.42)) == "0.4 s"
     assert duration_words(timedelta(seconds=75)) == "1 min 15 s"
     assert duration_words(timedelta(hours=3, minutes=2)) == "3 h 2 min"

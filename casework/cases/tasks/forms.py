@@ -12,6 +12,11 @@ def investigators():
 
 
 class TaskForm(forms.Form):
+    def __init__(self, *args, **kwargs):
+        # Ids of their own: the case page holds other forms with a "title" or an "assignee".
+        kwargs.setdefault("auto_id", "task_%s")
+        super().__init__(*args, **kwargs)
+
     title = forms.CharField(max_length=TITLE_MAX_LENGTH,
                             widget=forms.TextInput(attrs={"placeholder": "Call the customer"}))
     assignee = forms.ModelChoiceField(queryset=investigators(), required=False, empty_label="Nobody yet",
