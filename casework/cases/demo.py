@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from casework.cases.types import case_types_available
-from casework.people.roles import ADMIN, INVESTIGATOR, MANAGER
+from casework.people.roles import ADMIN, INVESTIGATOR, MANAGER, RELEASE_MANAGER
 from casework.people.services import user_create
 
 # username, role, first name, last name, password (demo data only)
@@ -20,6 +20,7 @@ DEMO_USERS = [
     ("mona", MANAGER, "Mona", "Marsh", "mona-manages"),
     ("mark", MANAGER, "Mark", "Mensah", "mark-manages"),
     ("admin", ADMIN, "Ada", "Admin", "admin-administers"),
+    ("rita", RELEASE_MANAGER, "Rita", "Rahman", "rita-releases"),
 ]
 
 DEMO_LOADERS: dict[str, Callable[..., int]] = {}
@@ -39,4 +40,9 @@ def demo_load(*, stdout=None) -> dict:
     for case_type in case_types_available():
         if case_type.key in DEMO_LOADERS:
             created += DEMO_LOADERS[case_type.key](users=users)
+    if created:
+        # The dashboard's history, deadlines past and near, notifications (issue 14).
+        from casework.cases.dashboard.demo import demo_load_workbench
+
+        demo_load_workbench(users=users)
     return {"users": DEMO_USERS, "cases_created": created}

@@ -1,0 +1,54 @@
+"""Demo data for the workbench (issue 14), after every case type's loader has run: a history
+for the dashboard and some notifications.
+
+The loaders create every case "now". This spreads them over the past days (decided cases over
+two weeks, open ones over five days, each with a time to decision of its own), recomputes the
+open cases' deadlines from their new creation time (so some are past due), dates each case's
+agent calls with it, hands a few cases to other investigators (notifications), and runs the
+SLA scan once (breaches in the audit trail, warnings). Demo data only: the audit trail keeps
+the real times of what the loaders did.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.apps import apps
+from django.db import transaction
+from django.utils import timezone
+
+from casework.cases.models import Case, Decision
+from casework.cases.sla import DONE_STATUSES, sla_due_at
+
+
+def demo_load_workbench(*, users: dict) -> dict:
+    from casework.cases.notifications.deadlines import cases_sla_scan
+    from casework.cases.services import case_assign
+
+    now = timezone.now()
+    AgentCall = apps.get_model("agents", "AgentCall")
+    AgentRun = apps.get_model("agents", "AgentRun")
+    with transaction.atomic():
+        for i, case in enumerate(Case.objects.order_by("id")):
+            decided = case.status in DONE_STATUSES and case.closed_at is not None
+            created = now - timedelta(hours=(i * 37) % (14 * 24) + 6 if decided else (i * 13) % 120)
+            changes = {"created_at": created}
+            if decided:
+                closed = min(now, created + timedelta(hours=1 + (i * 7) % 60, minutes=i % 50))
+                changes["closed_at"] = closed
+                Decision.objects.filter(case=case, final=True).update(decided_at=closed)
+            else:
+                changes["due_at"] = sla_due_at(case_type=case.case_type, priority=case.priority, start=created)
+            Case.objects.filter(pk=case.pk).update(**changes)
+            AgentRun.objects.filter(case=case).update(created_at=created + timedelta(minutes=1))
+            AgentCall.objects.filter(run__case=case).update(created_at=created + timedelta(minutes=2))
+    assigned = 0
+    alice, ivan, admin = users.get("alice"), users.get("ivan"), users.get("admin")
+    if alice and ivan and admin:
+        open_cases = list(Case.objects.exclude(status__in=DONE_STATUSES).filter(assignee__isnull=True)
+                          .order_by("due_at")[:5])
+        for case, (actor, assignee) in zip(open_cases, [(admin, ivan), (admin, ivan), (admin, ivan),
+                                                        (ivan, alice), (ivan, alice)], strict=False):
+            case_assign(actor=actor, case=case, assignee=assignee)
+            assigned += 1
+    return {"assigned": assigned, **cases_sla_scan(now=now)}
