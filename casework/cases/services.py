@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import User
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -14,7 +14,7 @@ from casework.cases.signals import case_assigned, case_closed
 from casework.cases.sla import sla_due_at
 from casework.cases.types import CASE_TYPES
 from casework.errors import Conflict
-from casework.people.roles import is_investigator
+from casework.people.roles import has_role, is_investigator
 
 COMMENT_MAX_LENGTH = 10_000
 
@@ -103,6 +103,17 @@ def case_assign(*, actor, case: Case, assignee: User | None) -> Case:
 def case_set_status(*, actor, case: Case, status: str) -> Case:
     case = _lock(case)
     _refuse_if_closed(case)
+    _save_changed(case, _status_change(actor=actor, case=case, status=status))
+    return case
+
+
+def _save_changed(case: Case, fields: list[str]) -> None:
+    if fields:
+        case.save(update_fields=[*fields, "updated_at"])
+
+
+def _status_change(*, actor, case: Case, status: str) -> list[str]:
+    """Set a locked case's status and audit it; returns the fields for the caller to save."""
     if status == Case.Status.CLOSED:
         raise ValidationError({"status": "Close a case with a decision, not by setting its status."})
     if status not in Case.Status.values:
@@ -111,13 +122,12 @@ def case_set_status(*, actor, case: Case, status: str) -> Case:
         # Resolved means a person decided; an agent's end state is awaiting_decision.
         raise ValidationError({"status": "Only a person can resolve a case; agents leave it awaiting a decision."})
     if status == case.status:
-        return case
+        return []
     previous = case.status
     case.status = status
-    case.save(update_fields=["status", "updated_at"])
     audit_record(actor=actor, action="case.status_changed", case=case, obj=case,
                  data={"from": previous, "to": status})
-    return case
+    return ["status"]
 
 
 @transaction.atomic
@@ -125,10 +135,16 @@ def case_set_priority(*, actor, case: Case, priority: str, reason: str = "") -> 
     """Change a case's priority (an agent's assessment, a person's judgement); no-op if unchanged."""
     case = _lock(case)
     _refuse_if_closed(case)
+    _save_changed(case, _priority_change(actor=actor, case=case, priority=priority, reason=reason))
+    return case
+
+
+def _priority_change(*, actor, case: Case, priority: str, reason: str) -> list[str]:
+    """Set a locked case's priority and deadline and audit it; returns the fields to save."""
     if priority not in Case.Priority.values:
         raise ValidationError({"priority": f"Choose one of: {', '.join(Case.Priority.values)}."})
     if priority == case.priority:
-        return case
+        return []
     previous = case.priority
     case.priority = priority
     # The deadline follows the priority, still counted from the case's creation. A deadline
@@ -136,10 +152,24 @@ def case_set_priority(*, actor, case: Case, priority: str, reason: str = "") -> 
     case.due_at = sla_due_at(case_type=case.case_type, priority=priority, start=case.created_at)
     if case.due_at > timezone.now():
         case.sla_warned_at = None
-    case.save(update_fields=["priority", "due_at", "sla_warned_at", "updated_at"])
     audit_record(actor=actor, action="case.priority_changed", case=case, obj=case,
                  data={"from": previous, "to": priority, "reason": reason[:500],
                        "due_at": case.due_at.isoformat()})
+    return ["priority", "due_at", "sla_warned_at"]
+
+
+@transaction.atomic
+def case_agents_done(*, actor, case: Case, priority: str | None = None, reason: str = "") -> Case | None:
+    """The agents finished: the case awaits a person's decision, at the priority they assessed
+    (if any). One lock for both changes, each audited. None if the case was closed meanwhile:
+    a person decided before the agents finished, and their decision stands."""
+    case = _lock(case)
+    if case.is_closed:
+        return None
+    fields = _status_change(actor=actor, case=case, status=Case.Status.AWAITING_DECISION)
+    if priority is not None:
+        fields += _priority_change(actor=actor, case=case, priority=priority, reason=reason)
+    _save_changed(case, fields)
     return case
 
 
@@ -159,6 +189,13 @@ def case_comment(*, actor, case: Case, body: str) -> Comment:
     return comment
 
 
+def _may_decide(actor, case: Case) -> None:
+    """A case type may ask for a role to decide its cases (releases: release managers)."""
+    role = case.type_info.decider_role
+    if role and isinstance(actor, User) and not has_role(actor, role):
+        raise PermissionDenied(f"Only a {role.replace('_', ' ')} (or an admin) decides a {case.type_info.label.lower()}.")
+
+
 @transaction.atomic
 def case_close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
     """Record the case's one final decision and close it.
@@ -168,6 +205,7 @@ def case_close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
     one-final-decision constraint is the last guard against a concurrent close); close
     the case; audit; after commit, tell case-type packages (knowledge capture ...).
     """
+    _may_decide(actor, case)
     case = _lock(case)
     existing = case.decisions.filter(final=True).select_related("decided_by").first()
     if case.is_closed or existing:

@@ -15,7 +15,7 @@ from pydantic import ValidationError as PydanticValidationError
 from agents.tasks import pipeline_enqueue
 from audit.services import audit_record
 from casework.cases.models import Case, Decision
-from casework.cases.services import case_create, case_set_priority, case_set_status
+from casework.cases.services import case_agents_done, case_create
 from casework.errors import Conflict
 from casework.fraud.features import FEATURE_NAMES, SCORE_NAMES
 from casework.fraud.models import Account, AccountLink, Alert, KnowledgePattern
@@ -163,7 +163,6 @@ def priority_from_text(text: Any) -> str | None:
     return next((level for level in _SEVERITY if level in found), None)
 
 
-@transaction.atomic
 def alert_apply_assessment(*, alert: Alert, orchestrator: dict | None, actor, why: str = "") -> str | None:
     """Set the case's priority from the orchestrator's output, and its status to awaiting a
     decision; returns the new priority or None.
@@ -174,22 +173,18 @@ def alert_apply_assessment(*, alert: Alert, orchestrator: dict | None, actor, wh
     """
     if not orchestrator or orchestrator.get("_error") or orchestrator.get("error"):
         return None
-    case = Case.objects.get(pk=alert.case_id)
-    if case.is_closed:
-        return None
-    # The agents are done; a person decides (never "resolved" by an agent).
-    case_set_status(actor=actor, case=case, status=Case.Status.AWAITING_DECISION)
-    alert.case.status = Case.Status.AWAITING_DECISION
     priority = priority_from_text(orchestrator.get("priority")) or priority_from_text(orchestrator.get("risk_level"))
-    if priority is None:
-        return None
     # The timeline shows this reason beside the change: which run, and what the orchestrator said.
     said = str(orchestrator.get("investigation_summary") or "")[:200]
-    case_set_priority(actor=actor, case=case, priority=priority,
-                      reason=f"{why[:1].upper() + why[1:] + ': ' if why else ''}orchestrator assessment: priority "
-                             f"{orchestrator.get('priority')!r}, risk level {orchestrator.get('risk_level')!r}"
-                             f"{'. ' + said if said else ''}.")
-    alert.case.priority = priority
+    reason = (f"{why[:1].upper() + why[1:] + ': ' if why else ''}orchestrator assessment: priority "
+              f"{orchestrator.get('priority')!r}, risk level {orchestrator.get('risk_level')!r}"
+              f"{'. ' + said if said else ''}.")
+    # The agents are done; a person decides (never "resolved" by an agent). One lock for the
+    # status and the priority; nothing changes on a case a person closed meanwhile.
+    case = case_agents_done(actor=actor, case=alert.case, priority=priority, reason=reason)
+    if case is None:
+        return None
+    alert.case.status, alert.case.priority = case.status, case.priority
     return priority
 
 
