@@ -10,6 +10,7 @@ $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	@bash bin/report-libs
 	@touch $(STAMP)
 
 # A SECRET_KEY made once per checkout for the local server (var/ is never committed).

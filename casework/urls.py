@@ -10,6 +10,7 @@
 /releases/        release risk: releases posted by CI, the detective's reports   casework/releases/urls.py
 /evals/           evaluation runs over time (staff); "Add to evaluation suite"   agents/evals/urls.py
 /cases/<ref>/ask/ "Ask the agent" on every case page              agents/chat/urls.py
+/cases/<ref>/report.pdf  the case report (PDF) on every case page   casework/cases/report/urls.py
 /api/             REST API (OpenAPI at /api/schema/, Swagger at /api/docs/)
 /admin/           reference data and read-only audit entries
 /healthz /metrics operations                                     casework/ops/views.py
@@ -35,6 +36,7 @@ api_urlpatterns = [
     path("", include("agents.chat.api_urls")),
     path("", include("casework.cases.tasks.api_urls")),
     path("", include("casework.cases.attachments.api_urls")),
+    path("", include("casework.cases.report.api_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's setup as a script URL: the CSP allows no inline script.
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="swagger-ui"),
@@ -55,6 +57,7 @@ urlpatterns = [
     path("cases/", include("agents.urls")),
     path("cases/", include("casework.cases.tasks.urls")),
     path("cases/", include("casework.cases.attachments.urls")),
+    path("cases/", include("casework.cases.report.urls")),
     path("evals/", include("agents.evals.urls")),
     path("api/", include(api_urlpatterns)),
     path("admin/", admin.site.urls),
