@@ -94,6 +94,8 @@ def test_the_page_uploads_with_htmx_and_lists_the_file(alice_client, case):
     digest = hashlib.sha256(PDF).hexdigest()
     assert response.status_code == 200 and "statement.pdf attached" in html
     assert f'<code title="{digest}">{digest[:12]}…</code>' in html and "<td>alice</td>" in html
+    timeline = alice_client.get(f"/cases/{case.reference}/timeline/").content.decode()
+    assert f"attachment: uploaded <span class=\"muted\">statement.pdf · sha256 {digest[:12]}…</span>" in timeline
 
 
 def test_the_page_answers_a_refusal_with_a_4xx_naming_it(alice_client, case, settings):

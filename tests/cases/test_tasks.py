@@ -117,6 +117,8 @@ def test_the_tab_adds_does_and_reopens_with_htmx(alice_client, alice, ivan, case
     html = alice_client.post(f"{base}add/", {"title": ""}, HTTP_HX_REQUEST="true").content.decode()
     assert "title: This field is required." in html
     assert _actions(case) == ["task.created", "task.done", "task.reopened"]
+    timeline = alice_client.get(f"/cases/{case.reference}/timeline/", {"timeline": "people"}).content.decode()
+    assert 'task: done <span class="muted">“Call the customer”</span>' in timeline
 
 
 def test_a_closed_case_shows_its_tasks_without_forms(alice_client, alice, case):
