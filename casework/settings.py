@@ -287,10 +287,10 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_QUEUES = {"celery": {}, "resume": {}, "ops": {}, "chat": {}}
 CELERY_TASK_ROUTES = {
-    "agents.tasks.resume_stale_runs": {"queue": "ops"},
-    "audit.tasks.audit_sequence_pending": {"queue": "ops"},
     # Someone is waiting for the answer in the page: not behind a backlog of runs either.
     "agents.chat.tasks.chat_answer": {"queue": "chat"},
+    "agents.tasks.resume_stale_runs": {"queue": "ops"},
+    "audit.tasks.audit_sequence_pending": {"queue": "ops"},
     "casework.access.tasks.access_send_reminders": {"queue": "ops"},
     "casework.cases.notifications.tasks.cases_sla_check": {"queue": "ops"},
 }
@@ -476,8 +476,6 @@ CHAT_CONTEXT_STRATEGY = env.str("CHAT_CONTEXT_STRATEGY", default="summarise")
 if CHAT_CONTEXT_STRATEGY not in ("summarise", "truncate") or CHAT_HISTORY_MESSAGES < 1 or CHAT_MAX_TOOL_CALLS < 1:
     raise ImproperlyConfigured("CHAT_CONTEXT_STRATEGY is summarise or truncate; CHAT_HISTORY_MESSAGES and "
                                "CHAT_MAX_TOOL_CALLS are at least 1.")
-
-# --- Agent runs (agents/tasks.py, agents/runtime/pipeline.py) --------------------------
 # Answers are written into the stored message as they arrive, at most every CHAT_STREAM_WRITE_SECONDS;
 # the page reads it every 400 ms. An answer with no progress for CHAT_ANSWER_STALE_SECONDS (its
 # worker died, or its task was lost) is shown as failed, keeping what arrived.
@@ -488,6 +486,8 @@ OFFLINE_STREAM_DELAY_SECONDS = env.float("OFFLINE_STREAM_DELAY_SECONDS", default
 if CHAT_STREAM_WRITE_SECONDS <= 0 or CHAT_ANSWER_STALE_SECONDS < 10 or OFFLINE_STREAM_DELAY_SECONDS < 0:
     raise ImproperlyConfigured("CHAT_STREAM_WRITE_SECONDS is above 0, CHAT_ANSWER_STALE_SECONDS at least 10, "
                                "OFFLINE_STREAM_DELAY_SECONDS at least 0.")
+
+# --- Agent runs (agents/tasks.py, agents/runtime/pipeline.py) --------------------------
 # The database says which runs need a worker; a broker message only wakes one, and can be
 # lost. Every RUN_SCAN_INTERVAL_SECONDS a sweeper sends a new wake-up to each run still
 # queued RUN_QUEUED_STALE_AFTER_SECONDS after it was created (or last re-sent), and to each

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from casework.people.roles import ADMIN, INVESTIGATOR, MANAGER
+from casework.people.roles import ADMIN, INVESTIGATOR, MANAGER, RELEASE_MANAGER
 from casework.people.services import user_create
 
 
@@ -21,6 +21,11 @@ def ivan(db):
 @pytest.fixture
 def mona(db):
     return user_create(actor="system", username="mona", password="mona-pass-123", role=MANAGER)
+
+
+@pytest.fixture
+def rita(db):
+    return user_create(actor="system", username="rita", password="rita-pass-123", role=RELEASE_MANAGER)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from casework.cases.types import case_types_available
-from casework.people.roles import ADMIN, INVESTIGATOR, MANAGER
+from casework.people.roles import ADMIN, INVESTIGATOR, MANAGER, RELEASE_MANAGER
 from casework.people.services import user_create
 
 # username, role, first name, last name, password (demo data only)
@@ -20,6 +20,7 @@ DEMO_USERS = [
     ("mona", MANAGER, "Mona", "Marsh", "mona-manages"),
     ("mark", MANAGER, "Mark", "Mensah", "mark-manages"),
     ("admin", ADMIN, "Ada", "Admin", "admin-administers"),
+    ("rita", RELEASE_MANAGER, "Rita", "Rahman", "rita-releases"),
 ]
 
 DEMO_LOADERS: dict[str, Callable[..., int]] = {}

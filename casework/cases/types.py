@@ -49,6 +49,9 @@ class CaseType:
     pipeline: str = ""
     # Set from the case-type package's AppConfig.ready (case_type_register_recommendation).
     recommendation: Recommendation | None = None
+    # The role (casework.people.roles) a person needs to decide this type's cases, besides
+    # admins; "" lets every case worker decide.
+    decider_role: str = ""
 
     def outcome_label(self, outcome: str) -> str:
         return dict(self.outcomes).get(outcome, outcome)
@@ -82,7 +85,7 @@ CASE_TYPES: dict[str, CaseType] = {
         CaseType(
             "release_risk", "Release risk", "REL",
             (("go", "Release approved"), ("no_go", "Release blocked"), ("deferred", "Deferred")),
-            pipeline="releases",
+            pipeline="releases", decider_role="release_manager",
         ),
     ]
 }

@@ -9,7 +9,10 @@ from django.core.exceptions import PermissionDenied
 INVESTIGATOR = "investigator"
 MANAGER = "manager"
 ADMIN = "admin"
-ROLES = (INVESTIGATOR, MANAGER, ADMIN)
+# Works cases as investigators do (the queue, case pages, comments, "Ask the agent") and alone,
+# with admins, decides releases (go / no_go / deferred); investigators read and comment on them.
+RELEASE_MANAGER = "release_manager"
+ROLES = (INVESTIGATOR, MANAGER, ADMIN, RELEASE_MANAGER)
 
 
 def user_roles(user) -> set[str]:
@@ -25,8 +28,13 @@ def user_roles(user) -> set[str]:
 
 
 def is_investigator(user) -> bool:
-    """Investigators (and admins) see and act on cases."""
-    return bool(user_roles(user) & {INVESTIGATOR, ADMIN})
+    """Investigators (and release managers, and admins) see and act on cases."""
+    return bool(user_roles(user) & {INVESTIGATOR, RELEASE_MANAGER, ADMIN})
+
+
+def has_role(user, role: str) -> bool:
+    """The user holds this role, or is an admin (who holds every role's rights)."""
+    return bool(user_roles(user) & {role, ADMIN})
 
 
 def is_manager(user) -> bool:

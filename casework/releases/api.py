@@ -13,6 +13,7 @@ from casework.releases import selectors, services
 from casework.releases.models import Release, RiskReport
 
 E400 = OpenApiResponse(description="Invalid input, keyed by field (e.g. tests.failed, test_details.3.status).")
+E403 = OpenApiResponse(description="Only release managers and admins decide releases.")
 E404 = OpenApiResponse(description="No such release.")
 E409 = OpenApiResponse(description="Duplicate release, case already decided, or an override to confirm "
                                    "(code override_needs_confirmation).")
@@ -107,7 +108,7 @@ class ReleaseDecisionApi(APIView):
             ref_name = "ReleaseDecisionInput"
 
     @extend_schema(operation_id="release_decide", request=InputSerializer,
-                   responses={201: ReleaseOutputSerializer, 400: E400, 404: E404, 409: E409})
+                   responses={201: ReleaseOutputSerializer, 400: E400, 403: E403, 404: E404, 409: E409})
     def post(self, request, release_id: str):
         release = selectors.release_get_for_user(request.user, release_id)
         data = self.InputSerializer(data=request.data)

@@ -47,12 +47,12 @@ DEMO_RELEASES = [
      "tests": {"passed": 139, "failed": 0, "skipped": 0}, "deployment_metrics": {"error_rate": 0.0, "response_time_p95": 205}},
 ]
 
-# release_id -> (user, outcome, reason, override confirmed)
+# release_id -> (user, outcome, reason, override confirmed): rita is the release manager
 DEMO_DECISIONS = {
-    "rel-1-9-6": ("alice", "go", "Clean release, low risk.", False),
-    "rel-1-9-9": ("alice", "no_go", "Error rate above 7 %; roll back the thumbnail change.", False),
-    "rel-2-0-5": ("ivan", "deferred", "Ship after the security review on Thursday.", False),
-    "rel-2-0-7": ("ivan", "go", "p95 is the export endpoint only, used by 3 customers; accepted.", True),
+    "rel-1-9-6": ("rita", "go", "Clean release, low risk.", False),
+    "rel-1-9-9": ("rita", "no_go", "Error rate above 7 %; roll back the thumbnail change.", False),
+    "rel-2-0-5": ("rita", "deferred", "Ship after the security review on Thursday.", False),
+    "rel-2-0-7": ("rita", "go", "p95 is the export endpoint only, used by 3 customers; accepted.", True),
 }
 
 

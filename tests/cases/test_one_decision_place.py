@@ -50,10 +50,18 @@ def test_transactions(alice, alice_client):
     assert forms_posting_to(page(alice_client, reference), f"/cases/{reference}/close/") == 1
 
 
-def test_releases(alice, alice_client):
+def test_releases(alice_client, rita):
+    from django.test import Client
+
     from tests.releases.conftest import SEED, submit
 
     made, _run = submit(SEED)
-    html = page(alice_client, made.case.reference)
+    release_manager = Client()
+    release_manager.force_login(rita)
+    html = page(release_manager, made.case.reference)
     assert forms_posting_to(html, f"/releases/{made.release_id}/decide/") == 1
+    assert forms_posting_to(html, f"/cases/{made.case.reference}/close/") == 0
+    # An investigator reads the release and its report but is offered no decision form.
+    html = page(alice_client, made.case.reference)
+    assert forms_posting_to(html, f"/releases/{made.release_id}/decide/") == 0
     assert forms_posting_to(html, f"/cases/{made.case.reference}/close/") == 0

@@ -15,13 +15,13 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.mark.usefixtures("worker_thread")
-def test_a_release_arrives_the_manager_asks_the_agent_then_decides(page, log_in, api, settings):
+def test_a_release_arrives_the_manager_asks_the_agent_then_decides(page, log_in, api, rita, settings):
     settings.OFFLINE_STREAM_DELAY_SECONDS = 0.04  # the offline answer arrives word by word
     response = api.post("/api/releases/", SEED, format="json")  # CI; the detective runs on commit
     assert response.status_code == 201, response.content
     reference = response.json()["reference"]
 
-    log_in(page, "alice", "alice-pass-123", next_path=f"/cases/{reference}/")
+    log_in(page, "rita", "rita-pass-123", next_path=f"/cases/{reference}/")  # the release manager
     expect(page.locator("[data-severity]")).to_have_text("high")
     expect(page.locator("ul.findings")).to_contain_text("test_refund_flow")
 

@@ -17,12 +17,12 @@ from tests.evals.conftest import flush
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def submitted_release(data, outcome, alice, **kwargs):
+def submitted_release(data, outcome, decider, **kwargs):
     from casework.releases.services import release_decide
     from tests.releases.conftest import submit
 
     release, _ = submit(data)
-    release_decide(actor=alice, release=release, outcome=outcome, reason="Refund bug, call me at +31 6 1234 5678",
+    release_decide(actor=decider, release=release, outcome=outcome, reason="Refund bug, call me at +31 6 1234 5678",
                    **kwargs)
     release.case.refresh_from_db()
     return release.case
@@ -34,10 +34,10 @@ def rerun(text: str, case_type: str):
     return scenario, observed, score(scenario, observed)
 
 
-def test_a_closed_release_becomes_a_scenario_that_passes_when_re_run(alice):
+def test_a_closed_release_becomes_a_scenario_that_passes_when_re_run(rita):
     from tests.releases.conftest import SEED
 
-    case = submitted_release(SEED, "no_go", alice)
+    case = submitted_release(SEED, "no_go", rita)
     data = scenario_data(case)
     assert data["id"] == f"{case.reference.lower()}-export" and data["source"] == case.reference
     assert data["expect"]["fields"] == {"extra.report_severity": ["high", "medium"]}
@@ -114,11 +114,11 @@ def test_an_access_change_export_carries_its_organisation_slice_and_answers():
     assert result.passed, (result.failures, observed.trajectory)
 
 
-def test_add_to_evaluation_suite_page_saves_an_edited_scenario(alice, alice_client, settings, tmp_path):
+def test_add_to_evaluation_suite_page_saves_an_edited_scenario(rita, alice_client, settings, tmp_path):
     from tests.releases.conftest import LOW
 
     settings.EVALS_SUITES_DIR = str(tmp_path)
-    case = submitted_release(LOW, "go", alice)
+    case = submitted_release(LOW, "go", rita)
     page = alice_client.get(f"/cases/{case.reference}/")
     assert f'href="/evals/add/{case.reference}/"' in page.content.decode()
     form = alice_client.get(f"/evals/add/{case.reference}/")

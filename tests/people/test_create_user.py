@@ -50,3 +50,15 @@ def test_the_access_import_links_a_user_the_command_created(tmp_path):
     files = {**FILES, "users.csv": FILES["users.csv"].replace(",mona\n", ",grace\n")}
     run_import(write(tmp_path, files))
     assert Employee.objects.get(employee_id="u003").user.username == "grace"
+
+
+def test_a_release_manager_works_cases_and_decides_releases(client):
+    from casework.people.roles import RELEASE_MANAGER, has_role, is_investigator
+
+    output = create("rita", "--role", "release_manager", "--password", "rita-releases-1")
+    assert "Created rita (release_manager)." in output
+    rita = User.objects.get(username="rita")
+    assert user_roles(rita) == {RELEASE_MANAGER} and not rita.is_staff
+    assert is_investigator(rita) and has_role(rita, RELEASE_MANAGER)
+    assert client.login(username="rita", password="rita-releases-1")
+    assert client.get("/cases/").status_code == 200

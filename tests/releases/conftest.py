@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from agents.models import AgentRun
 
 
@@ -48,3 +50,10 @@ def submit(data: dict, actor="system"):
         execute_run(run.pk)
     made = Release.objects.select_related("case").get(pk=made.pk)
     return made, AgentRun.objects.get(pk=run.pk)
+
+
+@pytest.fixture
+def rita_client(client, rita):
+    """The release manager, who decides releases."""
+    client.force_login(rita)
+    return client

@@ -32,29 +32,29 @@ def test_case_data_is_escaped_on_the_page(alice_client):
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;" in page
 
 
-def test_a_go_on_a_high_report_asks_for_confirmation_then_is_an_override(alice, alice_client):
+def test_a_go_on_a_high_report_asks_for_confirmation_then_is_an_override(rita_client):
     rel, _ = submit(SEED)
     url = f"/releases/{rel.release_id}/decide/"
 
-    first = alice_client.post(url, {"outcome": "go", "reason": "Hotfix needed now."}, HTTP_HX_REQUEST="true")
+    first = rita_client.post(url, {"outcome": "go", "reason": "Hotfix needed now."}, HTTP_HX_REQUEST="true")
     assert first.status_code == 200 and "Confirm" in first.content.decode()
     assert 'name="confirm_override"' in first.content.decode()
     rel.case.refresh_from_db()
     assert rel.case.status != "closed"
 
-    second = alice_client.post(url, {"outcome": "go", "reason": "Hotfix needed now.", "confirm_override": "1"},
-                               HTTP_HX_REQUEST="true")
+    second = rita_client.post(url, {"outcome": "go", "reason": "Hotfix needed now.", "confirm_override": "1"},
+                              HTTP_HX_REQUEST="true")
     assert second.headers["HX-Redirect"] == f"/cases/{rel.case.reference}/"
     rel.case.refresh_from_db()
     decision = rel.case.decisions.get()
     assert rel.case.status == "closed" and decision.outcome == "go" and decision.data["override"] is True
     entry = AuditEntry.objects.get(action="release.override", case_id=rel.case.pk)
-    assert entry.data["severity"] == "high" and entry.actor == "alice"
+    assert entry.data["severity"] == "high" and entry.actor == "rita"
 
 
-def test_a_decision_that_follows_the_report_needs_no_confirmation(alice_client):
+def test_a_decision_that_follows_the_report_needs_no_confirmation(rita_client):
     rel, _ = submit(LOW)
-    response = alice_client.post(f"/releases/{rel.release_id}/decide/", {"outcome": "go", "reason": "Clean."})
+    response = rita_client.post(f"/releases/{rel.release_id}/decide/", {"outcome": "go", "reason": "Clean."})
     assert response.status_code == 302
     assert rel.case.decisions.get().data == {"report_id": rel.reports.get().report_id, "severity": "low",
                                              "override": False}
@@ -75,7 +75,7 @@ def test_the_api_takes_a_release_and_names_every_bad_field(api):
     assert api.post("/api/releases/", SEED, format="json").status_code == 409
 
 
-def test_the_api_reads_the_report_and_decides_with_a_confirmation(api):
+def test_the_api_reads_the_report_and_decides_with_a_confirmation(api, rita):
     rel, _ = submit(SEED)
 
     body = api.get(f"/api/releases/{rel.release_id}/").json()
@@ -83,6 +83,8 @@ def test_the_api_reads_the_report_and_decides_with_a_confirmation(api):
     assert [c["name"] for c in body["tool_calls"]] == ["get_release_summary", "get_test_details", "file_risk_report"]
 
     url = f"/api/releases/{rel.release_id}/decision/"
+    assert api.post(url, {"outcome": "no_go", "reason": "Refund test fails."}, format="json").status_code == 403
+    api.force_authenticate(rita)  # investigators read and comment; release managers decide
     refused = api.post(url, {"outcome": "go", "reason": "Ship it."}, format="json")
     assert refused.status_code == 409 and refused.json()["code"] == "override_needs_confirmation"
     decided = api.post(url, {"outcome": "no_go", "reason": "Refund test fails."}, format="json")

@@ -2,7 +2,9 @@
 
 The routes are read from the URL resolver, so a new page or endpoint without a row in
 MATRIX fails `test_every_route_has_a_row`. Each row gives the method and, per caller
-(anonymous, investigator, manager, admin, employee link holder), what must happen:
+(anonymous, investigator, manager, admin, employee link holder), what must happen; a release
+manager is let in wherever an investigator is (RELEASE_MANAGER lists where that differs), and
+alone with admins decides a release (test_only_release_managers_and_admins_decide_releases):
 
     L  sent to log in: a page redirects to /login/, the API answers 401
     D  refused: 403
@@ -25,6 +27,9 @@ from django.urls import URLPattern, URLResolver, get_resolver
 pytestmark = pytest.mark.django_db
 
 CALLERS = ("anonymous", "investigator", "manager", "admin", "link")
+# name -> what a release manager gets where it is not what an investigator gets: nowhere, on
+# these placeholder objects (the decision itself is tried on a real release below).
+RELEASE_MANAGER: dict[str, str] = {}
 
 # name: (method, "anonymous investigator manager admin link")
 MATRIX: dict[str, tuple[str, str]] = {
@@ -96,6 +101,7 @@ MATRIX: dict[str, tuple[str, str]] = {
     "cases:detail": ("GET", "L 200 403 200 L"),
     "cases:queue": ("GET", "L 200 403 200 L"),
     "cases:timeline": ("GET", "L 200 403 200 L"),
+    "chat:message": ("GET", "L 404 403 404 L"),
     "chat:new": ("POST", "L 302 403 302 L"),
     "chat:panel": ("GET", "L 302 403 302 L"),
     "chat:send": ("POST", "L 302 403 302 L"),
@@ -104,7 +110,9 @@ MATRIX: dict[str, tuple[str, str]] = {
     "evals:index": ("GET", "L 403 403 200 L"),
     "evals:run": ("GET", "L 403 403 404 L"),
     "fraud:assessment": ("GET", "L 404 403 404 L"),
+    "fraud:alert_enter": ("POST", "L 400 403 400 L"),
     "fraud:import": ("GET", "L 200 403 200 L"),
+    "fraud:import_template": ("GET", "L 200 403 200 L"),
     "fraud:index": ("GET", "L 302 302 302 L"),
     "fraud:patterns": ("GET", "L 200 403 200 L"),
     "fraud:reassess": ("POST", "L 404 403 404 L"),
@@ -172,7 +180,7 @@ def test_every_route_has_a_row():
 def url_for(route: str, token: str, reference: str) -> str:
     values = {"reference": reference, "token": token, "tab": "answers", "pk": "999999", "run_id": "999999",
               "trace_id": "t-missing", "release_id": "REL-MISSING", "ticket_id": "T-MISSING",
-              "article_id": "KB-MISSING", "id": "999999"}
+              "article_id": "KB-MISSING", "id": "999999", "message_id": "999999"}
     url = route
     for name, value in values.items():
         for conv in ("str", "int", "slug", "path"):
@@ -182,14 +190,15 @@ def url_for(route: str, token: str, reference: str) -> str:
 
 
 @pytest.fixture
-def callers(asked, mona, admin_user, alice):
+def callers(asked, mona, admin_user, alice, rita):
     """A new set of clients per route: a route that logs out must not log out the next."""
 
     def make() -> dict[str, Client]:
-        clients = {name: Client() for name in CALLERS}
+        clients = {name: Client() for name in (*CALLERS, "release_manager")}
         clients["investigator"].force_login(alice)
         clients["manager"].force_login(mona)
         clients["admin"].force_login(admin_user)
+        clients["release_manager"].force_login(rita)
         return clients
 
     return make
@@ -211,10 +220,34 @@ def test_every_caller_gets_the_status_the_table_gives(callers, asked):
         method, expected = MATRIX[name]
         url = url_for(route, token, reference)
         clients = callers()
-        for caller, want in zip(CALLERS, expected.split(), strict=True):
+        wants = dict(zip(CALLERS, expected.split(), strict=True))
+        wants["release_manager"] = RELEASE_MANAGER.get(name, wants["investigator"])
+        for caller, want in wants.items():
             client = clients[caller]
             response = client.get(url) if method == "GET" else client.post(url, {})
             got = outcome(response)
             if got != want:
                 wrong.append(f"{method} {url} as {caller}: {got}, the table says {want}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_only_release_managers_and_admins_decide_releases(alice, rita, admin_user):
+    from casework.releases.models import Release
+    from tests.releases.conftest import SEED, release, submit
+
+    decisions = {}
+    for user, release_id in ((alice, "rel-a"), (rita, "rel-r"), (admin_user, "rel-x")):
+        made, _ = submit(release(SEED, release_id=release_id))
+        client = Client()
+        client.force_login(user)
+        page = client.get(f"/cases/{made.case.reference}/").content.decode()
+        assert ('id="release-decide-role"' in page) is (user is alice)  # no form to fill in vain
+        decisions[user.username] = (
+            client.post(f"/releases/{release_id}/decide/", {"outcome": "deferred", "reason": "Wait."}).status_code,
+            client.post(f"/api/releases/{release_id}/decision/", {"outcome": "deferred", "reason": "Wait."},
+                        content_type="application/json").status_code,
+            client.post(f"/cases/{made.case.reference}/close/", {"outcome": "deferred", "reason": "Wait."}).status_code)
+    assert decisions["alice"] == (403, 403, 403)  # the page, the API, and the generic close
+    assert decisions["rita"][0] == 302 and decisions["root"][0] == 302
+    assert not Release.objects.get(release_id="rel-a").case.is_closed
+    assert Release.objects.get(release_id="rel-r").case.is_closed

@@ -13,4 +13,4 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"Demo data ready ({result['cases_created']} new cases)."))
         self.stdout.write("Demo logins (demo data only):")
         for username, role, _first, _last, password in result["users"]:
-            self.stdout.write(f"  {role:<13} {username:<8} {password}")
+            self.stdout.write(f"  {role:<16} {username:<8} {password}")

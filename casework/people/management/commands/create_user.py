@@ -1,4 +1,4 @@
-"""`manage.py create_user NAME --role investigator|manager|admin [--email ADDRESS]`: a login in
+"""`manage.py create_user NAME --role investigator|manager|admin|release_manager [--email ADDRESS]`: a login in
 one role, without the admin site (the access import's Username column can then name it).
 
 The password is generated and printed once unless --password is given; the user changes it
@@ -19,7 +19,7 @@ from casework.people.services import user_create
 
 
 class Command(BaseCommand):
-    help = "Create a user with a role (investigator, manager or admin)."
+    help = "Create a user with a role (investigator, manager, admin or release_manager)."
 
     def add_arguments(self, parser):
         parser.add_argument("username")
