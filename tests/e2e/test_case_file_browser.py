@@ -93,6 +93,12 @@ def test_the_timeline_folds_a_run_and_filters_people_and_agents(page, log_in, al
     run.locator("summary").click()
     expect(run.get_by_text("agent: call completed").first).to_be_visible()
     expect(timeline.get_by_text("case: commented")).to_be_visible()
+    # the next poll swaps the whole box: the opened run stays open
+    with page.expect_response(lambda r: "/timeline/" in r.url):
+        page.evaluate("htmx.ajax('GET', document.getElementById('timeline-box').getAttribute('hx-get'), "
+                      "{target: '#timeline-box', swap: 'outerHTML'})")
+    page.wait_for_timeout(300)
+    expect(page.locator("#timeline-box li.timeline-run details")).to_have_attribute("open", "")
 
     timeline.get_by_role("button", name="People").click()
     expect(page.locator("#timeline-box li.timeline-run")).to_have_count(0)
