@@ -15,6 +15,7 @@ from casework.errors import DomainError
 from casework.fraud import selectors, services
 from casework.fraud.csv_import import LINE_NOTE, CsvRefused, import_alerts_file
 from casework.fraud.forms import AlertImportForm, PatternSearchForm
+from casework.fraud.manual_entry import ManualAlertForm
 from casework.fraud.templatetags.fraud_tags import remember
 from casework.people.roles import investigator_required
 
@@ -69,7 +70,7 @@ def rerun(request, reference: str):
 @investigator_required
 def alert_import(request):
     form = AlertImportForm(request.POST, request.FILES) if request.method == "POST" else AlertImportForm()
-    context = {"form": form, "line_note": LINE_NOTE, "created_shown": CREATED_SHOWN}
+    context = {"form": form, "manual_form": ManualAlertForm(), "line_note": LINE_NOTE, "created_shown": CREATED_SHOWN}
     status = 200
     if request.method == "POST" and form.is_valid():
         try:
