@@ -170,3 +170,18 @@ def test_the_api_uploads_lists_and_downloads(api, case):
         "Refused: .exe files are not accepted. Accepted: .pdf, .png, .jpg, .jpeg, .gif, .webp, .txt, .csv, "
         ".json, .eml, .log, .docx, .xlsx, .odt, .ods."]
     assert api.post(base, {"file": "x"}, format="json").status_code == 415
+
+
+def test_a_stored_file_that_changed_is_not_served_and_the_trail_says_so(alice_client, api, alice, case, settings):
+    attachment = attachment_upload(actor=alice, case=case, upload=upload("statement.pdf", PDF))
+    (settings.MEDIA_ROOT / attachment.file.name).write_bytes(PDF.replace(b"1.4", b"1.7"))
+    page = alice_client.get(f"/cases/{case.reference}/attachments/{attachment.pk}/download/")
+    assert page.status_code == 409 and "no longer matches its SHA-256" in page.content.decode()
+    response = api.get(f"/api/cases/{case.reference}/attachments/{attachment.pk}/download/")
+    assert response.status_code == 409 and response.json()["code"] == "file_altered"
+    (settings.MEDIA_ROOT / attachment.file.name).unlink()
+    assert "is missing from storage" in api.get(f"/api/cases/{case.reference}/attachments/{attachment.pk}/download/"
+                                                 ).json()["detail"]
+    failed = AuditEntry.objects.filter(case_id=case.pk, action="attachment.integrity_failed")
+    assert [e.data["found"] == "missing" for e in failed.order_by("id")] == [False, False, True]
+    assert not AuditEntry.objects.filter(action="attachment.downloaded").exists()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
@@ -66,10 +66,16 @@ class AttachmentDownloadApi(APIView):
     permission_classes = [IsInvestigator]
 
     @extend_schema(operation_id="case_attachments_download",
-                   responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
+                   responses={(200, "application/octet-stream"): OpenApiTypes.BINARY,
+                              409: OpenApiResponse(
+                                  description="The stored file no longer matches its recorded SHA-256, or is missing.",
+                                  response=inline_serializer("FileAlteredError", {
+                                      "detail": serializers.CharField(), "code": serializers.CharField()}))},
                    description="The file as stored (Content-Disposition: attachment; X-Evidence-SHA256 gives its "
-                               "hash). Served with the type its extension gives.")
+                               "hash). Served with the type its extension gives. The stored bytes are hashed "
+                               "again first: a file that no longer matches its recorded SHA-256 (or is missing) "
+                               "answers 409 and is not served.")
     def get(self, request, reference: str, pk: int):
         attachment = selectors.attachment_get(case_get_for_user(request.user, reference), pk)
-        services.attachment_downloaded(actor=request.user, attachment=attachment)
+        services.attachment_download_check(actor=request.user, attachment=attachment)
         return file_response(attachment)

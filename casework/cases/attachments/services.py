@@ -84,7 +84,35 @@ def attachment_upload(*, actor: User, case: Case, upload: UploadedFile) -> Attac
     return attachment
 
 
-def attachment_downloaded(*, actor: User, attachment: Attachment) -> None:
-    """Who read which evidence file, and when: an entry in the trail (chain of custody)."""
-    audit_record(actor=actor, action="attachment.downloaded", case=attachment.case, obj=attachment,
-                 data={"name": attachment.original_name, "sha256": attachment.sha256})
+class FileAltered(DomainError):
+    """The stored bytes no longer hash to what was recorded at upload: not served."""
+
+    status_code = 409
+
+
+def _stored_sha256(attachment: Attachment) -> str | None:
+    storage, name = attachment.file.storage, attachment.file.name
+    if not storage.exists(name):
+        return None
+    digest = hashlib.sha256()
+    with storage.open(name, "rb") as stored:
+        for chunk in iter(lambda: stored.read(1 << 16), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def attachment_download_check(*, actor: User, attachment: Attachment) -> None:
+    """Before a file is served: re-hash what storage holds (at most ATTACHMENT_MAX_BYTES, read
+    once) and compare it with the hash recorded at upload. A match is audited as a download
+    (who read which evidence, when: chain of custody); a mismatch or a missing file is audited
+    as such and refused (FileAltered, 409), so nobody is handed altered evidence unknowingly.
+    Not one transaction: the entry of a refusal must stay when the refusal is raised."""
+    found = _stored_sha256(attachment)
+    data = {"name": attachment.original_name, "sha256": attachment.sha256}
+    if found != attachment.sha256:
+        audit_record(actor=actor, action="attachment.integrity_failed", case=attachment.case, obj=attachment,
+                     data={**data, "found": found or "missing"})
+        what = "is missing from storage" if found is None else f"no longer matches its SHA-256 (now {found[:12]}…)"
+        raise FileAltered(f"{attachment.original_name} {what}; it was recorded as {attachment.sha256[:12]}… "
+                          f"at upload. It is not served.", code="file_altered")
+    audit_record(actor=actor, action="attachment.downloaded", case=attachment.case, obj=attachment, data=data)

@@ -60,5 +60,9 @@ def upload(request, reference: str):
 def download(request, reference: str, pk: int):
     case = case_get_for_user(request.user, reference)
     attachment = selectors.attachment_get(case, pk)
-    services.attachment_downloaded(actor=request.user, attachment=attachment)
+    try:
+        services.attachment_download_check(actor=request.user, attachment=attachment)
+    except DomainError as exc:
+        return render(request, "case_attachments/refused.html", {"case": case, "message": exc.message},
+                      status=exc.status_code)
     return file_response(attachment)
