@@ -161,3 +161,14 @@ def test_the_api_refuses_a_manager(client, mona, case):
     manager = APIClient()
     manager.force_authenticate(mona)
     assert manager.get(f"/api/cases/{case.reference}/tasks/").status_code == 403
+
+
+def test_a_task_past_its_due_day_reads_overdue_until_done(alice_client, alice, case):
+    import datetime
+
+    yesterday = datetime.date.today() - datetime.timedelta(days=1)
+    task = services.task_create(actor=alice, case=case, title="Call the customer", due_on=yesterday)
+    assert task.is_overdue
+    assert "(overdue)" in alice_client.get(f"/cases/{case.reference}/tasks/").content.decode()
+    services.task_complete(actor=alice, task=task)
+    assert "(overdue)" not in alice_client.get(f"/cases/{case.reference}/tasks/").content.decode()

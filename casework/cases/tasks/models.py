@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 TITLE_MAX_LENGTH = 200
 
@@ -42,3 +43,8 @@ class Task(models.Model):
 
     def __str__(self) -> str:
         return f"{self.case.reference} task {self.position}: {self.title}"
+
+    @property
+    def is_overdue(self) -> bool:
+        """Not done, and its due day (UTC) is past."""
+        return not self.done and self.due_on is not None and self.due_on < timezone.now().date()
