@@ -185,3 +185,18 @@ def test_a_stored_file_that_changed_is_not_served_and_the_trail_says_so(alice_cl
     failed = AuditEntry.objects.filter(case_id=case.pk, action="attachment.integrity_failed")
     assert [e.data["found"] == "missing" for e in failed.order_by("id")] == [False, False, True]
     assert not AuditEntry.objects.filter(action="attachment.downloaded").exists()
+
+
+def test_the_admin_lists_evidence_and_tasks_read_only_without_a_file_link(admin_user, alice, case):
+    from casework.cases.tasks.services import task_create
+
+    attachment = attachment_upload(actor=alice, case=case, upload=upload("statement.pdf", PDF))
+    task = task_create(actor=alice, case=case, title="Call the customer")
+    admin = Client()
+    admin.force_login(admin_user)
+    listing = admin.get("/admin/case_attachments/attachment/").content.decode()
+    assert "statement.pdf" in listing and attachment.sha256 in listing
+    detail = admin.get(f"/admin/case_attachments/attachment/{attachment.pk}/change/").content.decode()
+    assert attachment.sha256 in detail and attachment.file.name not in detail and "Save" not in detail
+    assert "Call the customer" in admin.get("/admin/case_tasks/task/").content.decode()
+    assert admin.post(f"/admin/case_tasks/task/{task.pk}/delete/", {"post": "yes"}).status_code == 403
