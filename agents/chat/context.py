@@ -52,7 +52,8 @@ def case_context(case) -> dict:
                      "provider": run.provider, "results": results, "tool_calls": tools[:30]})
     decision = case_final_decision(case)
     data = {
-        "case": {"reference": case.reference, "type": case.get_case_type_display(), "title": case.title,
+        "case": {"reference": case.reference, "type": case.get_case_type_display(), "case_type": case.case_type,
+                 "title": case.title,
                  "description": case.description[:2000], "status": case.status, "priority": case.priority},
         "agent_runs": runs[:4],
         "decision": {"outcome": decision.outcome_label, "reason": decision.reason[:1000]} if decision else None,
@@ -89,10 +90,23 @@ def _release_tools() -> tuple[Tool, ...]:
     return read_only_tools()
 
 
+def _domain(name: str) -> Callable:
+    """A case_tools function, imported when first called (it reads the case-type packages)."""
+    def call(*args):
+        from agents.chat import case_tools
+
+        return getattr(case_tools, name)(*args)
+
+    return call
+
+
 TIMELINE = Tool("get_case_timeline", "Read the case's audit trail (who did what, when), newest first.", CaseRef,
                 get_case_timeline)
 chat_register("support_ticket", tools=_support_tools)
 chat_register("release_risk", tools=_release_tools)
+chat_register("fraud_alert", tools=_domain("fraud_tools"), context=_domain("fraud_context"))
+chat_register("access_change", tools=_domain("access_tools"), context=_domain("access_context"))
+chat_register("transaction_investigation", tools=_domain("transaction_tools"), context=_domain("transaction_context"))
 
 
 def tools_for(case_type: str) -> tuple[Tool, ...]:

@@ -7,12 +7,17 @@ import json
 import re
 
 from agents.chat.assistant import ASSISTANT_ID
+from agents.chat.offline_domain import answer as domain_answer
+from agents.chat.offline_domain import domain_intent
 from agents.llm.offline_registry import offline_analyst
 from agents.runtime.prompting import unfence_data
 
 NEEDS_LLM = ("That question needs a language model. Without one (LLM_PROVIDER=offline) I answer a fixed "
              "set of questions from this case's stored results: what was found, why this severity or "
-             "priority, which tools ran, the case's timeline, and (on a release) which tests failed.")
+             "priority, which tools ran, the case's timeline, and from the case type's own records: on a "
+             "release which tests failed; on a fraud alert its facts, the account's history and similar "
+             "cases; on an access change the rights check and absences; on a transaction the card's "
+             "transactions and the investigation's record.")
 HELP = ("Ask me what was found, why this severity (or priority), which tools ran, what happened on the "
         "case (its timeline), or on a release which tests failed.")
 INTENTS = [
@@ -141,7 +146,13 @@ def timeline(data: dict, messages):
 
 @offline_analyst(ASSISTANT_ID)
 def case_assistant(data: dict, messages=None):
-    intent = intent_of(question_of(messages))
+    question = question_of(messages)
+    domain = domain_intent(data["case"].get("case_type", ""), question)
+    if domain:  # the case type's own read-only tools answer it (agents/chat/offline_domain.py)
+        made = domain_answer(domain, data, messages)
+        if made is not None:
+            return made if isinstance(made, list) else {"answer": made}
+    intent = intent_of(question)
     if intent in ("tests", "timeline"):
         made = (failed_tests if intent == "tests" else timeline)(data, messages)
         if made is not None:
