@@ -46,11 +46,11 @@ class CaseOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Case
         fields = ["reference", "case_type", "title", "status", "priority", "assignee",
-                  "created_at", "updated_at", "closed_at"]
+                  "created_at", "updated_at", "closed_at", "due_at"]
 
 
 class CaseListApi(ListAPIView):
-    """Cases, filtered like the queue (type, status, priority, assignee, q) and paginated."""
+    """Cases, filtered like the queue (type, status, priority, assignee, sla, q) and paginated."""
 
     permission_classes = [IsInvestigator]
     serializer_class = CaseOutputSerializer

@@ -83,6 +83,7 @@ def test_the_api_filters_by_sla_and_refuses_an_unknown_value(api, three):
     late, soon, _ = three
     rows = api.get("/api/cases/?sla=breached").json()["results"]
     assert [r["reference"] for r in rows] == [late.reference]
+    assert rows[0]["due_at"].startswith(late.due_at.strftime("%Y-%m-%dT%H:%M"))
     assert [r["reference"] for r in api.get("/api/cases/?sla=due_soon").json()["results"]] == [soon.reference]
     bad = api.get("/api/cases/?sla=bogus")
     assert bad.status_code == 400 and "sla" in bad.content.decode()

@@ -2,7 +2,8 @@
 shows the agreement between agents and people, at 1366, 820 and 390 px without sideways
 scrolling; a notification is read once its person acts on it (opens the case).
 
-Screenshots go to var/screenshots/ (never committed), for a person to look at."""
+Screenshots go to VAR_DIR/screenshots/ (var/test/screenshots/ under pytest; never committed),
+for a person to look at."""
 
 from __future__ import annotations
 
