@@ -55,9 +55,9 @@ def test_the_countdown_reads_due_in_and_overdue_by(alice):
 
 @pytest.fixture
 def three(alice):
-    late = _backdate(case_create(actor=alice, case_type="release_risk", title="Late one"), due_in_hours=-5)
-    soon = _backdate(case_create(actor=alice, case_type="release_risk", title="Soon one"), due_in_hours=1.5)
-    later = _backdate(case_create(actor=alice, case_type="release_risk", title="Later one"), due_in_hours=50)
+    late = _backdate(case_create(actor=alice, case_type="transaction_investigation", title="Late one"), due_in_hours=-5)
+    soon = _backdate(case_create(actor=alice, case_type="transaction_investigation", title="Soon one"), due_in_hours=1.5)
+    later = _backdate(case_create(actor=alice, case_type="transaction_investigation", title="Later one"), due_in_hours=50)
     return late, soon, later
 
 
@@ -91,7 +91,7 @@ def test_the_api_filters_by_sla_and_refuses_an_unknown_value(api, three):
 
 def test_the_beat_task_warns_once_and_records_a_breach_once(alice, ivan, three):
     late, soon, later = three
-    case_close(actor=alice, case=later, outcome="go", reason="shipped")
+    case_close(actor=alice, case=later, outcome="not_fraud", reason="the cardholder confirmed it")
     Case.objects.filter(pk=later.pk).update(due_at=timezone.now() - timedelta(hours=1))  # decided: no breach
     Case.objects.filter(pk=soon.pk).update(assignee=ivan)
     assert cases_sla_scan() == {"warned": 1, "breached": 1}
