@@ -15,14 +15,16 @@ from casework.cases.selectors import case_get_for_user
 
 E400 = OpenApiResponse(description="An empty or too long question.")
 E404 = OpenApiResponse(description="No such case.")
+E409 = OpenApiResponse(description="The agent is still answering the previous question (code: answering).")
 
 
 class ChatMessageSerializer(serializers.ModelSerializer):
     class Meta:
         model = ChatMessage
         ref_name = "ConversationMessage"
-        fields = ["id", "role", "content", "provider", "model", "input_tokens", "output_tokens", "window_tokens",
-                  "budget_tokens", "context_events", "tool_calls", "error", "trace_id", "latency_ms", "created_at"]
+        fields = ["id", "role", "content", "status", "provider", "model", "input_tokens", "output_tokens",
+                  "window_tokens", "budget_tokens", "context_events", "tool_calls", "error", "trace_id", "latency_ms",
+                  "created_at"]
 
 
 class ConversationSerializer(serializers.Serializer):
@@ -66,7 +68,7 @@ class ConversationMessageApi(APIView):
             ref_name = "ConversationQuestion"
 
     @extend_schema(operation_id="conversation_ask", request=InputSerializer,
-                   responses={201: ChatMessageSerializer, 400: E400, 404: E404})
+                   responses={201: ChatMessageSerializer, 400: E400, 404: E404, 409: E409})
     def post(self, request, reference: str):
         case = case_get_for_user(request.user, reference)
         data = self.InputSerializer(data=request.data)

@@ -30,6 +30,16 @@ def demo_register(case_type: str, loader: Callable[..., int]) -> None:
     DEMO_LOADERS[case_type] = loader
 
 
+# What shared parts of the case page add to the demo cases once they exist (tasks, evidence):
+# called with the demo users after every case type's loader; each must add nothing twice.
+DEMO_AFTER: list[Callable[..., None]] = []
+
+
+def demo_register_after(extra: Callable[..., None]) -> None:
+    if extra not in DEMO_AFTER:
+        DEMO_AFTER.append(extra)
+
+
 def demo_load(*, stdout=None) -> dict:
     """Create demo users and cases; running it again adds nothing."""
     users = {}
@@ -40,6 +50,8 @@ def demo_load(*, stdout=None) -> dict:
     for case_type in case_types_available():
         if case_type.key in DEMO_LOADERS:
             created += DEMO_LOADERS[case_type.key](users=users)
+    for extra in DEMO_AFTER:
+        extra(users=users)
     if created:
         # The dashboard's history, deadlines past and near, notifications (issue 14).
         from casework.cases.dashboard.demo import demo_load_workbench

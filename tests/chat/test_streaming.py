@@ -11,6 +11,7 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from agents.chat.models import ChatMessage
 from agents.chat.streaming import AnswerBuffer, answer_preview
@@ -120,14 +121,20 @@ def test_over_anthropic_the_answer_streams(alice_client, case, fake_anthropic):
     assert answer.content and ANSWER.startswith(answer.content)
 
 
-def test_a_second_question_waits_for_the_answer(alice_client, case, fake_openai, worker_thread):
-    fake_openai.script(json_answer({"answer": ANSWER}, chunk_delay=0.1))
+def test_a_second_question_waits_for_the_answer(alice, alice_client, case, fake_openai, worker_thread):
+    fake_openai.script(json_answer({"answer": ANSWER}, chunk_delay=0.2))
     panel = ask(alice_client, case, "Which tests failed?").content.decode()
     assert re.search(r'id="ask-button-[^"]+" disabled', panel)
 
     refused = ask(alice_client, case, "And now?")
 
     assert refused.status_code == 409 and "still answering" in refused.content.decode()
+    api = APIClient()
+    api.force_authenticate(alice)
+    url = f"/api/cases/{case.reference}/conversation/"
+    assert api.get(url).json()["messages"][-1]["status"] in ("answering", "done")
+    busy = api.post(url + "messages/", {"content": "And now?"}, format="json")
+    assert busy.status_code == 409 and busy.json()["code"] == "answering"
     assert ChatMessage.objects.filter(role="user").count() == 1
 
 
