@@ -172,3 +172,25 @@ def test_a_task_past_its_due_day_reads_overdue_until_done(alice_client, alice, c
     assert "(overdue)" in alice_client.get(f"/cases/{case.reference}/tasks/").content.decode()
     services.task_complete(actor=alice, task=task)
     assert "(overdue)" not in alice_client.get(f"/cases/{case.reference}/tasks/").content.decode()
+
+
+def test_the_demo_gives_the_oldest_open_case_of_each_type_its_checklist_once(alice, ivan, settings, tmp_path):
+    from casework.cases.attachments.demo import demo_load_attachments
+    from casework.cases.attachments.models import Attachment
+    from casework.cases.tasks.demo import demo_load_tasks
+
+    settings.MEDIA_ROOT = tmp_path
+    fraud = case_create(actor=alice, case_type="fraud_alert", title="Oldest")
+    case_create(actor=alice, case_type="fraud_alert", title="Newer")
+    support = case_create(actor=alice, case_type="support_ticket", title="Ticket")
+    case_close(actor=alice, case=support, outcome="no_action", reason="Spam.")
+    demo_load_tasks(users={"alice": alice, "ivan": ivan})
+    demo_load_attachments(users={"alice": alice})
+    # A second run, after the demo's case moved on: nothing is added to another case.
+    case_close(actor=alice, case=fraud, outcome="legit", reason="Known customer.")
+    demo_load_tasks(users={"alice": alice, "ivan": ivan})
+    demo_load_attachments(users={"alice": alice})
+    tasks = list(Task.objects.order_by("position"))
+    assert {t.case for t in tasks} == {fraud} and len(tasks) == len(DEFAULT_CHECKLISTS["fraud_alert"])
+    assert tasks[0].done and tasks[1].assignee == ivan
+    assert [a.original_name for a in Attachment.objects.filter(case=fraud)] == ["call-notes.txt"]
