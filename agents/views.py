@@ -9,7 +9,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from agents import selectors, services
 from agents.models import AgentRun
-from audit.tracing import read_trace, trace_tree
+from agents.trace_waterfall import waterfall
+from audit.tracing import read_trace
 from casework.cases.selectors import case_get_for_user
 from casework.errors import DomainError
 from casework.people.roles import investigator_required
@@ -35,9 +36,9 @@ def run_panel(request, reference: str):
 def run_trace(request, reference: str, run_id: int):
     case = case_get_for_user(request.user, reference)
     run = get_object_or_404(AgentRun, pk=run_id, case=case)
-    spans = trace_tree(read_trace(run.trace_id))
     calls = run.calls.order_by("id")
-    return render(request, "agents/trace.html", {"case": case, "run": run, "spans": spans, "calls": calls})
+    return render(request, "agents/trace.html", {"case": case, "run": run, "calls": calls,
+                                                 "wf": waterfall(read_trace(run.trace_id))})
 
 
 @require_POST

@@ -15,7 +15,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from agents.chat import selectors, services
 from agents.chat.models import ChatMessage, Conversation
-from audit.tracing import read_trace, trace_tree
+from agents.trace_waterfall import waterfall
+from audit.tracing import read_trace
 from casework.cases.selectors import case_get_for_user
 from casework.errors import Conflict
 from casework.people.roles import investigator_required
@@ -86,4 +87,4 @@ def trace(request, reference: str, trace_id: str):
             case=case, user=request.user, trace_id=trace_id).exists():
         raise Http404("No such answer on this case.")
     return render(request, "chat/trace.html", {"case": case, "trace_id": trace_id,
-                                               "spans": trace_tree(read_trace(trace_id))})
+                                               "wf": waterfall(read_trace(trace_id))})
