@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "casework.cases.tasks",
     "casework.cases.attachments",
     "casework.cases.notifications",
+    "casework.cases.saved_views",
     "casework.ops",
     "casework.security",
     "agents",

@@ -37,6 +37,7 @@ api_urlpatterns = [
     path("", include("casework.cases.tasks.api_urls")),
     path("", include("casework.cases.attachments.api_urls")),
     path("", include("casework.cases.report.api_urls")),
+    path("", include("casework.cases.saved_views.api_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's setup as a script URL: the CSP allows no inline script.
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="swagger-ui"),
@@ -48,6 +49,7 @@ urlpatterns = [
     path("people/", include("casework.people.urls")),
     path("cases/", include("casework.cases.urls")),
     path("notifications/", include("casework.cases.notifications.urls")),
+    path("saved-views/", include("casework.cases.saved_views.urls")),
     path("fraud/", include("casework.fraud.urls")),
     path("access/", include("casework.access.urls")),
     path("support/", include("casework.support.urls")),

@@ -11,6 +11,7 @@ import re
 import django_filters
 from django.contrib.auth.models import User
 from django.db.models import Q
+from django_filters.fields import ModelChoiceField, ModelChoiceIterator
 
 from casework.cases.models import Case
 from casework.cases.sla import sla_breached_q, sla_due_soon_q
@@ -27,8 +28,61 @@ def _investigators(request=None):
     return User.objects.filter(groups__name__in=[INVESTIGATOR, ADMIN]).distinct().order_by("username")
 
 
+ME = "me"
+
+
+class _AssigneeIterator(ModelChoiceIterator):
+    # "Me" right after "Anyone": the same link (a saved view, "My cases") works for everyone.
+    def __iter__(self):
+        for index, choice in enumerate(super().__iter__()):
+            yield choice
+            if index == 0:
+                yield (ME, "Me")
+
+
+class AssigneeField(ModelChoiceField):
+    iterator = _AssigneeIterator
+
+    def to_python(self, value):
+        return ME if value == ME else super().to_python(value)
+
+
+class AssigneeFilter(django_filters.ModelChoiceFilter):
+    """An investigator's username, `none` (unassigned), or `me`: the person asking."""
+
+    field_class = AssigneeField
+
+    def filter(self, qs, value):
+        if value == ME:
+            user = getattr(self.parent.request, "user", None)
+            if user is None or not user.is_authenticated:
+                return qs.none()
+            return qs.filter(assignee=user)
+        return super().filter(qs, value)
+
+
 class CaseOrderingFilter(django_filters.OrderingFilter):
-    """Every sort ends with Case.TIEBREAKERS, so that equal keys never move between pages."""
+    """Every sort ends with Case.TIEBREAKERS, so that equal keys never move between pages.
+
+    `priority` is the urgent end first (priority_rank ascending: critical, high, medium,
+    low) and `-priority` the other way round, whatever the column's values would sort as;
+    the labels say which end comes first instead of "ascending/descending"."""
+
+    LABELS = {
+        "priority": "Priority: critical first",
+        "-priority": "Priority: low first",
+        "created": "Oldest first",
+        "-created": "Newest first",
+        "updated": "Least recently updated",
+        "-updated": "Recently updated",
+        "reference": "Reference: A to Z",
+        "-reference": "Reference: Z to A",
+        "status": "Status: A to Z",
+        "-status": "Status: Z to A",
+    }
+
+    def build_choices(self, fields, labels):
+        return [(key, self.LABELS[key]) for key in self.LABELS if key.lstrip("-") in fields.values()]
 
     def filter(self, qs, value):
         ordering = [self.get_ordering_value(param) for param in value or []]
@@ -47,9 +101,9 @@ class CaseFilter(django_filters.FilterSet):
                                             empty_label="All types")
     status = django_filters.ChoiceFilter(choices=Case.Status.choices, empty_label="Any status")
     priority = django_filters.ChoiceFilter(choices=Case.Priority.choices, empty_label="Any priority")
-    assignee = django_filters.ModelChoiceFilter(
+    assignee = AssigneeFilter(
         queryset=_investigators, to_field_name="username", empty_label="Anyone", null_label="Unassigned",
-        null_value="none",
+        null_value="none", help_text="An investigator's username, `me` (you) or `none` (unassigned).",
     )
     # Deadlines (casework/cases/sla.py): past due_at and not decided, or due within CASE_SLA_WARN_HOURS.
     sla = django_filters.ChoiceFilter(choices=[("breached", "SLA breached"), ("due_soon", "Due soon")],

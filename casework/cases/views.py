@@ -26,7 +26,7 @@ QUEUE_PAGE_SIZE = 25
 @require_GET
 @investigator_required
 def queue(request):
-    filterset = CaseFilter(request.GET or None, queryset=selectors.case_list())
+    filterset = CaseFilter(request.GET or None, queryset=selectors.case_list(), request=request)
     page = CappedPaginator(filterset.qs, QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
     params = request.GET.copy()
     params.pop("page", None)

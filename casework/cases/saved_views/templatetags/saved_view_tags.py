@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+from django import template
+
+from casework.cases.saved_views.selectors import saved_views_pinned
+
+register = template.Library()
+
+
+@register.simple_tag
+def pinned_views(user):
+    """The saved views pinned into this person's navigation (one query)."""
+    return saved_views_pinned(user) if user.is_authenticated else []
+
+
+@register.simple_tag(takes_context=True)
+def current_saved_view(context):
+    """The saved view the queue was opened from (?view=<id>), if this person can see it."""
+    from casework.cases.saved_views.selectors import saved_views_visible
+
+    request = context["request"]
+    pk = request.GET.get("view", "")
+    return saved_views_visible(request.user).filter(pk=pk).first() if pk.isdigit() else None
