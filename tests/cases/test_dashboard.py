@@ -68,6 +68,16 @@ def test_the_open_cases_are_counted_by_type_status_priority_age_and_breach():
     assert figures["breached"] == Case.objects.exclude(status="closed").filter(due_at__lt=now).count() > 0
 
 
+def test_cases_opened_decided_and_breached_per_day():
+    now = timezone.now()
+    make_cases(40, now=now)
+    Case.objects.filter(pk__in=Case.objects.order_by("id").values("pk")[:3]).update(sla_breached_at=now)
+    series = selectors.per_day(now)
+    assert len(series["labels"]) == selectors.DASHBOARD_DAYS and series["labels"][-1] == now.date().isoformat()
+    assert sum(series["opened"]) == 40 and sum(series["decided"]) == 14 and series["breached"][-1] == 3
+    assert series["opened"][-1] == 2  # cases 0 and 20 were opened now
+
+
 def test_time_to_decision_gives_median_and_p90_per_type():
     now = timezone.now()
     for i, hours in enumerate([1, 2, 3, 4, 10]):
