@@ -113,7 +113,8 @@ def test_a_body_larger_than_the_limit_is_refused_before_it_is_read(api, case, se
     settings.ATTACHMENT_MAX_BYTES = 10
     response = api.post(f"/api/cases/{case.reference}/attachments/", {"file": upload("big.pdf", PDF * 3000)},
                         format="multipart")
-    assert response.status_code == 413 and "ATTACHMENT_MAX_BYTES = 10 bytes" in response.json()["detail"]
+    assert response.status_code == 413 and response.json()["detail"] == (
+        "Refused: the file is too large; the limit is 10\xa0bytes (ATTACHMENT_MAX_BYTES = 10 bytes).")
 
 
 def test_the_download_streams_the_file_to_an_investigator_only(alice, mona, admin_user, case):

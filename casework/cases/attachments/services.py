@@ -34,7 +34,7 @@ class FileTooLarge(DomainError):
 
 def size_limit_message(name: str, size: int | None) -> str:
     limit = settings.ATTACHMENT_MAX_BYTES
-    what = f"{name} is {filesizeformat(size)}" if size is not None else "The file is too large"
+    what = f"{name} is {filesizeformat(size)}" if size is not None else "the file is too large"
     return f"Refused: {what}; the limit is {filesizeformat(limit)} (ATTACHMENT_MAX_BYTES = {limit} bytes)."
 
 
