@@ -194,3 +194,22 @@ def test_the_demo_gives_the_oldest_open_case_of_each_type_its_checklist_once(ali
     assert {t.case for t in tasks} == {fraud} and len(tasks) == len(DEFAULT_CHECKLISTS["fraud_alert"])
     assert tasks[0].done and tasks[1].assignee == ivan
     assert [a.original_name for a in Attachment.objects.filter(case=fraud)] == ["call-notes.txt"]
+
+
+def test_the_tabs_cost_the_same_queries_for_many_tasks_and_files(alice_client, alice, ivan, case, settings,
+                                                                    tmp_path, django_assert_max_num_queries):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from casework.cases.attachments.services import attachment_upload
+
+    settings.MEDIA_ROOT = tmp_path
+    for n in range(30):
+        task = services.task_create(actor=alice, case=case, title=f"Task {n}", assignee=ivan)
+        services.task_complete(actor=alice, task=task)
+        attachment_upload(actor=alice, case=case, upload=SimpleUploadedFile(f"note-{n}.txt", b"note"))
+    alice_client.get(f"/cases/{case.reference}/tasks/")
+    # session, user, roles, the case, the tasks with their people, the investigators to assign
+    with django_assert_max_num_queries(7):
+        assert alice_client.get(f"/cases/{case.reference}/tasks/").content.decode().count('<li class="task') == 30
+    with django_assert_max_num_queries(6):
+        assert alice_client.get(f"/cases/{case.reference}/attachments/").content.decode().count("note-") == 30
