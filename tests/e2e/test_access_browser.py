@@ -44,7 +44,9 @@ def test_the_employee_answers_by_link_and_the_manager_approves_in_the_inbox(page
 
     # The manager: her inbox, the evidence, the validated claim; she approves.
     landing = log_in(page, "mona", "mona-pass-123")
-    assert landing.endswith("/access/inbox/")
+    assert landing.endswith("/")  # her dashboard (issue 14): the request waiting for her, with its age
+    assert page.locator("#manager-requests tbody tr").count() == 1
+    page.goto("/access/inbox/")
     assert page.locator(".nav-count").first.inner_text() == "1"
     with page.expect_navigation():
         page.get_by_role("button", name="Review").click()
