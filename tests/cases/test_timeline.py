@@ -117,6 +117,8 @@ def test_the_page_and_its_poll_keep_the_filter(alice_client, alice):
                             HTTP_HX_CURRENT_URL=f"http://testserver/cases/{case.reference}/?tab=tasks")
     body = poll.content.decode()
     assert '<details data-run="901">' in body and "failed: tool ip_lookup (timeout); geo (Timed out after 30 s)" in body
+    assert 'agent: tool called <span class="muted">ip_lookup — failed (timeout)</span>' in body
+    assert 'agent: call failed <span class="muted">0 ms — Timed out after 30 s</span>' in body
     # the page's address keeps the choice, and what else its query held
     assert poll["HX-Replace-Url"] == f"/cases/{case.reference}/?tab=tasks&timeline=agents"
     # a poll that keeps the filter does not touch the address; a mistyped filter is "all"
