@@ -201,3 +201,11 @@ def test_the_admin_lists_evidence_and_tasks_read_only_without_a_file_link(admin_
     assert attachment.sha256 in detail and attachment.file.name not in detail and "Save" not in detail
     assert "Call the customer" in admin.get("/admin/case_tasks/task/").content.decode()
     assert admin.post(f"/admin/case_tasks/task/{task.pk}/delete/", {"post": "yes"}).status_code == 403
+
+
+def test_the_accepted_extensions_come_from_settings(case, alice, settings):
+    settings.ATTACHMENT_EXTENSIONS = ["PDF", ".txt", ".exe"]  # with or without the dot; .exe is never checkable
+    with pytest.raises(ValidationError) as refused:
+        attachment_upload(actor=alice, case=case, upload=upload("screen.png", PNG))
+    assert refused.value.message_dict["file"] == ["Refused: .png files are not accepted. Accepted: .pdf, .txt."]
+    assert attachment_upload(actor=alice, case=case, upload=upload("statement.pdf", PDF)).content_type == "application/pdf"

@@ -42,7 +42,8 @@ SNIFF_BYTES = 8192
 
 def accepted_extensions() -> list[str]:
     """The extensions taken here: settings.ATTACHMENT_EXTENSIONS, limited to those this module can check."""
-    return [ext for ext in (e.lower() for e in settings.ATTACHMENT_EXTENSIONS) if ext in KNOWN]
+    configured = ("." + e.strip().lower().lstrip(".") for e in settings.ATTACHMENT_EXTENSIONS)
+    return [ext for ext in configured if ext in KNOWN]
 
 
 def _refuse(message: str) -> ValidationError:
