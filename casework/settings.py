@@ -478,10 +478,11 @@ if CHAT_CONTEXT_STRATEGY not in ("summarise", "truncate") or CHAT_HISTORY_MESSAG
     raise ImproperlyConfigured("CHAT_CONTEXT_STRATEGY is summarise or truncate; CHAT_HISTORY_MESSAGES and "
                                "CHAT_MAX_TOOL_CALLS are at least 1.")
 # Answers are written into the stored message as they arrive, at most every CHAT_STREAM_WRITE_SECONDS;
-# the page reads it every 400 ms. An answer with no progress for CHAT_ANSWER_STALE_SECONDS (its
-# worker died, or its task was lost) is shown as failed, keeping what arrived.
+# the page reads it every 400 ms. A worker touches its answer every 10 s while waiting on the model;
+# one untouched for CHAT_ANSWER_STALE_SECONDS (its worker died, or no worker took it) is shown as
+# failed, keeping what arrived.
 CHAT_STREAM_WRITE_SECONDS = env.float("CHAT_STREAM_WRITE_SECONDS", default=0.1)
-CHAT_ANSWER_STALE_SECONDS = env.int("CHAT_ANSWER_STALE_SECONDS", default=180)
+CHAT_ANSWER_STALE_SECONDS = env.int("CHAT_ANSWER_STALE_SECONDS", default=90)
 # The offline provider streams its answers word by word, this far apart (it answers at once otherwise).
 OFFLINE_STREAM_DELAY_SECONDS = env.float("OFFLINE_STREAM_DELAY_SECONDS", default=0.03)
 if CHAT_STREAM_WRITE_SECONDS <= 0 or CHAT_ANSWER_STALE_SECONDS < 10 or OFFLINE_STREAM_DELAY_SECONDS < 0:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import secrets
+import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -133,21 +134,28 @@ def message_answer(*, message_id: int) -> bool:
     return True
 
 
+HEARTBEAT_SECONDS = 10
+
+
 def _follow(future: concurrent.futures.Future, buffer: AnswerBuffer, answer: ChatMessage):
     """Wait for the answer, writing what has arrived into the message every
-    CHAT_STREAM_WRITE_SECONDS while it grows (this thread writes; the event loop only records)."""
-    seen = 0
+    CHAT_STREAM_WRITE_SECONDS while it grows (this thread writes; the event loop only records),
+    and at least every HEARTBEAT_SECONDS while it does not (a slow model, retries), so that
+    only a dead worker's answer goes stale."""
+    seen, written = 0, time.monotonic()
     while True:
         try:
             return future.result(timeout=settings.CHAT_STREAM_WRITE_SECONDS)
         except concurrent.futures.TimeoutError:
             version, text, tools = buffer.snapshot()
-            if version == seen:
+            if version == seen and time.monotonic() - written < HEARTBEAT_SECONDS:
                 continue
-            seen = version
-            ChatMessage.objects.filter(pk=answer.pk, status=ChatMessage.Status.ANSWERING).update(
-                content=answer_preview(text), tool_calls=[{"name": name, "success": True, "running": True}
-                                                          for name in tools], updated_at=timezone.now())
+            fields = {"updated_at": timezone.now()}
+            if version != seen:
+                fields |= {"content": answer_preview(text),
+                           "tool_calls": [{"name": name, "success": True, "running": True} for name in tools]}
+            seen, written = version, time.monotonic()
+            ChatMessage.objects.filter(pk=answer.pk, status=ChatMessage.Status.ANSWERING).update(**fields)
 
 
 @transaction.atomic

@@ -186,3 +186,25 @@ def test_the_buffer_starts_afresh_for_each_request():
 ])
 def test_the_preview_shows_the_answer_string_so_far(raw, shown):
     assert answer_preview(raw) == shown
+
+
+def test_writes_are_throttled_and_a_slow_model_keeps_the_answer_alive(api, case, fake_openai, monkeypatch):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from agents.chat import services
+
+    monkeypatch.setattr(services, "HEARTBEAT_SECONDS", 0.3)
+    pieces = ANSWER.split(" ")  # a text chunk per word, after a silent second
+    fake_openai.script(json_answer({"answer": ANSWER}, delay=1.2, chunk_delay=0.03))
+
+    with CaptureQueriesContext(connection) as queries:  # the API answers in the request's thread
+        response = api.post(f"/api/cases/{case.reference}/conversation/messages/", {"content": "Which?"},
+                            format="json")
+
+    assert response.status_code == 201 and response.json()["content"] == ANSWER
+    updates = [q["sql"] for q in queries.captured_queries if q["sql"].startswith('UPDATE "chat_chatmessage"')]
+    writes = [sql for sql in updates if '"content"' not in sql.split(" WHERE ")[0]]  # claim and heartbeats
+    partial = [sql for sql in updates if '"content"' in sql.split(" WHERE ")[0]]  # text so far, then the final
+    assert len(writes) >= 3  # claimed, then touched while the model said nothing
+    assert 2 <= len(partial) < len(pieces) + 1  # text written as it grew, not once per chunk
