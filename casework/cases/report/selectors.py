@@ -45,7 +45,7 @@ def _text(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{value:.4g}"
+        return f"{value:,.4f}".rstrip("0").rstrip(".")
     if isinstance(value, dt.datetime):
         return value.strftime("%Y-%m-%d %H:%M UTC")
     return str(value)
@@ -152,7 +152,7 @@ def report_record(case: Case) -> list[tuple[str, str]]:
             rows.extend((f"{name[:1].upper() + name[1:]}: {label(k)}", _clip(_text(v), 300))
                         for k, v in list(value.items())[:30] if _scalar(v) and v not in ("", None))
         elif isinstance(value, list):
-            rows.append((name[:1].upper() + name[1:], "; ".join(_list_item(v) for v in value[:LIST_LIMIT])))
+            rows.append((name[:1].upper() + name[1:], "\n".join(_list_item(v) for v in value[:LIST_LIMIT])))
         elif field.choices:
             rows.append((name[:1].upper() + name[1:], str(getattr(record, f"get_{field.name}_display")())))
         else:
