@@ -1,5 +1,6 @@
-"""Any OpenAI-compatible endpoint through the `openai` SDK (OpenAI, OpenRouter, Ollama,
-vLLM, llama.cpp server, Gemini's compatible endpoint).
+"""Any OpenAI-compatible endpoint (OpenAI, OpenRouter, Ollama, vLLM, llama.cpp server,
+Gemini's compatible endpoint): the runtime's calls on aiohttp (agents/llm/openai_http.py),
+the synchronous path and streamed answers through the `openai` SDK.
 
 The SDK's own retries are off: agents.runtime.retry is the one retry policy. Native tool
 calling and JSON-schema structured output are used where the endpoint accepts them; an
@@ -12,11 +13,11 @@ from __future__ import annotations
 import json
 import time
 
-import httpx2
 import openai
 
 from agents.llm import errors
 from agents.llm.base import Capabilities, Completion, LLMRequest, Message, Provider, ToolCall
+from agents.llm.openai_http import ChatEndpoint
 from agents.llm.streaming import openai_stream
 
 GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
@@ -35,6 +36,7 @@ class OpenAICompatibleProvider(Provider):
         self._client = openai.OpenAI(api_key=self._api_key, base_url=self._base_url, max_retries=0, timeout=timeout)
         self._aclient: openai.AsyncOpenAI | None = None
         self._aclient_loop = None
+        self._endpoint = ChatEndpoint(base_url=self._base_url, api_key=self._api_key)
 
     def capabilities(self) -> Capabilities:
         return Capabilities(tools=True, structured_output=self._structured_output,
@@ -55,6 +57,7 @@ class OpenAICompatibleProvider(Provider):
 
     async def awarm(self) -> None:
         self._async_client()
+        self._endpoint.session()
 
     def complete(self, request: LLMRequest) -> Completion:
         kwargs, use_schema = self._kwargs(request)
@@ -78,24 +81,15 @@ class OpenAICompatibleProvider(Provider):
         started = time.perf_counter()
         headers, timeout = kwargs.pop("extra_headers", {}), kwargs.pop("timeout")
         try:
-            # The SDK's documented raw request (client.post with cast_to=Response): its auth,
-            # base URL, timeouts and typed errors, without re-walking the request (JSON schema
-            # included) through its type transforms and without building pydantic models of
-            # the answer, which cost more CPU than the HTTP exchange itself.
-            response = await self._async_client().post("/chat/completions", cast_to=httpx2.Response, body=kwargs,
-                                                       options={"headers": headers, "timeout": timeout})
-            data = response.json()
-        except openai.BadRequestError as exc:
+            # Straight onto aiohttp (agents/llm/openai_http.py): the SDK's request building cost
+            # more CPU than the exchange; its error taxonomy is kept.
+            data = await self._endpoint.post(kwargs, headers=headers, timeout=timeout)
+        except errors.ValidationError as exc:
             if use_schema and _mentions_response_format(exc):
+                # This endpoint does not do JSON-schema output: fall back to JSON in text.
                 self._structured_output = False
                 return await self.acomplete(request)
-            raise _normalise(exc) from exc
-        except openai.OpenAIError as exc:
-            raise _normalise(exc) from exc
-        except ValueError as exc:
-            raise errors.ProviderError(f"The endpoint answered with something that is not JSON: {exc}") from exc
-        if not isinstance(data, dict):
-            raise errors.ProviderError("The endpoint answered JSON that is not a chat completion object.")
+            raise
         return self._completion(_Answer.of(data), started)
 
     async def _astream(self, request: LLMRequest) -> Completion:

@@ -15,15 +15,25 @@ from agents.llm.registry import get_provider
 from tests.fakes.llm_servers import FakeToolCall, error, rate_limited, text, tool_calls
 
 
+@pytest.fixture(params=["sync", "async"])
+def complete(request):
+    """Both ways the provider is called: `complete` (SDK) and the runtime's `acomplete` (aiohttp)."""
+    if request.param == "sync":
+        return lambda provider, req: provider.complete(req)
+    from agents.runtime import aio
+
+    return lambda provider, req: aio.run(provider.acomplete(req))
+
+
 def ask(**kw) -> LLMRequest:
     messages = kw.pop("messages", None) or [Message("system", "You are terse."), Message("user", "Say hi.")]
     return LLMRequest(messages=messages, timeout=5, **kw)
 
 
-def test_it_returns_a_plain_answer_with_usage_and_model(fake_openai):
+def test_it_returns_a_plain_answer_with_usage_and_model(complete, fake_openai):
     fake_openai.script(text("Hello there.", input_tokens=11, output_tokens=3))
 
-    completion = get_provider().complete(ask())
+    completion = complete(get_provider(), ask())
 
     assert completion.text == "Hello there."
     assert completion.tool_calls == []
@@ -33,8 +43,8 @@ def test_it_returns_a_plain_answer_with_usage_and_model(fake_openai):
     assert completion.latency_ms >= 0
 
 
-def test_it_sends_model_messages_temperature_and_max_tokens(fake_openai):
-    get_provider().complete(ask(temperature=0.3, max_tokens=77))
+def test_it_sends_model_messages_temperature_and_max_tokens(complete, fake_openai):
+    complete(get_provider(), ask(temperature=0.3, max_tokens=77))
 
     (request,) = fake_openai.requests
     assert request.path == "/v1/chat/completions"
@@ -46,16 +56,16 @@ def test_it_sends_model_messages_temperature_and_max_tokens(fake_openai):
                                 {"role": "user", "content": "Say hi."}]
 
 
-def test_it_asks_for_json_schema_output_when_given_a_schema(fake_openai):
+def test_it_asks_for_json_schema_output_when_given_a_schema(complete, fake_openai):
     schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
-    get_provider().complete(ask(response_schema=ResponseSchema("verdict", schema)))
+    complete(get_provider(), ask(response_schema=ResponseSchema("verdict", schema)))
 
     (request,) = fake_openai.requests
     assert request.json["response_format"] == {"type": "json_schema",
                                                "json_schema": {"name": "verdict", "schema": schema}}
 
 
-def test_it_falls_back_to_json_in_text_when_the_endpoint_refuses_response_format(fake_openai):
+def test_it_falls_back_to_json_in_text_when_the_endpoint_refuses_response_format(complete, fake_openai):
     def llama_server(body):
         if "response_format" in body:
             return error(400, "Unrecognized request argument supplied: response_format")
@@ -65,8 +75,8 @@ def test_it_falls_back_to_json_in_text_when_the_endpoint_refuses_response_format
     provider = get_provider()
     schema = ResponseSchema("verdict", {"type": "object"})
 
-    first = provider.complete(ask(response_schema=schema))
-    second = provider.complete(ask(response_schema=schema))
+    first = complete(provider, ask(response_schema=schema))
+    second = complete(provider, ask(response_schema=schema))
 
     assert first.text == second.text == '{"ok": true}'
     sent = [("response_format" in r.json) for r in fake_openai.requests]
@@ -75,9 +85,9 @@ def test_it_falls_back_to_json_in_text_when_the_endpoint_refuses_response_format
     assert provider.capabilities().structured_output is False
 
 
-def test_it_sends_tools_in_openai_function_format_and_leaves_out_response_format(fake_openai):
+def test_it_sends_tools_in_openai_function_format_and_leaves_out_response_format(complete, fake_openai):
     spec = ToolSpec("lookup", "Look a customer up.", {"type": "object", "properties": {"id": {"type": "string"}}})
-    get_provider().complete(ask(tools=[spec], response_schema=ResponseSchema("x", {"type": "object"})))
+    complete(get_provider(), ask(tools=[spec], response_schema=ResponseSchema("x", {"type": "object"})))
 
     (request,) = fake_openai.requests
     assert request.json["tools"] == [{"type": "function", "function": {
@@ -85,11 +95,11 @@ def test_it_sends_tools_in_openai_function_format_and_leaves_out_response_format
     assert "response_format" not in request.json
 
 
-def test_it_parses_tool_calls_and_keeps_broken_arguments_raw(fake_openai):
+def test_it_parses_tool_calls_and_keeps_broken_arguments_raw(complete, fake_openai):
     fake_openai.script(tool_calls(FakeToolCall("lookup", {"id": "C-1"}, id="call_a"),
                                   FakeToolCall("lookup", '{"id": "C-2"', id="call_b")))
 
-    completion = get_provider().complete(ask())
+    completion = complete(get_provider(), ask())
 
     good, broken = completion.tool_calls
     assert (good.id, good.name, good.arguments, good.raw_arguments) == ("call_a", "lookup", {"id": "C-1"}, "")
@@ -97,13 +107,13 @@ def test_it_parses_tool_calls_and_keeps_broken_arguments_raw(fake_openai):
     assert completion.finish_reason == "tool_calls"
 
 
-def test_it_serialises_an_assistant_tool_turn_and_its_results(fake_openai):
+def test_it_serialises_an_assistant_tool_turn_and_its_results(complete, fake_openai):
     messages = [
         Message("system", "s"), Message("user", "u"),
         Message("assistant", "", tool_calls=[ToolCall("call_1", "lookup", {"id": "C-1"})]),
         Message("tool", '{"name": "Ada"}', tool_call_id="call_1", name="lookup"),
     ]
-    get_provider().complete(ask(messages=messages))
+    complete(get_provider(), ask(messages=messages))
 
     sent = fake_openai.requests[0].messages
     assert sent[2] == {"role": "assistant", "content": "", "tool_calls": [
@@ -123,11 +133,11 @@ def test_it_serialises_an_assistant_tool_turn_and_its_results(fake_openai):
         (error(404, "The model does not exist."), errors.ProviderError, False),
     ],
 )
-def test_it_normalises_http_errors(fake_openai, reply, expected, retryable):
+def test_it_normalises_http_errors(complete, fake_openai, reply, expected, retryable):
     fake_openai.script(reply)
 
     with pytest.raises(expected) as caught:
-        get_provider().complete(ask())
+        complete(get_provider(), ask())
 
     assert caught.value.retryable is retryable
     assert caught.value.status_code == reply.status
@@ -135,23 +145,23 @@ def test_it_normalises_http_errors(fake_openai, reply, expected, retryable):
     assert reply.error_message in caught.value.message
 
 
-def test_it_reads_retry_after_from_a_429(fake_openai):
+def test_it_reads_retry_after_from_a_429(complete, fake_openai):
     fake_openai.script(rate_limited(0.5))
 
     with pytest.raises(errors.RateLimitError) as caught:
-        get_provider().complete(ask())
+        complete(get_provider(), ask())
 
     assert caught.value.retry_after == 0.5
 
 
-def test_a_slow_answer_is_a_timeout(fake_openai):
+def test_a_slow_answer_is_a_timeout(complete, fake_openai):
     fake_openai.script(text("late", delay=1.0))
 
     with pytest.raises(errors.TimeoutError):
-        get_provider().complete(LLMRequest(messages=[Message("user", "hi")], timeout=0.2))
+        complete(get_provider(), LLMRequest(messages=[Message("user", "hi")], timeout=0.2))
 
 
-def test_an_unreachable_endpoint_is_a_network_error():
+def test_an_unreachable_endpoint_is_a_network_error(complete):
     with socket.socket() as s:  # a port that nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -159,15 +169,15 @@ def test_an_unreachable_endpoint_is_a_network_error():
                                         context_tokens=1000)
 
     with pytest.raises(errors.NetworkError) as caught:
-        provider.complete(ask())
+        complete(provider, ask())
 
     assert caught.value.retryable
 
 
-def test_the_sdk_does_not_retry_on_its_own(fake_openai):
+def test_the_sdk_does_not_retry_on_its_own(complete, fake_openai):
     fake_openai.script(error(500, "boom"), text("never asked for"))
 
     with pytest.raises(errors.ProviderError):
-        get_provider().complete(ask())
+        complete(get_provider(), ask())
 
     assert fake_openai.request_count == 1
