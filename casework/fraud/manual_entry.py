@@ -58,7 +58,8 @@ def alert_enter(*, actor, values: Mapping[str, str]) -> Alert:
 
 
 def _label(name: str) -> str:
-    return name.replace("_", " ").capitalize().replace("Kyc", "KYC").replace("Vpn", "VPN").replace(" ip ", " IP ")
+    words = name.replace("_", " ").capitalize().split()
+    return " ".join({"Kyc": "KYC", "Vpn": "VPN", "Ip": "IP", "ip": "IP", "Id": "ID", "id": "ID"}.get(w, w) for w in words)
 
 
 class ManualAlertForm(forms.Form):
