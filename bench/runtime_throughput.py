@@ -29,7 +29,8 @@ X-Casework-Run header.
       httpx:   `AsyncOpenAI()` (the SDK's default httpx transport), chat.completions.create;
       aiohttp: `AsyncOpenAI(http_client=DefaultAioHttpClient())`, chat.completions.create;
       raw:     the aiohttp client's raw `client.post(..., cast_to=httpx2.Response)`, what the
-               runtime's provider sends (for reference, not a ceiling).
+               runtime's provider sent until it moved onto aiohttp directly
+               (agents/llm/openai_http.py; for reference, not a ceiling).
 (2) fake: --alerts alerts (200) through the production set-up, LLM_PROVIDER=openai at the
     fake; one trial per --threads value. The alerts are created (alert_create) while no
     worker runs, then the workers start (cold: each imports the SDK on its first call).
@@ -353,7 +354,7 @@ BARE_WAYS = {
     "httpx": "`AsyncOpenAI()` (default httpx transport), `chat.completions.create`",
     "aiohttp": "`AsyncOpenAI(http_client=DefaultAioHttpClient())`, `chat.completions.create`",
     "raw": "`AsyncOpenAI(http_client=DefaultAioHttpClient())`, raw `client.post(..., cast_to=httpx2.Response)` "
-           "(the runtime provider's request; reference, not a ceiling)",
+           "(the provider's request until it moved onto aiohttp directly; reference, not a ceiling)",
 }
 
 
