@@ -16,6 +16,7 @@ context manager prunes more when the window is small and records it.
 from __future__ import annotations
 
 import concurrent.futures
+import logging
 import secrets
 import time
 from datetime import timedelta
@@ -34,6 +35,7 @@ from agents.llm.base import Message
 from agents.llm.registry import get_provider
 from agents.llm.tokens import estimate_messages_tokens
 from agents.runtime import aio
+from agents.runtime.agent import AgentResult
 from agents.runtime.context import budget_for
 from agents.runtime.prompting import fence_data, system_prompt_for
 from agents.runtime.runner import arun_tool_loop
@@ -42,6 +44,7 @@ from audit.tracing import get_tracer
 from casework.errors import Conflict
 
 QUESTION_MAX = 4000
+logger = logging.getLogger(__name__)
 
 
 @transaction.atomic
@@ -110,17 +113,26 @@ def message_answer(*, message_id: int) -> bool:
                    .order_by("-id")[:settings.CHAT_HISTORY_MESSAGES])[::-1]
     history = [Message(role=m.role, content=m.content) for m in earlier]
     agent = assistant_agent(case.case_type)
-    data = case_context(case)
-    provider = get_provider()
     buffer = AnswerBuffer()
-    with get_tracer().start_as_current_span("conversation.send_message", context=_trace_parent(conversation)) as span:
-        span.set_attributes({"conversation.id": conversation.pk, "conversation.message_count": len(history),
-                             "case.reference": case.reference, "user": actor.get_username()})
-        future = aio.submit(arun_tool_loop(
-            agent, data, history=history, max_tool_calls=settings.CHAT_MAX_TOOL_CALLS,
-            context_strategy=settings.CHAT_CONTEXT_STRATEGY, stream=buffer,
-            metadata={"case": case.reference, "conversation": str(conversation.pk)}))
-        result = _follow(future, buffer, answer)
+    try:
+        data = case_context(case)
+        provider = get_provider()
+        with get_tracer().start_as_current_span("conversation.send_message",
+                                                context=_trace_parent(conversation)) as span:
+            span.set_attributes({"conversation.id": conversation.pk, "conversation.message_count": len(history),
+                                 "case.reference": case.reference, "user": actor.get_username()})
+            future = aio.submit(arun_tool_loop(
+                agent, data, history=history, max_tool_calls=settings.CHAT_MAX_TOOL_CALLS,
+                context_strategy=settings.CHAT_CONTEXT_STRATEGY, stream=buffer,
+                metadata={"case": case.reference, "conversation": str(conversation.pk)}))
+            result = _follow(future, buffer, answer)
+    except Exception as exc:  # noqa: BLE001 - never an answer left "answering" by a bug: failed, named
+        logger.exception("Answering chat message %s failed", message_id)
+        failed = AgentResult(agent_id=agent.id, error=f"The agent failed: {type(exc).__name__}: {str(exc)[:300]}",
+                             error_type="internal")
+        _answer_save(actor=actor, case=case, answer=answer, content=answer_preview(buffer.snapshot()[1]),
+                     result=failed, window=0, budget=0)
+        return True
     window = estimate_messages_tokens([Message("system", system_prompt_for(agent.system_prompt, None)),
                                        Message("user", fence_data(data, label=agent.id)), *history])
     if result.context_events:

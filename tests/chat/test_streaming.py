@@ -208,3 +208,19 @@ def test_writes_are_throttled_and_a_slow_model_keeps_the_answer_alive(api, case,
     partial = [sql for sql in updates if '"content"' in sql.split(" WHERE ")[0]]  # text so far, then the final
     assert len(writes) >= 3  # claimed, then touched while the model said nothing
     assert 2 <= len(partial) < len(pieces) + 1  # text written as it grew, not once per chunk
+
+
+def test_a_failure_outside_the_model_fails_the_answer_by_name(alice_client, case, monkeypatch):
+    from agents.chat import services
+
+    def broken(case):
+        raise RuntimeError("the case record could not be read")
+
+    monkeypatch.setattr(services, "case_context", broken)
+
+    ask(alice_client, case, "Why this priority?")
+
+    answer = ChatMessage.objects.get(role="assistant")
+    assert answer.status == "failed" and answer.error == ("The agent failed: RuntimeError: the case record could "
+                                                          "not be read")
+    assert AuditEntry.objects.get(case_id=case.pk, action="conversation.failed").data["error_type"] == "internal"
