@@ -1,35 +1,26 @@
-"""Reading and writing the seed's CSV files (docs/access_data.md describes every column).
-
-Import is all or nothing: every file is read and every row checked inside one transaction;
-one bad row (a missing field, a date that is not a date, a reference to nobody) and the
-whole import is rolled back, with each problem named by file, row (the line number in the
-file) and field. Rows are matched on their ids, so importing the same files twice changes
-nothing the second time. Mutations with status Pending are investigated once the import
-has committed; other statuses are history, stored as they are.
-"""
+"""Import, all or nothing: every file read and every row checked in one transaction, rows
+matched on their ids (importing twice changes nothing), Pending mutations investigated after
+the commit."""
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from collections.abc import Iterator
 from pathlib import Path
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils.dateparse import parse_datetime
 
-from audit.models import AuditEntry
 from audit.services import audit_record
+from casework.access.data_io.files import COLUMNS, EXPORT_ONLY, ImportFailed, ImportResult, Problem
+from casework.access.data_io.rows import _Row
 from casework.access.models import (
     AccessLevel,
     DirectAuthorisation,
     Employee,
     HRMutation,
-    InfoRequest,
     Role,
     RoleAuthorisation,
     SickLeave,
@@ -37,120 +28,6 @@ from casework.access.models import (
     Vacation,
 )
 from casework.access.states import AccessStatus
-
-# file name -> (required columns, optional columns), in import order.
-COLUMNS: dict[str, tuple[list[str], list[str]]] = {
-    "access_levels.csv": (["Name", "Rank"], []),
-    "systems.csv": (["System"], ["Description", "Available"]),
-    "roles.csv": (["RoleID", "RoleName"], ["Department", "Description"]),
-    "role_authorisations.csv": (["RoleID", "System", "AccessLevel"], []),
-    "users.csv": (["UserID", "Name"], ["Department", "JobTitle", "RoleID", "Status", "Email", "Manager", "HireDate",
-                                        "TerminationDate", "Username"]),
-    "authorisations.csv": (["AuthorisationID", "UserID", "System", "AccessLevel", "GrantedOn"],
-                           ["GrantedBy", "ExpiresOn", "Status"]),
-    "sickLeave.csv": (["UserID", "StartDate", "EndDate"], ["Status"]),
-    "vacation.csv": (["UserID", "StartDate", "EndDate"], ["Status"]),
-    "hr_mutations.csv": (["MutationID", "Timestamp", "ChangedBy", "ChangedFor", "FieldChanged", "System",
-                          "AccessLevel"],
-                         ["ChangeType", "OldValue", "NewValue", "Reason", "ManagerID", "change_investigation",
-                          "Metadata"]),
-}
-# Written by export only: the audit trail is append-only and written as things happen, and
-# requests to people are made by the investigation, so importing them would forge history.
-EXPORT_ONLY = {
-    "audit_trail.csv": ["AuditID", "MutationID", "Timestamp", "OldStatus", "NewStatus", "Agent", "Comment"],
-    "pending_actions.csv": ["action_id", "type", "recipient_id", "mutation_id", "status", "created_at", "response"],
-}
-
-
-@dataclass
-class Problem:
-    file: str
-    row: int
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.file} row {self.row}" if self.row else self.file
-        return f"{where}, field {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
-
-
-class ImportFailed(Exception):
-    def __init__(self, problems: list[Problem]):
-        self.problems = problems
-        super().__init__("\n".join(str(p) for p in problems))
-
-
-@dataclass
-class ImportResult:
-    created: dict[str, int] = field(default_factory=dict)
-    updated: dict[str, int] = field(default_factory=dict)
-    unchanged: dict[str, int] = field(default_factory=dict)
-    skipped_files: list[str] = field(default_factory=list)
-    investigated: int = 0
-
-
-class _Row:
-    """One CSV row with its line number; field readers record problems instead of raising."""
-
-    def __init__(self, importer: Importer, file: str, line: int, data: dict):
-        self.importer, self.file, self.line, self.data = importer, file, line, data
-        self.ok = True
-
-    def problem(self, column: str, message: str) -> None:
-        self.ok = False
-        self.importer.problems.append(Problem(self.file, self.line, column, message))
-
-    def text(self, column: str, *, required: bool = False, max_length: int | None = None) -> str:
-        value = (self.data.get(column) or "").strip()
-        if required and not value:
-            self.problem(column, "is required")
-        if max_length and len(value) > max_length:
-            self.problem(column, f"is longer than {max_length} characters")
-        return value
-
-    def day(self, column: str, *, required: bool = False) -> date | None:
-        value = self.text(column, required=required)
-        if not value:
-            return None
-        try:
-            return date.fromisoformat(value)
-        except ValueError:
-            self.problem(column, f"{value!r} is not a date (YYYY-MM-DD)")
-            return None
-
-    def moment(self, column: str) -> datetime | None:
-        value = self.text(column, required=True)
-        if not value:
-            return None
-        parsed = None
-        try:
-            parsed = parse_datetime(value)
-        except ValueError:
-            parsed = None
-        if parsed is None:
-            self.problem(column, f"{value!r} is not an ISO 8601 date and time")
-            return None
-        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-    def ref(self, column: str, lookup: Callable[[str], object | None], what: str, *, required: bool = True):
-        value = self.text(column, required=required)
-        if not value:
-            return None
-        obj = lookup(value)
-        if obj is None:
-            self.problem(column, f"no {what} {value!r}")
-        return obj
-
-    def choice(self, column: str, choices: dict[str, str], default: str) -> str:
-        value = self.text(column)
-        if not value:
-            return default
-        key = value.strip().lower()
-        if key not in choices:
-            self.problem(column, f"{value!r} is not one of {', '.join(sorted(set(choices)))}")
-            return default
-        return choices[key]
 
 
 class Importer:
@@ -438,78 +315,3 @@ def access_data_import(directory, *, investigate: bool = True, actor="system") -
 
 
 # --- export -----------------------------------------------------------------------------------
-
-def _write(path: Path, header: list[str], rows) -> int:
-    count = 0
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        for row in rows:
-            writer.writerow(["" if v is None else v for v in row])
-            count += 1
-    return count
-
-
-def access_data_export(directory) -> dict[str, int]:
-    """Write every file import reads, plus audit_trail.csv and pending_actions.csv."""
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    cols = {name: req + opt for name, (req, opt) in COLUMNS.items()}
-    counts = {}
-    counts["access_levels.csv"] = _write(out / "access_levels.csv", cols["access_levels.csv"],
-                                         ((lv.name, lv.rank) for lv in AccessLevel.objects.all()))
-    counts["systems.csv"] = _write(out / "systems.csv", cols["systems.csv"],
-                                   ((s.code, s.description, "true" if s.available else "false")
-                                    for s in System.objects.all()))
-    counts["roles.csv"] = _write(out / "roles.csv", cols["roles.csv"],
-                                 ((r.role_id, r.name, r.department, r.description) for r in Role.objects.all()))
-    counts["role_authorisations.csv"] = _write(
-        out / "role_authorisations.csv", cols["role_authorisations.csv"],
-        ((ra.role.role_id, ra.system.code, ra.access_level.name)
-         for ra in RoleAuthorisation.objects.select_related("role", "system", "access_level")))
-    counts["users.csv"] = _write(out / "users.csv", cols["users.csv"], (
-        (e.employee_id, e.name, e.department, e.job_title, e.role.role_id if e.role else "",
-         e.get_status_display(), e.email, e.manager.employee_id if e.manager else "", e.hire_date,
-         e.termination_date, e.user.username if e.user else "")
-        for e in Employee.objects.select_related("role", "manager", "user")))
-    counts["authorisations.csv"] = _write(out / "authorisations.csv", cols["authorisations.csv"], (
-        (a.authorisation_id, a.employee.employee_id, a.system.code, a.access_level.name, a.valid_from,
-         a.granted_by, a.valid_to, a.get_status_display())
-        for a in DirectAuthorisation.objects.select_related("employee", "system", "access_level")))
-    for file, model in (("sickLeave.csv", SickLeave), ("vacation.csv", Vacation)):
-        counts[file] = _write(out / file, cols[file], (
-            (a.employee.employee_id, a.start_date, a.end_date, a.status)
-            for a in model.objects.select_related("employee").order_by("employee__employee_id", "start_date")))
-    mutations = list(HRMutation.objects.select_related("changed_by", "changed_for", "system", "access_level",
-                                                       "manager").order_by("changed_at", "id"))
-    counts["hr_mutations.csv"] = _write(out / "hr_mutations.csv", cols["hr_mutations.csv"], (
-        (m.mutation_id, m.changed_at.isoformat(), m.changed_by.employee_id, m.changed_for.employee_id,
-         m.field_changed, m.system.code, m.access_level.name, m.change_type, m.old_value, m.new_value, m.reason,
-         m.manager.employee_id if m.manager else "", m.status_label, _metadata(m.metadata))
-        for m in mutations))
-    by_case = {m.case_id: m.mutation_id for m in mutations}
-    counts["audit_trail.csv"] = _write(out / "audit_trail.csv", EXPORT_ONLY["audit_trail.csv"], (
-        (e.pk, by_case.get(e.case_id, ""), e.timestamp.isoformat(), e.data.get("from_label", e.data.get("from")),
-         e.data.get("to_label", e.data.get("to")), e.actor, e.data.get("reason", ""))
-        for e in AuditEntry.objects.filter(action="access.status_changed", case_id__in=list(by_case)).order_by("id")))
-    counts["pending_actions.csv"] = _write(out / "pending_actions.csv", EXPORT_ONLY["pending_actions.csv"], (
-        (r.pk, r.kind, r.recipient.employee_id, r.mutation.mutation_id, r.state(), r.sent_at.isoformat(),
-         _response(r))
-        for r in InfoRequest.objects.select_related("recipient", "mutation", "claim", "verdict").order_by("id")))
-    return counts
-
-
-def _metadata(value: dict) -> str:
-    import json
-
-    return json.dumps(value, sort_keys=True) if value else ""
-
-
-def _response(request: InfoRequest) -> str:
-    claim = getattr(request, "claim", None)
-    if claim is not None:
-        return f"{claim.get_claim_type_display()}: {claim.explanation}"
-    verdict = getattr(request, "verdict", None)
-    if verdict is not None:
-        return f"{'approved' if verdict.approved else 'denied'}: {verdict.comment}"
-    return ""
