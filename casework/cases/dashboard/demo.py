@@ -4,8 +4,8 @@ for the dashboard and some notifications.
 The loaders create every case "now". This spreads them over the past days (decided cases over
 two weeks, open ones over five days, each with a time to decision of its own), recomputes the
 open cases' deadlines from their new creation time (so some are past due), dates each case's
-agent calls with it, hands a few cases to other investigators (notifications), and runs the
-SLA scan once (breaches in the audit trail, warnings). Demo data only: the audit trail keeps
+agent calls with it, hands a few cases to other investigators (notifications; one of them falls
+due within the hour), and runs the SLA scan once (breaches in the audit trail, a warning). Demo data only: the audit trail keeps
 the real times of what the loaders did.
 """
 
@@ -51,4 +51,11 @@ def demo_load_workbench(*, users: dict) -> dict:
                                                         (ivan, alice), (ivan, alice)], strict=False):
             case_assign(actor=actor, case=case, assignee=assignee)
             assigned += 1
+        # One of Ivan's new cases opened long enough ago to fall due within the hour: the scan
+        # warns him (an SLA notification).
+        if open_cases:
+            case = open_cases[0]
+            due = now + timedelta(minutes=50)
+            created = due - (sla_due_at(case_type=case.case_type, priority=case.priority, start=now) - now)
+            Case.objects.filter(pk=case.pk).update(created_at=created, due_at=due)
     return {"assigned": assigned, **cases_sla_scan(now=now)}
