@@ -75,6 +75,22 @@ def test_the_queue_searches_reference_and_title(alice_client, cases):
     assert b"No cases match these filters." in response.content
 
 
+def test_a_phrase_with_a_space_searches_titles_only(alice_client, cases):
+    """No reference holds a space: the query reads one trigram index, not two OR-ed."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    title = Case.objects.get(reference="FRA-000002").title
+    phrase = " ".join(title.split()[:2])
+    with CaptureQueriesContext(connection) as queries:
+        assert "FRA-000002" in listed(alice_client.get("/cases/", {"q": phrase}))
+    searches = [q["sql"] for q in queries.captured_queries if "LIKE" in q["sql"]]
+    assert searches and all('"reference"' not in sql.split("WHERE", 1)[1].split("ORDER BY")[0] for sql in searches)
+    with CaptureQueriesContext(connection) as queries:
+        listed(alice_client.get("/cases/", {"q": "000002"}))  # a fragment: reference and title
+    assert any('"reference"' in q["sql"] and "LIKE" in q["sql"] for q in queries.captured_queries)
+
+
 def test_the_queue_sorts_by_priority(alice_client, cases):
     assert listed(alice_client.get("/cases/", {"ordering": "priority"})) == [
         "FRA-000002", "SUP-000001", "ACC-000001", "FRA-000001"]
