@@ -115,6 +115,7 @@ def test_email_follows_the_persons_preference(alice, ivan, queued_emails, django
 
 def test_the_settings_page_saves_the_preference_and_audits_it(client, ivan):
     client.force_login(ivan)
+    assert 'href="/notifications/settings/"' in client.get("/cases/").content.decode()  # the name in the nav
     page = client.get("/notifications/settings/").content.decode()
     assert 'name="email_assigned"' in page and "no email address" in page
     assert 'href="/notifications/"' in page
