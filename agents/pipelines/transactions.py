@@ -138,11 +138,11 @@ def _plan(ctx: RunContext) -> Step | None:
 
 def _inject_failures(ctx: RunContext, inv: dict) -> None:
     """The demo's injected failures (casework.transactions.chaos), never set by the API."""
-    from casework.transactions.chaos import SimulatedCrash, crash_allowed
+    from casework.transactions.chaos import InjectedFailure, SimulatedCrash, crash_allowed
 
     fail_after = inv["safeguards"].get("fail_after_steps")
     if fail_after is not None and inv["step_count"] >= fail_after:
-        raise RuntimeError(f"Injected failure after {fail_after} planner steps (safeguard fail_after_steps).")
+        raise InjectedFailure(f"Injected failure after {fail_after} planner steps (safeguard fail_after_steps).")
     kill_after = inv["safeguards"].get("kill_after_steps")
     if kill_after is not None and inv["step_count"] >= kill_after and crash_allowed():
         raise SimulatedCrash(f"Worker killed after {kill_after} planner steps (safeguard kill_after_steps).")

@@ -31,5 +31,12 @@ def crash_allowed() -> bool:
     return _ALLOWED.get()
 
 
+class InjectedFailure(RuntimeError):
+    """An ordinary failure raised on purpose: the run fails as with a real error, and the
+    worker logs one line instead of a traceback (`expected`)."""
+
+    expected = True
+
+
 class SimulatedCrash(BaseException):
     """Stands for a worker killed mid-run: not an Exception, so no handler on the way catches it."""
