@@ -12,3 +12,13 @@ def access_send_reminders() -> dict:
     from casework.access.reminders import requests_remind_due
 
     return requests_remind_due()
+
+
+@shared_task(name="casework.access.tasks.notification_email_send", ignore_result=True, soft_time_limit=60,
+             time_limit=90)
+def notification_email_send_moved(notification_id: int) -> None:
+    """An email queued before notifications moved to casework.cases.notifications (the
+    migration kept each notification's id): hand it to the shared task."""
+    from casework.cases.notifications.tasks import notification_email_send
+
+    notification_email_send.delay(notification_id)

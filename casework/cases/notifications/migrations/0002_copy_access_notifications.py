@@ -1,6 +1,11 @@
 """The access flow's notifications move to this app (one mechanism for every case type): copy
-its rows, with the request each carried as the generic target. access 0003 then drops its table."""
+its rows, with the request each carried as the generic target. access 0003 then drops its table.
 
+Each row keeps its id, so that an email task queued before the move (by its old name,
+casework.access.tasks.notification_email_send, still registered) finds its notification; the
+id sequence is then moved past them (PostgreSQL)."""
+
+from django.core.management.color import no_style
 from django.db import migrations
 
 
@@ -14,7 +19,7 @@ def copy(apps, schema_editor):
         if old.request_id and request_type is None:
             request_type, _ = ContentType.objects.get_or_create(app_label="access", model="inforequest")
         batch.append(New(
-            recipient_user_id=old.recipient_user_id, recipient_name=old.recipient_name,
+            id=old.id, recipient_user_id=old.recipient_user_id, recipient_name=old.recipient_name,
             recipient_email=old.recipient_email, case_id=old.case_id, kind=old.kind, subject=old.subject,
             body=old.body, url=old.url, created_at=old.created_at, read_at=old.read_at, emailed_at=old.emailed_at,
             email_attempts=old.email_attempts, email_failed_at=old.email_failed_at, email_error=old.email_error,
@@ -24,6 +29,9 @@ def copy(apps, schema_editor):
             New.objects.bulk_create(batch)
             batch = []
     New.objects.bulk_create(batch)
+    with schema_editor.connection.cursor() as cursor:
+        for sql in schema_editor.connection.ops.sequence_reset_sql(no_style(), [New]):
+            cursor.execute(sql)
 
 
 class Migration(migrations.Migration):
