@@ -21,7 +21,7 @@ def make_case(actor, **kwargs):
 
 
 @pytest.fixture
-def cases(alice, ivan):
+def cases(alice, ivan, rita):
     """Five cases of mixed type, priority, status and assignee."""
     fra1 = make_case(alice, title="Deposit cycling", priority="low")
     fra2 = make_case(alice, title="Shared device ring", priority="critical")
@@ -30,7 +30,7 @@ def cases(alice, ivan):
     rel = make_case(alice, case_type="release_risk", title="Release v2.1.0", priority="high")
     case_assign(actor=alice, case=fra2, assignee=alice)
     case_assign(actor=alice, case=sup, assignee=ivan)
-    case_close(actor=alice, case=rel, outcome="go", reason="Green suite")
+    case_close(actor=rita, case=rel, outcome="go", reason="Green suite")  # releases: a release manager
     return {"fra1": fra1, "fra2": fra2, "sup": sup, "acc": acc, "rel": rel}
 
 
