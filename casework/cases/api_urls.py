@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from django.urls import path
 
-from casework.cases import api
+from casework.cases import api, bulk_api
 
 urlpatterns = [
     path("cases/", api.CaseListApi.as_view(), name="api-case-list"),
+    path("cases/bulk/", bulk_api.CaseBulkApi.as_view(), name="api-case-bulk"),
     path("cases/<str:reference>/", api.CaseDetailApi.as_view(), name="api-case-detail"),
     path("cases/<str:reference>/assign/", api.CaseAssignApi.as_view(), name="api-case-assign"),
     path("cases/<str:reference>/comments/", api.CaseCommentApi.as_view(), name="api-case-comment"),

@@ -124,3 +124,25 @@ def test_an_offsite_next_is_not_followed(alice_client, alerts):
             "next": "https://evil.example/"}
     response = alice_client.post("/cases/bulk/", form)
     assert response["Location"] == "/cases/"
+
+
+# --- the API -----------------------------------------------------------------------------
+
+def test_the_api_applies_and_names_the_skipped(api, alice, alerts):
+    case_close(actor=alice, case=alerts[0], outcome="legit", reason="Checked")
+    response = api.post("/api/cases/bulk/", {"references": [c.reference for c in alerts[:2]], "action": "close",
+                                             "outcome": "false_positive", "reason": "Noise"}, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json() == {"action": "close", "done": [alerts[1].reference],
+                               "skipped": [{"reference": alerts[0].reference, "reason": "already closed"}]}
+
+
+def test_the_api_names_a_bad_field(api, alerts):
+    response = api.post("/api/cases/bulk/", {"references": [alerts[0].reference], "action": "assign",
+                                             "assignee": "nobody"}, format="json")
+    assert response.status_code == 400 and "assignee" in response.json()
+    response = api.post("/api/cases/bulk/", {"references": [], "action": "close"}, format="json")
+    assert response.status_code == 400 and "references" in response.json()
+    response = api.post("/api/cases/bulk/", {"references": [alerts[0].reference], "action": "close",
+                                             "outcome": "legit", "reason": ""}, format="json")
+    assert response.status_code == 400 and "reason" in response.json()

@@ -51,6 +51,7 @@ MATRIX: dict[str, tuple[str, str]] = {
     "api-access-mutation-submit": ("POST", "L 400 403 400 L"),
     "api-case-attachment-download": ("GET", "L 404 403 404 L"),
     "api-case-attachments": ("GET", "L 200 403 200 L"),
+    "api-case-bulk": ("POST", "L 400 403 400 L"),
     "api-case-assign": ("POST", "L 400 403 400 L"),
     "api-case-close": ("POST", "L 400 403 400 L"),
     "api-case-comment": ("POST", "L 400 403 400 L"),
