@@ -146,17 +146,18 @@ def report_record(case: Case) -> list[tuple[str, str]]:
         if value in (None, "", [], {}):
             continue
         name = str(field.verbose_name)
+        name = name[:1].upper() + name[1:]
         if isinstance(field, models.ForeignKey):
-            rows.append((name[:1].upper() + name[1:], str(value)))
+            rows.append((name, str(value)))
         elif isinstance(value, dict):
-            rows.extend((f"{name[:1].upper() + name[1:]}: {label(k)}", _clip(_text(v), 300))
+            rows.extend((f"{name}: {label(k)}", _clip(_text(v), 300))
                         for k, v in list(value.items())[:30] if _scalar(v) and v not in ("", None))
         elif isinstance(value, list):
-            rows.append((name[:1].upper() + name[1:], "\n".join(_list_item(v) for v in value[:LIST_LIMIT])))
+            rows.append((name, "\n".join(_list_item(v) for v in value[:LIST_LIMIT])))
         elif field.choices:
-            rows.append((name[:1].upper() + name[1:], str(getattr(record, f"get_{field.name}_display")())))
+            rows.append((name, str(getattr(record, f"get_{field.name}_display")())))
         else:
-            rows.append((name[:1].upper() + name[1:], _clip(_text(value), 600)))
+            rows.append((name, _clip(_text(value), 600)))
     return rows
 
 
