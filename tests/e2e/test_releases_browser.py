@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 @pytest.mark.usefixtures("worker_thread")
 def test_a_release_arrives_the_manager_asks_the_agent_then_decides(page, log_in, api, rita, settings):
-    settings.OFFLINE_STREAM_DELAY_SECONDS = 0.04  # the offline answer arrives word by word
+    settings.OFFLINE_STREAM_DELAY_SECONDS = 0.07  # the offline answer arrives word by word, over seconds
     response = api.post("/api/releases/", SEED, format="json")  # CI; the detective runs on commit
     assert response.status_code == 201, response.content
     reference = response.json()["reference"]
