@@ -13,6 +13,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.template.defaultfilters import pluralize
 
 from agents.tasks import pipeline_enqueue
 from audit.services import audit_record
@@ -48,7 +49,8 @@ def release_submit(*, actor, data: Any, via: str = "api") -> Release:
     headline = release_in.changes[0] if release_in.changes else "no changes listed"
     case = case_create(actor=actor, case_type="release_risk", priority="medium",
                        title=f"Release {release_in.version}: {headline}"[:200],
-                       description=f"Release {release_in.release_id}, {len(release_in.changes)} change(s).")
+                       description=f"Release {release_in.release_id}, {len(release_in.changes)} "
+                                   f"change{pluralize(len(release_in.changes))}.")
     metrics = release_in.deployment_metrics
     release = Release(case=case, release_id=release_in.release_id, version=release_in.version,
                       changes=release_in.changes, tests_passed=release_in.tests.passed,
