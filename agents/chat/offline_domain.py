@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from django.template.defaultfilters import pluralize
+
 from agents.runtime.prompting import unfence_data
 
 INTENTS: dict[str, list[tuple[str, re.Pattern]]] = {
@@ -96,8 +98,9 @@ def answer(intent: str, data: dict, messages):
 
 
 def _similar(result: dict) -> str:
-    lines = [f"find_similar_cases: {result['confirmed_count']} similar confirmed-fraud case(s), "
-             f"{result['cleared_count']} similar cleared case(s)."]
+    confirmed, cleared = result["confirmed_count"], result["cleared_count"]
+    lines = [f"find_similar_cases: {confirmed} similar confirmed-fraud case{pluralize(confirmed)}, "
+             f"{cleared} similar cleared case{pluralize(cleared)}."]
     lines += [f"- {c['reference']} (account {c['account_id']}), distance {c['distance']}"
               + (f": {c['pattern']}" if c["pattern"] else "") for c in result["confirmed"]]
     lines += [f"- {c['reference']} {c['outcome_label']} by {c['decided_by']}, distance {c['distance']}"
@@ -107,7 +110,7 @@ def _similar(result: dict) -> str:
 
 def _account(result: dict) -> str:
     lines = [f"Account {result['account_id']} (from get_account_history): "
-             f"{len(result['other_alerts'])} other alert(s)."]
+             f"{len(result['other_alerts'])} other alert{pluralize(len(result['other_alerts']))}."]
     lines += [f"- {a['reference']} {a['created_at'][:10]}, risk {a['risk_level'] or 'unscored'}, "
               f"{a['decision'] or a['case_status']}" for a in result["other_alerts"][:10]]
     if result["links"]:

@@ -80,10 +80,10 @@ def test_offline_the_fraud_agent_answers_from_its_tools(alice, alice_client):
     facts = ask(alice_client, alert.case, "What are the alert's facts?")
     account = ask(alice_client, alert.case, "What about this account's other alerts and links?")
 
-    assert similar.content.startswith("find_similar_cases: 1 similar confirmed-fraud case(s)") and "ACC-0999" in similar.content
+    assert similar.content.startswith("find_similar_cases: 1 similar confirmed-fraud case, ") and "ACC-0999" in similar.content
     assert [t["name"] for t in similar.tool_calls] == ["find_similar_cases"]
     assert "deposit_withdraw_cycle_days_avg: 1.3" in facts.content
-    assert account.content.startswith("Account ACC-1043 (from get_account_history): 0 other alert(s).")
+    assert account.content.startswith("Account ACC-1043 (from get_account_history): 0 other alerts.")
 
 
 def test_the_access_agent_checks_rights_and_absences(alice_client, submit, fake_openai):  # noqa: F811
