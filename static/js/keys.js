@@ -60,12 +60,24 @@
     flash(row ? 'This case is already yours or closed.' : 'Nothing to assign here.');
   }
 
+  var FIELD = 'select, textarea, input:not([type=hidden]), button';
+
+  // The decision box's first field; where a type decides inside a tab (access: the advisory
+  // report), the box links to that tab: open it and take its decision form's first field.
   function focusDecision() {
     var box = document.getElementById('decision');
     if (!box) return;
-    var field = box.querySelector('form select, form textarea, form input:not([type=hidden]), form button');
-    box.scrollIntoView({block: 'nearest'});
-    if (field) field.focus(); else flash('This case is decided.');
+    var field = box.querySelector('form ' + FIELD.split(', ').join(', form '));
+    var link = !field && box.querySelector('[data-open-tab]');
+    if (link) {
+      var tab = document.getElementById(link.dataset.openTab);
+      var panel = tab && document.getElementById(tab.getAttribute('aria-controls'));
+      if (tab) tab.click();
+      var form = panel && (panel.querySelector('form.decision-form') || panel.querySelector('form[action*=decide]'));
+      field = form && form.querySelector(FIELD);
+    }
+    (field || box).scrollIntoView({block: 'nearest'});
+    if (field) field.focus(); else flash(box.querySelector('form') ? 'Nothing to decide here.' : 'There is no decision for you to make here.');
   }
 
   function focusComment() {
@@ -159,8 +171,9 @@
     if (handled) event.preventDefault();
   });
 
-  // After htmx swaps a row (assign to me), keep the keyboard's place on it.
-  document.addEventListener('htmx:afterSwap', function (event) {
+  // After htmx swaps a row (assign to me), keep the keyboard's place on it (once settled:
+  // htmx puts the new row's own attributes back during the settle).
+  document.addEventListener('htmx:afterSettle', function (event) {
     var target = event.detail.target;
     if (!target || !/^case-row-/.test(target.id || '')) return;
     var row = document.getElementById(target.id);

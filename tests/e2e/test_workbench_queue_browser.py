@@ -73,6 +73,7 @@ def test_the_keyboard_goes_from_the_queue_to_a_decided_case_in_five_keys(page, l
     from casework.fraud.services import alert_create
     from tests.fraud.conftest import CYCLING
 
+    other = case_create(actor=alice, case_type="support_ticket", title="Older, unassigned")
     alert = alert_create(actor=alice, data=CYCLING)
     log_in(page, "alice", "alice-pass-123", next_path="/cases/")
     keys = []
@@ -100,6 +101,10 @@ def test_the_keyboard_goes_from_the_queue_to_a_decided_case_in_five_keys(page, l
     expect(page.locator("#decision .fraud-outcome")).to_have_text("Confirmed fraud")
     assert len(keys) <= 6, keys
     assert Decision.objects.get(case=alert.case).outcome == "confirmed_fraud"
+    page.keyboard.press("c")
+    expect(page.locator("#comments textarea")).to_be_focused()
+    page.keyboard.type("j and k typed here stay text")
+    expect(page).to_have_url(re.compile(f"/cases/{alert.case.reference}/"))
 
     # Tabs: arrow keys move and open, the choice is in the address and survives a reload.
     page.get_by_role("tab", name="Overview").focus()
@@ -116,6 +121,16 @@ def test_the_keyboard_goes_from_the_queue_to_a_decided_case_in_five_keys(page, l
     page.get_by_role("tab").nth(1).focus()
     page.keyboard.press("Home")
     expect(page.get_by_role("tab", name="Overview")).to_have_attribute("aria-selected", "true")
+
+    # a: the focused row is assigned to me, and the keyboard keeps its place on the new row.
+    page.goto("/cases/")
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    page.keyboard.press("a")
+    row = page.locator(f"#case-row-{other.pk}")
+    expect(row).to_contain_text("alice")
+    expect(row).to_have_class(re.compile("kb-focus"))
+    assert Case.objects.get(pk=other.pk).assignee == alice
     assert page.js_errors == []
 
 
