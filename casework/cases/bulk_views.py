@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.http import QueryDict
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from casework.cases import selectors
 from casework.cases.bulk import ACTIONS, BULK_MAX, bulk_describe, bulk_outcome_choices, cases_bulk_apply
-from casework.cases.filters import _investigators
+from casework.cases.filters import CaseFilter, _investigators
 from casework.cases.models import Case
 from casework.people.roles import investigator_required
 
@@ -65,11 +69,22 @@ def _next(request) -> str:
     return "/cases/"
 
 
+def _matching(request) -> list[str]:
+    """Every case the queue's filters (in `next`) match, up to BULK_MAX, in the queue's order."""
+    query = QueryDict(urlsplit(_next(request)).query)
+    filterset = CaseFilter(query, queryset=selectors.case_list(), request=request)
+    if not filterset.is_valid():
+        return []
+    return list(filterset.qs.values_list("reference", flat=True)[:BULK_MAX])
+
+
 @require_POST
 @investigator_required
 def bulk(request):
     """Without `confirm`: the confirmation (a fragment for htmx, else a page). With it: apply."""
     references = [r for r in request.POST.getlist("references") if r]
+    if request.POST.get("all_matching") == "1":
+        references = _matching(request) or references
     form = BulkForm(request.POST, user=request.user, references=references)
     if not form.is_valid():
         errors = [f"{'' if name == '__all__' else name + ': '}{' '.join(errs)}" for name, errs in form.errors.items()]

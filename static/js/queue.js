@@ -4,11 +4,23 @@
 (function () {
   function boxes() { return document.querySelectorAll('tr.queue-row input[type=checkbox][name=references]'); }
 
+  // "Select all N matching": the server takes every case the filters match (up to its limit).
+  function matching() { var m = document.getElementById('bulk-all-matching'); return m && m.value === '1'; }
+  function setMatching(on) {
+    var m = document.getElementById('bulk-all-matching');
+    if (m) m.value = on ? '1' : '';
+  }
+
   function refresh() {
     var all = boxes();
     var checked = Array.prototype.filter.call(all, function (b) { return b.checked; }).length;
+    if (checked < all.length) setMatching(false);
+    var more = document.getElementById('select-matching');
+    if (more) more.hidden = !(all.length > 0 && checked === all.length);
+    var button = document.getElementById('select-matching-button');
     var count = document.getElementById('bulk-count');
-    if (count) count.textContent = checked + ' selected';
+    if (count) count.textContent = (matching() && button ? 'All ' + button.dataset.count : checked) + ' selected';
+    if (button) button.disabled = matching();
     var apply = document.getElementById('bulk-apply');
     if (apply) apply.disabled = checked === 0;
     var selectAll = document.getElementById('select-all');
@@ -33,6 +45,12 @@
     var reason = document.getElementById('bulk-reason');
     if (reason) reason.required = action.value === 'close';
   }
+
+  document.addEventListener('click', function (event) {
+    if (event.target.id !== 'select-matching-button') return;
+    setMatching(true);
+    refresh();
+  });
 
   document.addEventListener('change', function (event) {
     var target = event.target;
@@ -69,6 +87,7 @@
       if (button) { button.focus(); button.scrollIntoView({block: 'nearest'}); }
     }
     if (event.detail.target && event.detail.target.id === 'queue-results') {
+      setMatching(false);
       refresh();
     }
   });

@@ -43,24 +43,28 @@ def test_a_saved_view_is_saved_pinned_and_opens_with_its_filters(page, log_in, a
 
 
 def test_a_bulk_close_names_the_count_and_the_skipped_cases(page, log_in, alice):
-    cases = [case_create(actor=alice, case_type="fraud_alert", title=f"Payroll batch {i}") for i in range(3)]
-    ticket = case_create(actor=alice, case_type="support_ticket", title="Refund")
+    # Thirty rows, more than a page (25): 28 false positives, a ticket and one already decided.
     done = case_create(actor=alice, case_type="fraud_alert", title="Already decided")
     case_close(actor=alice, case=done, outcome="legit", reason="Checked")
+    ticket = case_create(actor=alice, case_type="support_ticket", title="Refund")
+    cases = [case_create(actor=alice, case_type="fraud_alert", title=f"Payroll batch {i}") for i in range(28)]
     log_in(page, "alice", "alice-pass-123", next_path="/cases/")
     page.locator("#select-all").check()
-    expect(page.locator("#bulk-count")).to_have_text("5 selected")
+    expect(page.locator("#bulk-count")).to_have_text("25 selected")
+    page.get_by_role("button", name="Select all 30 cases matching these filters").click()
+    expect(page.locator("#bulk-count")).to_have_text("All 30 selected")
     page.locator("#bulk-action").select_option("close")
     page.locator("#bulk-outcome").select_option("false_positive")
     page.locator("#bulk-reason").fill("Known payroll batch")
     page.get_by_role("button", name="Apply to selected").click()
     dialog = page.get_by_role("alertdialog")
-    expect(dialog.get_by_role("heading")).to_have_text("Close 5 cases as Dismissed as false positive?")
+    expect(dialog.get_by_role("heading")).to_have_text("Close 30 cases as Dismissed as false positive?")
     assert Decision.objects.count() == 1  # nothing closed before the confirmation
     expect(page.locator("#bulk-confirm-button")).to_be_focused()
+    expect(page.locator("#bulk-confirm-button")).to_have_text("Close 30 cases")
     with page.expect_navigation():
         page.keyboard.press("Enter")
-    expect(page.get_by_text("Closed 3 cases.")).to_be_visible()
+    expect(page.get_by_text("Closed 28 cases.")).to_be_visible()
     skipped = page.locator(".flash-warning")
     expect(skipped).to_contain_text("Skipped 2 cases")
     expect(skipped).to_contain_text(f"{ticket.reference}: “Dismissed as false positive” is not an outcome of a support ticket")
