@@ -19,6 +19,8 @@
   function typing(el) {
     if (!el) return false;
     var tag = el.tagName;
+    // A ticked checkbox keeps the focus; j / k must still move on from it.
+    if (tag === 'INPUT' && /^(checkbox|radio|button|submit|reset)$/.test(el.type)) return false;
     return tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT' || el.isContentEditable;
   }
 
