@@ -92,6 +92,16 @@
     }
   });
 
+  // Esc in the confirmation cancels it: the panel empties and the focus returns to the bar.
+  document.addEventListener('keydown', function (event) {
+    if (event.key !== 'Escape') return;
+    var panel = document.getElementById('bulk-panel');
+    if (!panel || !panel.contains(document.activeElement)) return;
+    panel.innerHTML = '';
+    var apply = document.getElementById('bulk-apply');
+    if (apply) apply.focus();
+  });
+
   function init() { showFields(); refresh(); }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init); else init();
 })();
