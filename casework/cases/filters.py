@@ -70,11 +70,12 @@ class CaseOrderingFilter(django_filters.OrderingFilter):
     low) and `-priority` the other way round, whatever the column's values would sort as;
     the labels say which end comes first instead of "ascending/descending"."""
 
+    # The first is what the queue shows when no sort is chosen (the queue's default order).
     LABELS = {
+        "-created": "Newest first",
+        "created": "Oldest first",
         "priority": "Priority: critical first",
         "-priority": "Priority: low first",
-        "created": "Oldest first",
-        "-created": "Newest first",
         "updated": "Least recently updated",
         "-updated": "Recently updated",
         "reference": "Reference: A to Z",
@@ -119,7 +120,8 @@ class CaseFilter(django_filters.FilterSet):
             ("status", "status"),
         ),
         label="Sort",
-        empty_label="Newest first",
+        # No empty choice: "Newest first" (-created) is the default order and the first option.
+        empty_label=None,
     )
 
     class Meta:
