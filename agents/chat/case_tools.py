@@ -89,9 +89,9 @@ def find_similar_cases(args: SimilarArgs) -> dict:
     patterns = {p.case_id: p.one_sentence_description for p in found.patterns}
     return {
         "reference": alert.case.reference, "confirmed_count": found.confirmed_count,
-        "confirmed": [{"reference": other.case.reference, "account_id": other.account.account_id,
-                       "distance": distance, "pattern": patterns.get(other.case_id, "")}
-                      for other, distance in found.confirmed],
+        "confirmed": [{"reference": near.reference, "account_id": near.account_id,
+                       "distance": near.distance, "pattern": patterns.get(near.case_id, "")}
+                      for near in found.confirmed],
         "cleared_count": found.cleared_count, "cleared": found.cleared,
     }
 

@@ -71,8 +71,7 @@ def _specialist_calls(ctx: RunContext) -> list[CallSpec]:
         for p in nearest_patterns
     ]
     ctx.state["input_similar_cases"] = [
-        {"reference": other.case.reference, "account_id": other.account.account_id, "distance": round(distance, 3)}
-        for other, distance in similar
+        {"reference": near.reference, "account_id": near.account_id, "distance": near.distance} for near in similar
     ]
     ctx.state["input_similar_count"] = similar_count
     links = selectors.known_fraud_links(alert.account)
