@@ -91,3 +91,24 @@ def document_errors(result, generator, request, public):
                 one = media["schema"]
                 media["schema"] = {"oneOf": [one, {"type": "array", "items": one}]}
     return result
+
+
+def pydantic_openapi_30(schema):
+    """Pydantic writes JSON Schema 2020-12; OpenAPI 3.0 wants `nullable` and a single `example`."""
+    if isinstance(schema, list):
+        return [pydantic_openapi_30(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    schema = {key: pydantic_openapi_30(value) for key, value in schema.items()}
+    variants = schema.get("anyOf")
+    if variants and {"type": "null"} in variants:
+        rest = [v for v in variants if v != {"type": "null"}]
+        schema.pop("anyOf")
+        schema.pop("default", None)
+        schema.update(rest[0] if len(rest) == 1 else {"anyOf": rest})
+        schema["nullable"] = True
+    if "examples" in schema and isinstance(schema["examples"], list):
+        examples = schema.pop("examples")
+        if examples:
+            schema["example"] = examples[0]
+    return schema

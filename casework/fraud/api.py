@@ -20,6 +20,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casework.api_schema import pydantic_openapi_30
 from casework.cases import selectors as case_selectors
 from casework.cases import services as case_services
 from casework.cases.api import DecisionOutputSerializer, IsInvestigator
@@ -28,29 +29,7 @@ from casework.fraud import selectors, services
 from casework.fraud.models import Alert
 from casework.fraud.schemas import AlertIn
 
-
-def _openapi_30(schema):
-    """Pydantic writes JSON Schema 2020-12; OpenAPI 3.0 wants `nullable` and a single `example`."""
-    if isinstance(schema, list):
-        return [_openapi_30(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    schema = {key: _openapi_30(value) for key, value in schema.items()}
-    variants = schema.get("anyOf")
-    if variants and {"type": "null"} in variants:
-        rest = [v for v in variants if v != {"type": "null"}]
-        schema.pop("anyOf")
-        schema.pop("default", None)
-        schema.update(rest[0] if len(rest) == 1 else {"anyOf": rest})
-        schema["nullable"] = True
-    if "examples" in schema and isinstance(schema["examples"], list):
-        examples = schema.pop("examples")
-        if examples:
-            schema["example"] = examples[0]
-    return schema
-
-
-_ALERT_SCHEMA = _openapi_30(AlertIn.model_json_schema())
+_ALERT_SCHEMA = pydantic_openapi_30(AlertIn.model_json_schema())
 _EXAMPLE_ALERT = {
     "account_id": "ACC-1043",
     "declared_income_annual": 32000,

@@ -14,6 +14,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casework.api_schema import pydantic_openapi_30
 from casework.cases.api import IsInvestigator
 from casework.transactions import selectors, services
 from casework.transactions.models import Investigation, PlannerDecision, Recommendation, RuleDraft, ToolExecution
@@ -96,30 +97,9 @@ def _out(investigation: Investigation, code=status.HTTP_200_OK) -> Response:
     return Response(InvestigationSerializer(investigation).data, status=code)
 
 
-def _openapi_30(schema):
-    """Pydantic writes JSON Schema 2020-12; OpenAPI 3.0 wants `nullable` and one `example`."""
-    if isinstance(schema, list):
-        return [_openapi_30(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    schema = {key: _openapi_30(value) for key, value in schema.items()}
-    variants = schema.get("anyOf")
-    if variants and {"type": "null"} in variants:
-        rest = [v for v in variants if v != {"type": "null"}]
-        schema.pop("anyOf")
-        schema.pop("default", None)
-        schema.update(rest[0] if len(rest) == 1 else {"anyOf": rest})
-        schema["nullable"] = True
-    if isinstance(schema.get("examples"), list):
-        examples = schema.pop("examples")
-        if examples:
-            schema["example"] = examples[0]
-    return schema
-
-
 _IMPORT_SCHEMA = {"type": "object", "required": ["transactions"], "properties": {"transactions": {
     "type": "array", "minItems": 1, "maxItems": services.MAX_TRANSACTIONS_PER_BATCH,
-    "items": _openapi_30(TransactionIn.model_json_schema())}}}
+    "items": pydantic_openapi_30(TransactionIn.model_json_schema())}}}
 
 
 class TransactionImportInputSerializer(serializers.Serializer):
