@@ -6,7 +6,6 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from audit.models import AuditEntry
 from casework.cases.models import Case
 from casework.people.roles import is_investigator
 
@@ -32,8 +31,3 @@ def case_final_decision(case: Case):
 
 def case_comments(case: Case):
     return case.comments.select_related("author")
-
-
-def case_timeline(case: Case) -> QuerySet[AuditEntry]:
-    """The case's audit entries, newest first (a long investigation reads from the latest step)."""
-    return AuditEntry.objects.filter(case_id=case.pk).order_by("-id")

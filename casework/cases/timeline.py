@@ -3,8 +3,8 @@
 An agent run writes about 26 entries (queued, each agent call and tool call, the messages and
 status changes its agents make, its end). By default they fold into one row per run that says
 what ran, how it ended, when, for how long, how many calls and tools, and which failed; people's
-actions stay rows of their own. `?show=people` keeps only people's actions, `?show=agents` only
-the agents' side (runs still folded: each run row opens to its entries).
+actions stay rows of their own. `?timeline=people` keeps only people's actions, `?timeline=agents`
+only the agents' side (runs still folded: each run row opens to its entries).
 
 Everything is worked out from the audit entries alone, read in one query: the case domain does
 not read the agent runtime's tables, and an audit entry outlives what it describes.
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cached_property
 
 from audit.models import AuditEntry
 from casework.cases.models import Case
@@ -123,11 +124,11 @@ class RunRow:
                 return entry.actor if entry_is_person(entry) else ""
         return ""
 
-    @property
+    @cached_property
     def _status_entries(self) -> list[AuditEntry]:
         return [e for e in self.entries if e.object_type == RUN_OBJECT and e.action.startswith("agent.run_")]
 
-    @property
+    @cached_property
     def status(self) -> str:
         statuses = [e.action.removeprefix("agent.run_") for e in self._status_entries]
         statuses = [s for s in statuses if s in RUN_STATUS_WORDS and s != "attached"]
@@ -143,7 +144,7 @@ class RunRow:
             return f"failed: {error}" if error else words
         return words
 
-    @property
+    @cached_property
     def _end_error(self) -> str:
         ends = [e for e in self._status_entries if e.action == f"agent.run_{self.status}"]
         return str(ends[-1].data.get("error") or "") if ends else ""
@@ -159,15 +160,15 @@ class RunRow:
                    self.entries[-1])
         return duration_words(end.timestamp - self.started)
 
-    @property
+    @cached_property
     def calls(self) -> list[AuditEntry]:
         return [e for e in self.entries if e.action in CALL_ACTIONS]
 
-    @property
+    @cached_property
     def tools(self) -> list[AuditEntry]:
         return [e for e in self.entries if e.action == TOOL_ACTION]
 
-    @property
+    @cached_property
     def failures(self) -> list[str]:
         """Each failed agent call and tool call, named with its error."""
         named = []

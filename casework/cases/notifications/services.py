@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from audit.services import audit_record
 from casework.cases.notifications.models import Notification, NotificationPreference
+from casework.cases.sla import DONE_STATUSES
 from casework.errors import DomainError
 
 logger = logging.getLogger(__name__)
@@ -118,7 +119,7 @@ def notify_case_assigned(*, case, assignee: User, actor) -> Notification | None:
 
 def notify_run_failed(*, case, run_label: str, error: str) -> Notification | None:
     """Tell the case's assignee that an agent run on it failed (nobody owns it: nobody to tell)."""
-    if case.assignee_id is None or case.status in ("resolved", "closed"):
+    if case.assignee_id is None or case.status in DONE_STATUSES:
         return None
     return notification_send(
         actor="system", kind=Notification.Kind.RUN_FAILED, case=case, user=case.assignee,
