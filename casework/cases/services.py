@@ -189,7 +189,7 @@ def case_comment(*, actor, case: Case, body: str) -> Comment:
     return comment
 
 
-def _may_decide(actor, case: Case) -> None:
+def case_may_decide(actor, case: Case) -> None:
     """A case type may ask for a role to decide its cases (releases: release managers)."""
     role = case.type_info.decider_role
     if role and isinstance(actor, User) and not has_role(actor, role):
@@ -205,7 +205,7 @@ def case_close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
     one-final-decision constraint is the last guard against a concurrent close); close
     the case; audit; after commit, tell case-type packages (knowledge capture ...).
     """
-    _may_decide(actor, case)
+    case_may_decide(actor, case)
     case = _lock(case)
     existing = case.decisions.filter(final=True).select_related("decided_by").first()
     if case.is_closed or existing:

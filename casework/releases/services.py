@@ -10,17 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import User
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.template.defaultfilters import pluralize
 
 from agents.tasks import pipeline_enqueue
 from audit.services import audit_record
 from casework.cases.models import Case
-from casework.cases.services import case_close, case_set_priority, case_set_status
+from casework.cases.services import case_close, case_may_decide, case_set_priority, case_set_status
 from casework.errors import Conflict, DomainError
-from casework.people.roles import RELEASE_MANAGER, has_role
 from casework.releases.models import SEVERITIES, Release, ReleaseTest, RiskReport
 from casework.releases.schemas import release_validate
 
@@ -135,8 +132,7 @@ def override_of(outcome: str, severity: str | None) -> str:
 def release_decide(*, actor, release: Release, outcome: str, reason: str, confirm_override: bool = False):
     """The release manager's go / no_go / deferred, closing the case (one final decision).
     Release managers and admins decide; an investigator reads and comments (PermissionDenied)."""
-    if isinstance(actor, User) and not has_role(actor, RELEASE_MANAGER):
-        raise PermissionDenied("Only a release manager (or an admin) decides a release.")
+    case_may_decide(actor, release.case)  # before the override check: an investigator gets the 403
     report = release.reports.order_by("-filed_at", "-id").first()
     severity = report.severity if report else None
     override = override_of(outcome, severity)
