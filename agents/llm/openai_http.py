@@ -55,7 +55,7 @@ class ChatEndpoint:
         except aiohttp.ClientError as exc:
             raise errors.NetworkError(f"Could not reach the endpoint ({exc}).") from exc
         if status >= 400:
-            raise status_error(status, raw, retry_after)
+            raise status_error(status, _error_text(raw), _seconds(retry_after))
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
@@ -69,15 +69,16 @@ class ChatEndpoint:
             await self._session.close()
 
 
-def status_error(status: int, raw: bytes, retry_after: str | None) -> errors.LLMError:
-    text = _error_text(raw)
+def status_error(status: int, text: str, retry_after: float | None) -> errors.LLMError:
+    """An HTTP error status as our error: the one mapping for both ways a request is sent
+    (this module, and the SDK's exceptions in openai_provider._normalise)."""
     if status in (401, 403):
         return errors.AuthenticationError(f"HTTP {status}: {text}", status_code=status)
     if status == 429:
-        return errors.RateLimitError(f"HTTP 429: {text}", status_code=429, retry_after=_seconds(retry_after))
+        return errors.RateLimitError(f"HTTP 429: {text}", status_code=429, retry_after=retry_after)
     if status in (400, 422):
         return errors.ValidationError(f"HTTP {status}: {text}", status_code=status)
-    return errors.ProviderError(f"HTTP {status}: {text}", status_code=status, retry_after=_seconds(retry_after))
+    return errors.ProviderError(f"HTTP {status}: {text}", status_code=status, retry_after=retry_after)
 
 
 def _error_text(raw: bytes) -> str:

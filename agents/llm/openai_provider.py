@@ -17,7 +17,7 @@ import openai
 
 from agents.llm import errors
 from agents.llm.base import Capabilities, Completion, LLMRequest, Message, Provider, ToolCall
-from agents.llm.openai_http import ChatEndpoint
+from agents.llm.openai_http import ChatEndpoint, status_error
 from agents.llm.streaming import openai_stream
 
 GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
@@ -200,14 +200,8 @@ def _normalise(exc: Exception) -> errors.LLMError:
         return errors.TimeoutError(f"No answer before the timeout ({text}).")
     if isinstance(exc, openai.APIConnectionError):
         return errors.NetworkError(f"Could not reach the endpoint ({text}).")
-    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        return errors.AuthenticationError(f"HTTP {status}: {text}", status_code=status)
-    if isinstance(exc, openai.RateLimitError):
-        return errors.RateLimitError(f"HTTP 429: {text}", status_code=429, retry_after=_retry_after(exc))
-    if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
-        return errors.ValidationError(f"HTTP {status}: {text}", status_code=status)
     if isinstance(exc, openai.APIStatusError):
-        return errors.ProviderError(f"HTTP {status}: {text}", status_code=status, retry_after=_retry_after(exc))
+        return status_error(status, text, _retry_after(exc))
     return errors.ProviderError(text)
 
 
