@@ -423,6 +423,10 @@ def test_postgresql_refuses_changing_a_pending_entry():
     # Sequencing it while also changing its content is refused too.
     _refused("UPDATE audit_auditentry SET position = 1, prev_hash = %s, hash = %s, actor = 'mallory' WHERE id = %s",
              [GENESIS_HASH, "a" * 64, entry.pk])
+    _refused("UPDATE audit_auditentry SET position = 1, prev_hash = %s, hash = %s, data = %s WHERE id = %s",
+             [GENESIS_HASH, "a" * 64, json.dumps({"i": 6}), entry.pk])
+    _refused("UPDATE audit_auditentry SET position = 1, prev_hash = %s, hash = %s, case_id = 42 WHERE id = %s",
+             [GENESIS_HASH, "a" * 64, entry.pk])
 
 
 @postgres_only
