@@ -107,6 +107,10 @@ class Step:
     calls: list[CallSpec]
     index: int = 0
     state: dict = field(default_factory=dict)
+    # The plan knows that no step follows this one once it completes (a fixed plan's last
+    # stage): the executor then saves the step, runs `finish` and ends the run in ONE
+    # transaction, instead of committing the step and asking the plan again.
+    last: bool = False
 
 
 Plan = Callable[[RunContext], Step | None]
@@ -131,7 +135,8 @@ def fixed_stages(stages: list[Stage]) -> Plan:
             pending = [spec for spec in stage.calls(ctx) if spec.key not in ctx.results]
             if pending:
                 ctx.state["stage_index"] = index
-                return Step(stage.name, pending, index=index, state={"stage_index": index + 1})
+                return Step(stage.name, pending, index=index, state={"stage_index": index + 1},
+                            last=index == len(stages) - 1)
             index += 1
         ctx.state["stage_index"] = index
         return None
@@ -298,6 +303,8 @@ def _execute(ctx: RunContext, pipeline: Pipeline, unsaved: list[str]) -> None:
         if step is None:
             break
         outcomes, out_of_time = _run_step(step, run, deadline)
+        if step.last and not out_of_time:
+            return _save_last_step_and_end(ctx, pipeline, step, outcomes, unsaved)
         with transaction.atomic():
             _save_step(ctx, step, outcomes, unsaved, complete=not out_of_time)
         unsaved.clear()
@@ -307,8 +314,34 @@ def _execute(ctx: RunContext, pipeline: Pipeline, unsaved: list[str]) -> None:
                          "the results so far are kept.")
     with transaction.atomic():
         outcome = pipeline.finish(ctx)
-        _end(run, AgentRun.Status.WAITING if outcome == AgentRun.Status.WAITING else AgentRun.Status.COMPLETED,
-             "", unsaved)
+        _end(run, _finished_status(outcome), "", unsaved)
+
+
+def _finished_status(outcome: str | None) -> str:
+    return AgentRun.Status.WAITING if outcome == AgentRun.Status.WAITING else AgentRun.Status.COMPLETED
+
+
+def _save_last_step_and_end(ctx: RunContext, pipeline: Pipeline, step: Step,
+                            outcomes: list[tuple[CallSpec, AgentResult]], unsaved: list[str]) -> None:
+    """The plan's last step, `finish` and the run's end in one transaction, the run's row
+    written once. `finish` runs in a savepoint: when it fails, the step is still saved (its
+    calls happened), and the failure is raised after the commit, to end the run failed as
+    any other failure does."""
+    failure: Exception | None = None
+    with transaction.atomic():
+        fields = _save_step(ctx, step, outcomes, unsaved, save_run=False)
+        try:
+            with transaction.atomic():
+                outcome = pipeline.finish(ctx)
+                _end(ctx.run, _finished_status(outcome), "", fields)
+        except LostClaim:
+            raise  # nothing of this run is ours to write any more: the whole step rolls back
+        except Exception as exc:  # noqa: BLE001 - raised again below, once the step is committed
+            failure = exc
+            _save(ctx.run, fields)
+    unsaved.clear()
+    if failure is not None:
+        raise failure
 
 
 def _stop(ctx: RunContext, pipeline: Pipeline, status: str, unsaved: list[str], reason: str, error: str) -> None:
@@ -365,9 +398,10 @@ def _run_step(step: Step, run: AgentRun, deadline) -> tuple[list[tuple[CallSpec,
 
 
 def _save_step(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, AgentResult]],
-               unsaved: list[str], *, complete: bool = True) -> None:
+               unsaved: list[str], *, complete: bool = True, save_run: bool = True) -> list[str]:
     """The step's calls, audit entries and the run's state, in the caller's transaction: one
-    INSERT of AgentCall rows, one of audit entries, one conditional UPDATE of the run."""
+    INSERT of AgentCall rows, one of audit entries, one conditional UPDATE of the run (or,
+    with save_run=False, the run's fields to write are returned for the caller's own UPDATE)."""
     run = ctx.run
     rows: list[AgentCall] = []
     calls: list[AgentCall] = []
@@ -408,8 +442,11 @@ def _save_step(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, Agent
         run.state.update(step.state)
     run.step_count += 1
     run.heartbeat_at = timezone.now()
-    _save(run, ["state", "step_count", "input_tokens", "output_tokens", "cost_usd", "provider", "heartbeat_at",
-                *unsaved])
+    fields = ["state", "step_count", "input_tokens", "output_tokens", "cost_usd", "provider", "heartbeat_at",
+              *unsaved]
+    if save_run:
+        _save(run, fields)
+    return fields
 
 
 def _call_row(run: AgentRun, step: Step, spec: CallSpec, result: AgentResult) -> AgentCall:
@@ -446,7 +483,7 @@ def _end(run: AgentRun, status: str, error: str, unsaved: list[str]) -> None:
     run.status = status
     run.error = error
     run.finished_at = timezone.now()
-    _save(run, ["status", "error", "finished_at", "state", *unsaved])
+    _save(run, list(dict.fromkeys(["status", "error", "finished_at", "state", *unsaved])))
     unsaved.clear()
     if status in (AgentRun.Status.FAILED, AgentRun.Status.TIMED_OUT) and run.case_id:
         from agents.signals import run_failed
