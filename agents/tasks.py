@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
-from celery.signals import worker_ready
 from django.db import transaction
 
 from agents.models import AgentRun
@@ -16,8 +15,12 @@ from audit.services import audit_record
 logger = logging.getLogger(__name__)
 
 
-@worker_ready.connect(weak=False)
 def _warm_up_provider(**_kwargs) -> None:
+    """Build the provider and its client (importing its SDK) before the worker takes a run:
+    casework/celery.py calls this from worker_init (or, in a prefork child, from
+    worker_process_init). From worker_ready, as before, the consumer had already started and
+    the first runs shared the worker with the SDK's import, about 0.4 s of CPU each time a
+    worker started (bench/README.md, runtime_throughput)."""
     from agents.llm.registry import provider_warm_up
 
     try:

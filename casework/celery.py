@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun
+from celery.signals import task_postrun, task_prerun, worker_init, worker_process_init
 from kombu.transport import TRANSPORT_ALIASES
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casework.settings")
@@ -36,3 +36,28 @@ def _close_old_connections(sender=None, **_kwargs) -> None:
 
 task_prerun.connect(_close_old_connections, weak=False)
 task_postrun.connect(_close_old_connections, weak=False)
+
+
+def _prefork(worker) -> bool:
+    return "prefork" in str(getattr(worker, "pool_cls", "")).lower()
+
+
+def _warm_up_before_consuming(sender=None, **_kwargs) -> None:
+    """The LLM provider is built before the worker consumes (agents.tasks._warm_up_provider).
+    A prefork parent leaves it to each child: a child cannot use its parent's event loop."""
+    if not _prefork(sender):
+        from agents.tasks import _warm_up_provider
+
+        _warm_up_provider()
+
+
+def _warm_up_child(**_kwargs) -> None:
+    from agents.tasks import _warm_up_provider
+
+    _warm_up_provider()
+
+
+# Connected here, in the module `celery -A casework` imports, so that they are in place when
+# worker_init is sent (Celery's Django fix-up has set Django up by then).
+worker_init.connect(_warm_up_before_consuming, weak=False)
+worker_process_init.connect(_warm_up_child, weak=False)
