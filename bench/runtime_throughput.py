@@ -161,6 +161,33 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+def services_cpu() -> dict[int, tuple[str, float]]:
+    """CPU seconds so far of every PostgreSQL and Redis server process, by pid."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        if name.startswith("postgres") or name.startswith("redis"):
+            fields = stat.rsplit(")", 1)[1].split()
+            found[int(entry.name)] = ("redis" if name.startswith("redis") else "postgres",
+                                      (int(fields[11]) + int(fields[12])) / CLK_TCK)
+    return found
+
+
+def services_cpu_since(before: dict[int, tuple[str, float]]) -> dict[str, float]:
+    """PostgreSQL's and Redis's CPU seconds since `before` (processes started since count whole;
+    ones that ended are missed, so this is a lower bound)."""
+    spent = {"postgres": 0.0, "redis": 0.0}
+    for pid, (name, cpu) in services_cpu().items():
+        spent[name] += cpu - before.get(pid, (name, 0.0))[1]
+    return spent
+
+
 def machine_busy() -> tuple[float, float]:
     """(busy, total) CPU seconds of the whole machine since boot, from /proc/stat."""
     values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
@@ -603,8 +630,14 @@ def run_figures(run_ids: list[int]) -> dict:
 def fake_figures(fake: FakeServer, run_ids: list[int]) -> dict:
     wanted = {str(pk) for pk in run_ids}
     requests = [r for r in fake.requests() if r[3] in wanted]
-    window = max(r[1] for r in requests) - min(r[0] for r in requests)
+    start = min(r[0] for r in requests)
+    window = max(r[1] for r in requests) - start
+    # Requests answered per half second of the window: where the ramp-up and the tail are.
+    answered = [0] * (int(window / 0.5) + 1)
+    for r in requests:
+        answered[int((r[1] - start) / 0.5)] += 1
     return {"llm_requests": len(requests), "llm_window_s": window, "calls_per_s": len(requests) / window,
+            "answered_per_half_s": answered,
             "max_in_flight": fake.stats()["max_in_flight"], "llm_errors": sum(1 for r in requests if r[2] != 200)}
 
 
@@ -670,6 +703,7 @@ def trial(provider: str, threads: int, rows: list[dict], fake: FakeServer, args,
         # From the first run's start: the workers' boot (imports, Django set-up) is not the
         # steady state being measured.
         cpu_start, busy, fake_cpu = [w.cpu_s() for w in workers], machine_busy(), fake.cpu_s()
+        services = services_cpu()
         if args.profile and provider == "openai":
             profile = Path(args.profile) / f"worker1-threads{threads}{'-warm' if warm else ''}.txt"
             workers[0].profile(profile)
@@ -677,6 +711,7 @@ def trial(provider: str, threads: int, rows: list[dict], fake: FakeServer, args,
         worker_cpu = [w.cpu_s() - c for w, c in zip(workers, cpu_start, strict=True)]
         busy = busy_share(busy, machine_busy())
         fake_cpu = fake.cpu_s() - fake_cpu
+        services = services_cpu_since(services)
     finally:
         for p in procs:
             p.stop()
@@ -684,6 +719,8 @@ def trial(provider: str, threads: int, rows: list[dict], fake: FakeServer, args,
               "tasks_received": [w.tasks_received() - b for w, b in zip(workers, received_before, strict=True)],
               "worker_cpu_s": worker_cpu,
               "worker_cpu_ms_per_alert": sum(worker_cpu) / len(rows) * 1000, "fake_cpu_s": fake_cpu,
+              "postgres_cpu_ms_per_alert": services["postgres"] / len(rows) * 1000,
+              "redis_cpu_ms_per_alert": services["redis"] / len(rows) * 1000,
               "machine_busy": busy, "load_before": load_before, "load_after": load()}
     if provider == "openai":
         result.update(fake_figures(fake, run_ids))
