@@ -31,7 +31,9 @@ def make_cases(n: int, *, now=None, decided_every: int = 3, actor=None) -> list[
         for i in range(n)])
     for i, case in enumerate(cases):
         created = now - timedelta(days=i % 20, hours=i % 5)
-        closed = created + timedelta(hours=1 + i % 10) if i % decided_every == 0 else None
+        # Never in the future: late in the (UTC) day a case closed "an hour after now" fell on
+        # tomorrow, outside the per-day series.
+        closed = min(created + timedelta(hours=1 + i % 10), now) if i % decided_every == 0 else None
         Case.objects.filter(pk=case.pk).update(created_at=created, closed_at=closed,
                                                status="closed" if closed else "in_progress")
     Decision.objects.bulk_create([
