@@ -8,7 +8,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from audit.services import audit_record
+from audit.services import audit_entry_build, audit_record, audit_record_many
 from casework.cases.models import Case, CaseCounter, Comment, Decision
 from casework.cases.signals import case_assigned, case_closed
 from casework.cases.sla import sla_due_at
@@ -103,7 +103,9 @@ def case_assign(*, actor, case: Case, assignee: User | None) -> Case:
 def case_set_status(*, actor, case: Case, status: str) -> Case:
     case = _lock(case)
     _refuse_if_closed(case)
-    _save_changed(case, _status_change(actor=actor, case=case, status=status))
+    entries = []
+    _save_changed(case, _status_change(actor=actor, case=case, status=status, entries=entries))
+    audit_record_many(entries)
     return case
 
 
@@ -112,8 +114,9 @@ def _save_changed(case: Case, fields: list[str]) -> None:
         case.save(update_fields=[*fields, "updated_at"])
 
 
-def _status_change(*, actor, case: Case, status: str) -> list[str]:
-    """Set a locked case's status and audit it; returns the fields for the caller to save."""
+def _status_change(*, actor, case: Case, status: str, entries: list) -> list[str]:
+    """Set a locked case's status; returns the fields for the caller to save, and adds the
+    audit entry to `entries` (the caller inserts its entries together: audit_record_many)."""
     if status == Case.Status.CLOSED:
         raise ValidationError({"status": "Close a case with a decision, not by setting its status."})
     if status not in Case.Status.values:
@@ -125,8 +128,8 @@ def _status_change(*, actor, case: Case, status: str) -> list[str]:
         return []
     previous = case.status
     case.status = status
-    audit_record(actor=actor, action="case.status_changed", case=case, obj=case,
-                 data={"from": previous, "to": status})
+    entries.append(audit_entry_build(actor=actor, action="case.status_changed", case=case, obj=case,
+                                     data={"from": previous, "to": status}))
     return ["status"]
 
 
@@ -135,12 +138,15 @@ def case_set_priority(*, actor, case: Case, priority: str, reason: str = "") -> 
     """Change a case's priority (an agent's assessment, a person's judgement); no-op if unchanged."""
     case = _lock(case)
     _refuse_if_closed(case)
-    _save_changed(case, _priority_change(actor=actor, case=case, priority=priority, reason=reason))
+    entries = []
+    _save_changed(case, _priority_change(actor=actor, case=case, priority=priority, reason=reason, entries=entries))
+    audit_record_many(entries)
     return case
 
 
-def _priority_change(*, actor, case: Case, priority: str, reason: str) -> list[str]:
-    """Set a locked case's priority and deadline and audit it; returns the fields to save."""
+def _priority_change(*, actor, case: Case, priority: str, reason: str, entries: list) -> list[str]:
+    """Set a locked case's priority and deadline; returns the fields to save, and adds the
+    audit entry to `entries`."""
     if priority not in Case.Priority.values:
         raise ValidationError({"priority": f"Choose one of: {', '.join(Case.Priority.values)}."})
     if priority == case.priority:
@@ -152,24 +158,27 @@ def _priority_change(*, actor, case: Case, priority: str, reason: str) -> list[s
     case.due_at = sla_due_at(case_type=case.case_type, priority=priority, start=case.created_at)
     if case.due_at > timezone.now():
         case.sla_warned_at = None
-    audit_record(actor=actor, action="case.priority_changed", case=case, obj=case,
-                 data={"from": previous, "to": priority, "reason": reason[:500],
-                       "due_at": case.due_at.isoformat()})
+    entries.append(audit_entry_build(actor=actor, action="case.priority_changed", case=case, obj=case,
+                                     data={"from": previous, "to": priority, "reason": reason[:500],
+                                           "due_at": case.due_at.isoformat()}))
     return ["priority", "due_at", "sla_warned_at"]
 
 
 @transaction.atomic
 def case_agents_done(*, actor, case: Case, priority: str | None = None, reason: str = "") -> Case | None:
     """The agents finished: the case awaits a person's decision, at the priority they assessed
-    (if any). One lock for both changes, each audited. None if the case was closed meanwhile:
-    a person decided before the agents finished, and their decision stands."""
+    (if any). One lock and one UPDATE for both changes, and one INSERT of their audit entries.
+    None if the case was closed meanwhile: a person decided before the agents finished, and
+    their decision stands."""
     case = _lock(case)
     if case.is_closed:
         return None
-    fields = _status_change(actor=actor, case=case, status=Case.Status.AWAITING_DECISION)
+    entries = []
+    fields = _status_change(actor=actor, case=case, status=Case.Status.AWAITING_DECISION, entries=entries)
     if priority is not None:
-        fields += _priority_change(actor=actor, case=case, priority=priority, reason=reason)
+        fields += _priority_change(actor=actor, case=case, priority=priority, reason=reason, entries=entries)
     _save_changed(case, fields)
+    audit_record_many(entries)
     return case
 
 
