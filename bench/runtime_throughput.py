@@ -1100,7 +1100,7 @@ BEFORE = {"calls_per_s": 41, "ratio": 0.16, "alerts_per_s": 6.8, "critical": 2.2
 BEFORE_TEXT = ("**Before the rebuild** (from issue 8): 200 alerts at 200 ms through one threads worker, 1,200 "
                "calls in 29.6 s = 41 calls/s, 6.8 alerts/s; the bare AsyncOpenAI client 252 calls/s, so a ratio of "
                "0.16. One alert's critical path 2.24 x the latency. 101 SQL statements in 8 transactions per alert "
-               "run (now 17 in 4, pinned by tests/fraud/test_pipeline_writes.py).")
+               "run (now 15 in 3, pinned by tests/fraud/test_pipeline_writes.py).")
 
 
 def pick_quietest(sittings: list[dict]) -> dict:
@@ -1140,6 +1140,10 @@ def sitting(t: dict) -> str:
 
 def yes(ok: bool) -> str:
     return "**met**" if ok else "**not met**"
+
+
+def fmt_ms(value) -> str:
+    return "-" if value is None else f"{value:.1f} ms"
 
 
 def fmt_s(value) -> str:
@@ -1237,23 +1241,25 @@ def report(args, results: dict) -> str:
     if trials:
         out += [f"**(2) {args.alerts} alerts, fake LLM at {lat:g} ms**, the production set-up (two workers of N "
                 f"threads, one beat, LLM_MAX_CONCURRENCY={args.max_concurrency}), drained: the alerts created while no "
-                "worker runs, then the set-up started (cold: each worker imports the SDK on its first call), or "
+                "worker runs, then the set-up started (cold: each worker builds its LLM client before it consumes), or "
                 "(warm) the set-up warmed up with 12 alerts, its consumers cancelled while the alerts are created, "
                 "then resumed. LLM calls/s: the runs' "
                 "requests at the fake, first received to last answered; ratios against (1) of the same sitting. "
-                "Worker CPU: both workers, from the first run's start to the last run's end.", "",
+                "Worker CPU: both workers, from the first run's start to the last run's end; PostgreSQL's: its "
+                "server processes over the same window.", "",
                 "| threads per worker | LLM calls/s | ratio to bare httpx / aiohttp | alerts/s | run p50 / p95 "
-                "| max in flight | completed | runs per worker | worker CPU per call | machine busy | load "
-                "| audit chain |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                "| max in flight | completed | runs per worker | worker CPU per call | PostgreSQL CPU per alert "
+                "| machine busy | load | audit chain |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for t in trials:
             if "skipped" in t:
-                out.append(f"| {t['threads']} | not run: {t['skipped'][:200]} |" + " |" * 10)
+                out.append(f"| {t['threads']} | not run: {t['skipped'][:200]} |" + " |" * 11)
                 continue
             out.append(f"| {t['threads']}{', warm' if t.get('warm') else ''}{sitting(t)} | **{t['calls_per_s']:.0f}** ({t['llm_requests']:,} in "
                        f"{t['llm_window_s']:.1f} s) | **{t['ratio_httpx']:.2f}** / **{t['ratio_aiohttp']:.2f}** | "
                        f"{t['alerts_per_s']:.1f} | {t['run_p50_s'] * 1000:,.0f} / {t['run_p95_s'] * 1000:,.0f} ms | "
                        f"{t['max_in_flight']} | {t['runs'].get('completed', 0)}/{t['alerts']} | "
                        f"{' + '.join(map(str, t['tasks_received']))} | {t['worker_cpu_ms_per_call']:.1f} ms | "
+                       f"{fmt_ms(t.get('postgres_cpu_ms_per_alert'))} | "
                        f"{t['machine_busy']:.0%} | {t['load_before']:.1f} -> {t['load_after']:.1f} | "
                        f"{audit_cell(t['audit'])} |")
         out.append("")

@@ -71,7 +71,7 @@ def test_one_alert_takes_at_most_25_statements_in_4_write_transactions(monkeypat
     assert AgentCall.objects.filter(run=run, kind="agent").count() == 6
     # The run: claim; load; similar-case search; per stage one INSERT of calls, one of audit
     # entries, one UPDATE of the run; the assessment written back and the run ended together.
-    # (16 and 3 now: the last stage, the write-back and the run's end share one transaction;
+    # (15 and 3 now: the last stage, the write-back and the run's end share one transaction;
     # 17 and 4 when this was written, from 101 statements in 8 transactions before.)
     statements = _statements(queries)
     assert len(statements) <= 25, "\n".join(sql[:120] for sql in statements)
