@@ -35,9 +35,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F, Q, Value
-from django.db.models.functions import Coalesce
+from django.db import connection, transaction
 from django.utils import timezone
 from opentelemetry import trace as otel_trace
 
@@ -190,29 +188,55 @@ class LostClaim(Exception):
     """Another worker took this run over (our heartbeat went stale); stop writing to it."""
 
 
+# The executor's two hot statements, the claim and the token-guarded save, are written as
+# SQL: built through QuerySet.filter().update() they cost about 1.2 ms and 0.5 ms of a worker's
+# CPU each, several times per run (bench/README.md, runtime_throughput); as SQL, about a
+# tenth. Values still go through each field's get_db_prep_save, as the ORM's UPDATE does.
+def _run_update(sets: dict[str, object], where: str, where_params: list) -> int:
+    """UPDATE agents_agentrun SET <field> = <value>, ... WHERE <where>; returns the row count.
+    A value may be ("COALESCE", v): the column keeps its value, or takes v when NULL."""
+    qn, meta = connection.ops.quote_name, AgentRun._meta
+    assignments, params = [], []
+    for name, value in sets.items():
+        field = meta.get_field(name)
+        column = qn(field.column)
+        if isinstance(value, tuple):
+            assignments.append(f"{column} = COALESCE({column}, %s)")
+            value = value[1]
+        else:
+            assignments.append(f"{column} = %s")
+        params.append(field.get_db_prep_save(value, connection))
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {qn(meta.db_table)} SET {', '.join(assignments)} WHERE {where}", params + where_params)
+        return cursor.rowcount
+
+
+def _db_time(value):
+    return AgentRun._meta.get_field("heartbeat_at").get_db_prep_value(value, connection)
+
+
 def claim_run(run_id: int) -> str | None:
-    """Claim the run for this worker; returns the claim token, or None if it is not claimable.
+    """Claim the run for this worker; returns the claim token, or None if it is not claimable:
+    queued, or running with a stale heartbeat (its worker died), and not scheduled for later
+    (a retry's not_before).
 
     Every later write to the run is conditional on that token (`_save`), so a worker whose
     run was taken over after a stale heartbeat cannot overwrite the new holder's work."""
     now = timezone.now()
     stale = now - timedelta(seconds=settings.RUN_STALE_AFTER_SECONDS)
     token = uuid.uuid4().hex
-    claimed = (
-        AgentRun.objects.filter(pk=run_id)
-        .filter(Q(status=AgentRun.Status.QUEUED) | Q(status=AgentRun.Status.RUNNING, heartbeat_at__lt=stale))
-        .filter(Q(not_before__isnull=True) | Q(not_before__lte=now))  # a retry scheduled for later waits
-        .update(status=AgentRun.Status.RUNNING, heartbeat_at=now, claim_token=token,
-                started_at=Coalesce(F("started_at"), Value(now)))
-    )
+    claimed = _run_update(
+        {"status": AgentRun.Status.RUNNING, "heartbeat_at": now, "claim_token": token, "started_at": ("COALESCE", now)},
+        "id = %s AND (status = %s OR (status = %s AND heartbeat_at < %s)) "
+        "AND (not_before IS NULL OR not_before <= %s)",
+        [run_id, AgentRun.Status.QUEUED, AgentRun.Status.RUNNING, _db_time(stale), _db_time(now)])
     return token if claimed == 1 else None
 
 
 def _save(run: AgentRun, fields: list[str]) -> None:
     """Write these fields of the run, only while this worker still holds it."""
-    updated = AgentRun.objects.filter(pk=run.pk, claim_token=run.claim_token).update(
-        **{name: getattr(run, name) for name in fields}
-    )
+    updated = _run_update({name: getattr(run, name) for name in fields}, "id = %s AND claim_token = %s",
+                          [run.pk, run.claim_token])
     if updated != 1:
         raise LostClaim(f"Run {run.pk} was taken over by another worker.")
 
