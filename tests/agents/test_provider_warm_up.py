@@ -39,3 +39,21 @@ def test_a_provider_that_cannot_be_built_does_not_stop_the_worker(settings, fres
     settings.LLM_PROVIDER = "nonsense"
     _warm_up_provider()
     assert "LLM provider warm-up failed" in caplog.text
+
+
+def test_a_worker_builds_its_provider_before_it_consumes(settings, fresh_provider):
+    # worker_init (sent before the consumer starts) in a threads worker; a prefork parent leaves
+    # it to each child (worker_process_init), whose event loop is its own.
+    from types import SimpleNamespace
+
+    from casework.celery import _warm_up_before_consuming, _warm_up_child
+
+    settings.LLM_PROVIDER = "anthropic"
+    settings.ANTHROPIC_API_KEY = "sk-ant-test"
+    _warm_up_before_consuming(sender=SimpleNamespace(pool_cls="prefork"))
+    assert registry._provider is None
+    _warm_up_child()
+    assert registry._provider is not None and registry._provider._aclient is not None
+    registry.reset_provider()
+    _warm_up_before_consuming(sender=SimpleNamespace(pool_cls="threads"))
+    assert registry._provider is not None and registry._provider._aclient is not None

@@ -232,6 +232,38 @@ def test_a_failing_run_tells_its_pipeline_before_it_ends_failed(case, django_cap
     assert FAILED_HOOK == [(run.pk, "the plan cannot read its state")]
 
 
+def _finish_that_fails(ctx: RunContext) -> None:
+    from audit.services import audit_record
+
+    audit_record(actor="system", action="test.finish_wrote", case=ctx.case)  # rolled back with finish
+    raise ValueError("write-back refused")
+
+
+register_pipeline(Pipeline(
+    name="test_failing_finish",
+    modes={"full": [Stage("only", lambda ctx: [CallSpec("quick", QUICK, {})])]},
+    finish=_finish_that_fails,
+    on_failed=lambda ctx, exc: FAILED_HOOK.append((ctx.run.pk, str(exc))),
+))
+
+
+def test_a_failing_finish_after_the_last_step_keeps_the_step_and_ends_the_run_failed(
+        case, django_capture_on_commit_callbacks):
+    # The last step of a fixed plan, finish and the run's end share one transaction; finish
+    # runs in a savepoint, so its failure undoes its own writes, not the step's.
+    FAILED_HOOK.clear()
+    run = start(case, django_capture_on_commit_callbacks, pipeline="test_failing_finish", mode="full")
+
+    assert run.status == AgentRun.Status.FAILED
+    assert run.error == "ValueError: write-back refused"
+    assert FAILED_HOOK == [(run.pk, "write-back refused")]
+    assert run.step_count == 1 and run.results["quick"]["output"] == {"summary": "quick"}
+    assert list(AgentCall.objects.filter(run=run).values_list("key", flat=True)) == ["quick"]
+    actions = list(AuditEntry.objects.filter(case_id=case.pk).values_list("action", flat=True))
+    assert "agent.call_completed" in actions and "agent.run_failed" in actions
+    assert "test.finish_wrote" not in actions
+
+
 # --- a run without a case ------------------------------------------------------------------
 
 register_pipeline(Pipeline(
