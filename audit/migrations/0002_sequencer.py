@@ -18,7 +18,7 @@ WHERE audit_auditentry.id = numbered.id
 
 # Comparing the rows as JSON minus the three sequencing columns covers every other column,
 # including any added later, without listing them here.
-_CREATE_TRIGGER = """
+JSON_COMPARE_FUNCTION = """
 CREATE OR REPLACE FUNCTION audit_auditentry_append_only() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -35,6 +35,9 @@ BEGIN
                     '(only the sequencer''s one-time write of position and hashes is allowed)', OLD.id;
 END;
 $$;
+"""
+# 0003 replaces the function (a row comparison instead of JSON) and restores this one when reversed.
+_CREATE_TRIGGER = JSON_COMPARE_FUNCTION + """
 CREATE TRIGGER audit_auditentry_append_only
     BEFORE UPDATE OR DELETE ON audit_auditentry
     FOR EACH ROW EXECUTE FUNCTION audit_auditentry_append_only();
