@@ -192,27 +192,22 @@ class LostClaim(Exception):
 # SQL: built through QuerySet.filter().update() they cost about 1.2 ms and 0.5 ms of a worker's
 # CPU each, several times per run (bench/README.md, runtime_throughput); as SQL, about a
 # tenth. Values still go through each field's get_db_prep_save, as the ORM's UPDATE does.
-def _run_update(sets: dict[str, object], where: str, where_params: list) -> int:
+def _run_update(sets: dict[str, object], where: str, where_params: list, *, keep: tuple[str, ...] = ()) -> int:
     """UPDATE agents_agentrun SET <field> = <value>, ... WHERE <where>; returns the row count.
-    A value may be ("COALESCE", v): the column keeps its value, or takes v when NULL."""
-    qn, meta = connection.ops.quote_name, AgentRun._meta
-    assignments, params = [], []
-    for name, value in sets.items():
-        field = meta.get_field(name)
-        column = qn(field.column)
-        if isinstance(value, tuple):
-            assignments.append(f"{column} = COALESCE({column}, %s)")
-            value = value[1]
-        else:
-            assignments.append(f"{column} = %s")
-        params.append(field.get_db_prep_save(value, connection))
+    A field named in `keep` is set only where it is NULL (COALESCE)."""
+    qn = connection.ops.quote_name
+    columns = {name: qn(AgentRun._meta.get_field(name).column) for name in sets}
+    assignments = [f"{column} = COALESCE({column}, %s)" if name in keep else f"{column} = %s"
+                   for name, column in columns.items()]
     with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {qn(meta.db_table)} SET {', '.join(assignments)} WHERE {where}", params + where_params)
+        cursor.execute(f"UPDATE {qn(AgentRun._meta.db_table)} SET {', '.join(assignments)} WHERE {where}",
+                       [_prep(name, value) for name, value in sets.items()] + where_params)
         return cursor.rowcount
 
 
-def _db_time(value):
-    return AgentRun._meta.get_field("heartbeat_at").get_db_prep_value(value, connection)
+def _prep(name: str, value):
+    """A value as the ORM would write it to this field (JSON, Decimal, datetime per database)."""
+    return AgentRun._meta.get_field(name).get_db_prep_save(value, connection)
 
 
 def claim_run(run_id: int) -> str | None:
@@ -226,10 +221,11 @@ def claim_run(run_id: int) -> str | None:
     stale = now - timedelta(seconds=settings.RUN_STALE_AFTER_SECONDS)
     token = uuid.uuid4().hex
     claimed = _run_update(
-        {"status": AgentRun.Status.RUNNING, "heartbeat_at": now, "claim_token": token, "started_at": ("COALESCE", now)},
+        {"status": AgentRun.Status.RUNNING, "heartbeat_at": now, "claim_token": token, "started_at": now},
         "id = %s AND (status = %s OR (status = %s AND heartbeat_at < %s)) "
         "AND (not_before IS NULL OR not_before <= %s)",
-        [run_id, AgentRun.Status.QUEUED, AgentRun.Status.RUNNING, _db_time(stale), _db_time(now)])
+        [run_id, AgentRun.Status.QUEUED, AgentRun.Status.RUNNING, _prep("heartbeat_at", stale),
+         _prep("not_before", now)], keep=("started_at",))
     return token if claimed == 1 else None
 
 
