@@ -168,14 +168,12 @@ def services_cpu() -> dict[int, tuple[str, float]]:
         if not entry.name.isdigit():
             continue
         try:
-            stat = (entry / "stat").read_text()
+            name = (entry / "comm").read_text()
         except OSError:
             continue
-        name = stat[stat.index("(") + 1:stat.rindex(")")]
-        if name.startswith("postgres") or name.startswith("redis"):
-            fields = stat.rsplit(")", 1)[1].split()
+        if name.startswith(("postgres", "redis")):
             found[int(entry.name)] = ("redis" if name.startswith("redis") else "postgres",
-                                      (int(fields[11]) + int(fields[12])) / CLK_TCK)
+                                      process_cpu_s(int(entry.name)))
     return found
 
 
