@@ -22,6 +22,7 @@ run: $(STAMP) var/secret_key
 	@bash bin/run
 
 test: $(STAMP)
+	@bash bin/browser
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
