@@ -12,7 +12,8 @@ next step:
   - a tool that fails or times out is recorded FAILED / TIMED_OUT and counts as done;
   - a context that cannot be loaded ends the investigation at once, inconclusive;
   - max_steps planner decisions, or TXN_INVESTIGATION_TIMEOUT_SECONDS (checked between
-    steps; each step is bounded by its own timeout), end it early with what it found.
+    steps on `clock()`, which tests replace; each step is bounded by its own timeout), end
+    it early with what it found.
 `finish` scores the evidence and persists it in the seed's order (progress.investigation_complete).
 """
 
@@ -43,6 +44,11 @@ logger = logging.getLogger(__name__)
 PIPELINE = "transactions"
 
 
+def clock() -> datetime:
+    """The investigation timeout's clock: the time now (tests put a fake one here)."""
+    return timezone.now()
+
+
 def _prepare(ctx: RunContext) -> None:
     """A new investigation gets the seed's initial state; a resumed one (a new run of an
     investigation that timed out or failed) continues from the state it saved."""
@@ -61,8 +67,7 @@ def _prepare(ctx: RunContext) -> None:
     saved = _latest_state(ctx, investigation.state) if resume else investigation.state
     if saved.get("completed_steps") is not None and resume:
         # A resumed run gets this run's limits (a demo's injected failure is not carried over).
-        kept = {k: v for k, v in saved.get("safeguards", {}).items()
-                if k not in ("fail_after_steps", "kill_after_steps")}
+        kept = {k: v for k, v in saved.get("safeguards", {}).items() if k not in INJECTED}
         inv = {**saved, "safeguards": {**kept, **safeguards}, "max_steps": safeguards["max_steps"],
                "completed_at": None, "error": None}
     else:
@@ -73,7 +78,7 @@ def _prepare(ctx: RunContext) -> None:
                            "vector_search_enabled": False, "prompt_guard_enabled": True})
     inv["status"] = "IN_PROGRESS"
     ctx.state["inv"] = inv
-    ctx.state["run_started"] = timezone.now().isoformat()
+    ctx.state["run_started"] = clock().isoformat()
 
 
 def _latest_state(ctx: RunContext, saved: dict) -> dict:
@@ -136,6 +141,10 @@ def _plan(ctx: RunContext) -> Step | None:
                  {"kind": "planner", "key": key})
 
 
+# The demo's injected failures (casework.transactions.chaos): a resumed run drops them.
+INJECTED = ("fail_after_steps", "kill_after_steps", "simulated_tool_seconds")
+
+
 def _inject_failures(ctx: RunContext, inv: dict) -> None:
     """The demo's injected failures (casework.transactions.chaos), never set by the API."""
     from casework.transactions.chaos import InjectedFailure, SimulatedCrash, crash_allowed
@@ -169,9 +178,11 @@ def _stop_reason(ctx: RunContext, inv: dict) -> str:
         return "complete"
     if "context_tool" in inv["completed_steps"] and not inv["context"]:
         return "context_failed"
+    from casework.transactions.chaos import simulated_seconds
+
     started = datetime.fromisoformat(ctx.state["run_started"])
     limit = float(inv["safeguards"].get("investigation_timeout_seconds", settings.TXN_INVESTIGATION_TIMEOUT_SECONDS))
-    if (timezone.now() - started).total_seconds() >= limit:
+    if (clock() - started).total_seconds() + simulated_seconds(inv) >= limit:
         return "timed_out"
     # Seed 3.3: the planner step that reaches max_steps routes to completion (its tool is not run).
     if inv["step_count"] >= inv["max_steps"]:

@@ -8,6 +8,10 @@ initial_state safeguards by casework.transactions.demo; never reachable from the
   re-delivers the run (RUN_STALE_AFTER_SECONDS later) and a worker resumes it from its last
   saved step. It fires only inside `crashes_allowed()` (the demo loader's own process), so
   a worker never dies of it and the resume finishes.
+- simulated_tool_seconds=S: each tool the investigation has run counts S seconds more
+  against its timeout, as if the tools were slow. With investigation_timeout_seconds=T the
+  investigation times out after ceil(T / S) tools on a fast machine and on a slow one
+  alike (a slow one only adds real seconds), keeping what those tools found.
 """
 
 from __future__ import annotations
@@ -29,6 +33,12 @@ def crashes_allowed():
 
 def crash_allowed() -> bool:
     return _ALLOWED.get()
+
+
+def simulated_seconds(inv: dict) -> float:
+    """Seconds the injected slowness adds to the investigation's elapsed time."""
+    per_tool = float(inv["safeguards"].get("simulated_tool_seconds") or 0)
+    return per_tool * len(inv["completed_steps"])
 
 
 class InjectedFailure(RuntimeError):

@@ -86,7 +86,9 @@ def demo_load_transactions(*, users: dict, cards: set[str] | None = None) -> int
     for card, _kind, then in SCENARIOS:
         if cards is not None and card not in cards:
             continue
-        safeguards = {"timed_out": {"investigation_timeout_seconds": 0.1}, "failed": {"fail_after_steps": 2},
+        # "timed_out": two tools of a simulated 40 s each pass the 60 s timeout, on any machine.
+        safeguards = {"timed_out": {"investigation_timeout_seconds": 60, "simulated_tool_seconds": 40},
+                      "failed": {"fail_after_steps": 2},
                       "killed": {"kill_after_steps": 3}}.get(then if isinstance(then, str) else "", {})
         try:
             with crashes_allowed(), transaction.atomic():  # (an eager queue, as in tests, runs it on commit)

@@ -63,6 +63,17 @@ def test_the_demo_runs_investigations_in_every_status_and_the_broken_ones_resume
     failed.refresh_from_db()
     assert failed.status == "COMPLETED", failed.error
 
+    # The timed-out one: two tools of a simulated 40 s each against its 60 s timeout, whatever
+    # the machine's speed; it keeps what they found, and resuming finishes it.
+    timed_out = Investigation.objects.get(status="TIMED_OUT")
+    assert timed_out.state["completed_steps"] == ["context_tool", "pattern_tool"]
+    assert "investigation timeout" in timed_out.error
+    with transaction.atomic():
+        investigation_resume(actor=alice, investigation=timed_out)
+    timed_out.refresh_from_db()
+    assert timed_out.status == "COMPLETED", timed_out.error
+    assert ToolExecution.objects.filter(investigation=timed_out).count() == len(timed_out.state["completed_steps"])
+
     # The killed one: the sweeper re-delivers it once its heartbeat is stale; it resumes.
     killed = Investigation.objects.get(status="IN_PROGRESS")
     run = AgentRun.objects.get(case=killed.case)

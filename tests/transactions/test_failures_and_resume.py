@@ -4,11 +4,12 @@ middle, the investigation timeout, resuming, and the seed's metrics on /metrics.
 from __future__ import annotations
 
 import threading
-import time
 from collections import Counter
+from datetime import timedelta
 
 import pytest
 from django.db import transaction
+from django.utils import timezone
 
 from agents.models import AgentCall, AgentRun
 from agents.pipelines.transactions_agents import tools
@@ -53,14 +54,24 @@ def executions(investigation) -> dict[str, ToolExecution]:
     return {e.tool_name: e for e in ToolExecution.objects.filter(investigation=investigation)}
 
 
-def test_a_failed_tool_and_a_timed_out_tool_count_as_done_and_the_investigation_completes(monkeypatch, settings):
-    settings.TXN_TOOL_TIMEOUT_SECONDS = 0.5
+@pytest.fixture
+def hung():
+    """An event a hung tool waits on; set when the test ends, so the stuck thread goes away."""
+    release = threading.Event()
+    yield release
+    release.set()
+
+
+def test_a_failed_tool_and_a_timed_out_tool_count_as_done_and_the_investigation_completes(monkeypatch, settings,
+                                                                                          hung):
+    # The reasoning tool hangs until the test ends: it times out however fast the machine is.
+    settings.TXN_TOOL_TIMEOUT_SECONDS = 2
 
     def boom():
         raise RuntimeError("similarity index unavailable")
 
     replace(monkeypatch, "similarity_tool", boom)
-    replace(monkeypatch, "reasoning_tool", lambda: time.sleep(1.0))
+    replace(monkeypatch, "reasoning_tool", lambda: hung.wait(60))
     investigation = investigate(load("card_testing"))
 
     assert investigation.status == "COMPLETED", investigation.error
@@ -68,7 +79,7 @@ def test_a_failed_tool_and_a_timed_out_tool_count_as_done_and_the_investigation_
     assert runs["similarity_tool"].status == "FAILED"
     assert "similarity index unavailable" in runs["similarity_tool"].error_message
     assert runs["reasoning_tool"].status == "TIMED_OUT"
-    assert runs["reasoning_tool"].error_message == "Tool timed out after 0.5s"
+    assert runs["reasoning_tool"].error_message == "Tool timed out after 2s"
     assert CALLS["similarity_tool"] == 1 and CALLS["reasoning_tool"] == 1  # never retried in a loop
     assert "recommendation_tool" in investigation.state["completed_steps"]
 
@@ -121,10 +132,33 @@ def test_a_worker_killed_mid_investigation_resumes_with_one_execution_per_tool(m
     assert AgentCall.objects.filter(run=run, kind="tool").count() == 6
 
 
-def test_the_investigation_timeout_keeps_partial_results_and_a_resume_finishes_it(monkeypatch, settings):
-    # Long enough for the steps before pattern_tool on a slow database, shorter than pattern_tool.
-    settings.TXN_INVESTIGATION_TIMEOUT_SECONDS = 1.0
-    replace(monkeypatch, "pattern_tool", lambda: time.sleep(1.1))
+class FakeClock:
+    """The investigation timeout's clock (agents.pipelines.transactions.clock), moved by hand."""
+
+    def __init__(self):
+        self.offset = timedelta(0)
+
+    def __call__(self):
+        return timezone.now() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        self.offset += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    from agents.pipelines import transactions as pipeline
+
+    fake = FakeClock()
+    monkeypatch.setattr(pipeline, "clock", fake)
+    return fake
+
+
+def test_the_investigation_timeout_keeps_partial_results_and_a_resume_finishes_it(monkeypatch, settings, clock):
+    # pattern_tool takes two minutes on the investigation's clock: past the timeout, however
+    # fast or slow the steps before it ran.
+    settings.TXN_INVESTIGATION_TIMEOUT_SECONDS = 60
+    replace(monkeypatch, "pattern_tool", lambda: clock.advance(120))
     investigation = investigate(load("card_testing"))
 
     assert investigation.status == "TIMED_OUT"
@@ -132,7 +166,6 @@ def test_the_investigation_timeout_keeps_partial_results_and_a_resume_finishes_i
     assert investigation.state["pattern_results"]["flagged"]  # what it found is kept
     assert set(executions(investigation)) == {"context_tool", "pattern_tool"}
 
-    settings.TXN_INVESTIGATION_TIMEOUT_SECONDS = 60
     with transaction.atomic():
         investigation_resume(actor="system", investigation=investigation)
     investigation.refresh_from_db()
@@ -208,16 +241,15 @@ def test_a_run_that_failed_before_recording_a_finished_tool_does_not_run_it_agai
     assert ToolExecution.objects.filter(investigation=investigation).count() == 6
 
 
-def test_a_rerun_from_the_agent_runs_panel_resumes_the_investigation(monkeypatch, settings):
+def test_a_rerun_from_the_agent_runs_panel_resumes_the_investigation(monkeypatch, settings, clock):
     from agents.services import run_rerun
 
-    # Long enough for the steps before pattern_tool on a slow database, shorter than pattern_tool.
-    settings.TXN_INVESTIGATION_TIMEOUT_SECONDS = 1.0
-    replace(monkeypatch, "pattern_tool", lambda: time.sleep(1.1))
+    settings.TXN_INVESTIGATION_TIMEOUT_SECONDS = 60
+    replace(monkeypatch, "pattern_tool", lambda: clock.advance(120))
     investigation = investigate(load("card_testing"))
     assert investigation.status == "TIMED_OUT"
+    assert investigation.state["completed_steps"] == ["context_tool", "pattern_tool"]
 
-    settings.TXN_INVESTIGATION_TIMEOUT_SECONDS = 60
     with transaction.atomic():
         run_rerun(actor="system", run=AgentRun.objects.get(case=investigation.case))
     investigation.refresh_from_db()
