@@ -3,7 +3,7 @@ result the model sees (ToolNotFound, InvalidArguments, ToolExecution, ToolTimeou
 
 from __future__ import annotations
 
-import time
+import threading
 
 import pytest
 from pydantic import BaseModel, Field
@@ -30,11 +30,6 @@ def history(args: CustomerQuery) -> CustomerHistory:
 
 def broken(args: CustomerQuery) -> dict:
     raise ConnectionError("ledger service unreachable")
-
-
-def slow(args: CustomerQuery) -> dict:
-    time.sleep(0.5)
-    return {"late": True}
 
 
 customer_history = Tool("customer_history", "A customer's chargebacks.", CustomerQuery, history)
@@ -113,12 +108,25 @@ def test_a_handler_that_raises_is_a_tool_execution_result():
 
 
 def test_a_handler_past_its_timeout_is_a_tool_timeout_result():
-    reg = registry(Tool("slow", "Slow.", CustomerQuery, slow, timeout=0.1))
+    # The handler finishes only when the test lets it: after execute() has returned, so
+    # execute() returning at all shows it did not wait for the handler (no clock involved).
+    release, finished = threading.Event(), threading.Event()
 
-    started = time.monotonic()
-    outcome = reg.execute(ToolCall("c1", "slow", {"customer_id": "C-1"}))
+    def stuck(args: CustomerQuery) -> dict:
+        try:
+            release.wait(timeout=30)  # only a broken execute() (one that waits) makes this run out
+            return {"late": True}
+        finally:
+            finished.set()
 
+    reg = registry(Tool("stuck", "Stuck.", CustomerQuery, stuck, timeout=0.1))
+
+    outcome = reg.execute(ToolCall("c1", "stuck", {"customer_id": "C-1"}))
+
+    handler_was_running = not finished.is_set()
+    release.set()
+    assert handler_was_running  # the caller did not wait for the handler
     assert not outcome.success
     assert outcome.error_type == "ToolTimeout"
     assert "did not finish within 0.1 s" in outcome.content
-    assert time.monotonic() - started < 0.4  # the caller did not wait for the handler
+    assert finished.wait(timeout=30)  # the handler ran on, its result discarded
