@@ -1,0 +1,33 @@
+"""The fake LLM servers' own guarantee: a test whose script raised fails, even where the
+product's fallbacks absorbed the 500 that the fake answered."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.fakes.fixtures import anthropic_endpoint, openai_endpoint
+
+
+def _post(server, body: dict) -> httpx.Response:
+    return httpx.post(f"http://127.0.0.1:{server.port}{server.route}", json=body, timeout=10)
+
+
+def _a_script_that_raises(body):
+    assert body["model"] == "another-model", "the script's own check"
+
+
+@pytest.mark.parametrize("endpoint", [openai_endpoint, anthropic_endpoint], ids=["openai", "anthropic"])
+def test_a_script_that_raised_fails_the_test_at_teardown(settings, endpoint):
+    with pytest.raises(pytest.fail.Exception, match="(?s)raised 1 time.*AssertionError: the script's own check"):
+        with endpoint(settings) as server:
+            server.handler = _a_script_that_raises
+            answer = _post(server, {"model": "fake-model", "messages": [], "max_tokens": 10})
+            assert answer.status_code == 500 and "the script's own check" in answer.text
+
+
+def test_a_script_that_did_not_raise_passes_and_points_the_provider_at_the_fake(settings):
+    with openai_endpoint(settings) as server:
+        assert settings.LLM_PROVIDER == "openai" and settings.OPENAI_BASE_URL == server.base_url
+        assert _post(server, {"model": "fake-model", "messages": []}).status_code == 200
+    assert not server.errors
