@@ -57,7 +57,23 @@ def _warm_up_child(**_kwargs) -> None:
     _warm_up_provider()
 
 
+def _serve_metrics(sender=None, **_kwargs) -> None:
+    """WORKER_METRICS_PORT: this worker's own Prometheus endpoint (casework/ops/worker_metrics.py).
+    A prefork parent serves its children's samples through PROMETHEUS_MULTIPROC_DIR."""
+    from casework.ops.worker_metrics import worker_metrics_start
+
+    worker_metrics_start(prefork=_prefork(sender))
+
+
+def _close_inherited_metrics_socket(**_kwargs) -> None:
+    from casework.ops.worker_metrics import worker_metrics_close_inherited
+
+    worker_metrics_close_inherited()
+
+
 # Connected here, in the module `celery -A casework` imports, so that they are in place when
 # worker_init is sent (Celery's Django fix-up has set Django up by then).
 worker_init.connect(_warm_up_before_consuming, weak=False)
+worker_init.connect(_serve_metrics, weak=False)
 worker_process_init.connect(_warm_up_child, weak=False)
+worker_process_init.connect(_close_inherited_metrics_socket, weak=False)

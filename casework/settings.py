@@ -218,6 +218,18 @@ else:
     CONTENT_SECURITY_POLICY = _CSP
 # /metrics answers only `Authorization: Bearer <METRICS_TOKEN>` when this is set (production).
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
+# A Celery worker's own Prometheus endpoint (casework/ops/worker_metrics.py), for workers on
+# machines where no web server merges their samples: empty for none. The same bearer token.
+# Loopback by default, so that setting a port alone never opens one to the network.
+_worker_metrics_port = env("WORKER_METRICS_PORT", default="").strip()
+if _worker_metrics_port and not (_worker_metrics_port.isdecimal() and 1 <= int(_worker_metrics_port) <= 65535):
+    raise ImproperlyConfigured(f"WORKER_METRICS_PORT is a port number (1 to 65535) or empty, not "
+                               f"{_worker_metrics_port!r}.")
+WORKER_METRICS_PORT = int(_worker_metrics_port) if _worker_metrics_port else None
+WORKER_METRICS_ADDR = env("WORKER_METRICS_ADDR", default="127.0.0.1").strip()
+if not WORKER_METRICS_ADDR:
+    raise ImproperlyConfigured("WORKER_METRICS_ADDR is the address the worker's metrics endpoint listens on, "
+                               "e.g. 127.0.0.1 or 0.0.0.0.")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
 

@@ -95,14 +95,26 @@ class DatabaseCollector:
 
 
 _registered = False
+_database_collector: DatabaseCollector | None = None
 
 
 def register_collectors() -> None:
-    global _registered
+    global _registered, _database_collector
     if not _registered:
-        REGISTRY.register(DatabaseCollector())
+        _database_collector = DatabaseCollector()
+        REGISTRY.register(_database_collector)
         connect_task_signals()
         _registered = True
+
+
+def database_collector_unregister() -> None:
+    """Leave the database's counts out of this process's registry: a worker serving its own
+    samples (casework.ops.worker_metrics) would otherwise query the database at every scrape
+    and report the same series as the web's /metrics, once per worker process."""
+    global _database_collector
+    if _database_collector is not None:
+        REGISTRY.unregister(_database_collector)
+        _database_collector = None
 
 
 def _count_task(outcome: str):
