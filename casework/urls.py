@@ -8,6 +8,7 @@
 /support/         support tickets: queue with SLA clocks, logging a message, auto-sent replies   casework/support/urls.py
 /transactions/    transaction investigations: start, import, promoted rules   casework/transactions/urls.py
 /releases/        release risk: releases posted by CI, the detective's reports   casework/releases/urls.py
+/lifecycles/      every case type's declared states and moves, drawn   casework/cases/lifecycle/urls.py
 /evals/           evaluation runs over time (staff); "Add to evaluation suite"   agents/evals/urls.py
 /cases/<ref>/ask/ "Ask the agent" on every case page              agents/chat/urls.py
 /cases/<ref>/report.pdf  the case report (PDF) on every case page   casework/cases/report/urls.py
@@ -50,6 +51,7 @@ urlpatterns = [
     path("cases/", include("casework.cases.urls")),
     path("notifications/", include("casework.cases.notifications.urls")),
     path("saved-views/", include("casework.cases.saved_views.urls")),
+    path("lifecycles/", include("casework.cases.lifecycle.urls")),
     path("fraud/", include("casework.fraud.urls")),
     path("access/", include("casework.access.urls")),
     path("support/", include("casework.support.urls")),

@@ -33,3 +33,7 @@ class AccessConfig(AppConfig):
         from casework.cases.types import case_type_register_recommendation
 
         case_type_register_recommendation("access_change", RECOMMENDATION)
+        from casework.access.states import ACCESS_LIFECYCLE
+        from casework.cases.types import case_type_register_lifecycle
+
+        case_type_register_lifecycle("access_change", ACCESS_LIFECYCLE)

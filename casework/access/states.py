@@ -20,9 +20,9 @@ agents are done and the investigator decides; only a person's decision closes th
 
 from __future__ import annotations
 
-from django.db import models, transaction
+from django.db import models
 
-from casework.errors import Conflict, DomainError
+from casework.cases.lifecycle.table import AGENT, PERSON, SYSTEM, Lifecycle, State, move
 
 
 class AccessStatus(models.TextChoices):
@@ -88,39 +88,56 @@ PATH_ORDER = [S.PENDING, S.INVESTIGATION_STARTED, S.CLARIFICATION_REQUESTED, S.A
               S.REJECTED_INVALID_CLAIM, S.REJECTED_MANAGER_DENIED, MANUAL, S.ADVISORY_REPORT_GENERATED]
 
 
+MEANINGS = {
+    S.PENDING: "Reported; the investigation has not started.",
+    S.INVESTIGATION_STARTED: "The orchestrator is reading the change and the rights check runs.",
+    S.APPROVED: "The change is covered: by the changer's own rights, or by the manager's approval.",
+    S.CLARIFICATION_REQUESTED: "The changer was not authorised; a request for an explanation is being sent.",
+    S.AWAITING_USER_RESPONSE: "Waiting for the employee who made the change to explain it (signed link).",
+    S.REJECTED_INVALID_CLAIM: "The employee's explanation is not backed by the absence records.",
+    S.MANAGER_VERIFICATION_REQUESTED: "The explanation holds; the manager's validation is being requested.",
+    S.AWAITING_MANAGER_RESPONSE: "Waiting for the manager to approve or deny.",
+    S.REJECTED_MANAGER_DENIED: "The manager denied the explanation.",
+    MANUAL: "A step failed three times, or a person took the case over: a person handles it.",
+    S.ADVISORY_REPORT_GENERATED: "The advisory report is written; the investigator decides.",
+}
+
+# Who makes each move: the pipeline's agents (and the system, which runs their steps and the
+# reminders), the manager's verdict (a person), and Manual Intervention from anywhere.
+_PEOPLE_MOVES = {(S.AWAITING_MANAGER_RESPONSE, S.APPROVED), (S.AWAITING_MANAGER_RESPONSE, S.REJECTED_MANAGER_DENIED)}
+
+
+def _by(source: str, target: str) -> tuple[str, ...]:
+    if (source, target) in _PEOPLE_MOVES:
+        return (PERSON,)
+    if target == MANUAL:
+        return (PERSON, AGENT, SYSTEM)
+    return (AGENT, SYSTEM)
+
+
+ACCESS_LIFECYCLE = Lifecycle(
+    key="access_change",
+    label="Access change (seed 002)",
+    record="access.HRMutation",
+    field="status",
+    initial=S.PENDING,
+    audit_action="access.status_changed",
+    states=tuple(State(str(status), status.label, MEANINGS[status], CASE_STATUS[status], final=status in FINAL)
+                 for status in AccessStatus),
+    transitions=tuple(t for source, targets in TRANSITIONS.items() for target in sorted(targets)
+                      for t in move(str(source), str(target), *_by(source, target))),
+)
+
+
 def transition_allowed(current: str, to: str) -> bool:
-    return to in TRANSITIONS.get(current, frozenset())
+    return ACCESS_LIFECYCLE.move(current, to) is not None
 
 
-@transaction.atomic
 def mutation_transition(*, actor, mutation, to: str, reason: str):
-    """Move an HR mutation to `to`, or refuse.
+    """Move an HR mutation to `to`, or refuse: the shared lifecycle_transition over
+    ACCESS_LIFECYCLE (an unknown status is a DomainError, a move the table does not allow a
+    Conflict, 409 in the API). It audits `access.status_changed` with from, to and reason and
+    brings the case's shared status along unless the case is closed."""
+    from casework.cases.lifecycle.services import lifecycle_transition
 
-    Steps: lock the mutation row; refuse an unknown status (DomainError) or a move the table
-    does not allow from the current status (Conflict, 409 in the API); save; audit
-    `access.status_changed` with from, to and reason; bring the case's shared status along
-    (unless the case is already closed, when only the access status moves).
-    """
-    from casework.access.models import HRMutation
-    from casework.cases.services import case_set_status
-
-    if to not in AccessStatus.values:
-        raise DomainError(f"Unknown access status {to!r}.", code="unknown_status")
-    locked = HRMutation.objects.select_for_update(of=("self",)).select_related("case").get(pk=mutation.pk)
-    current = locked.status
-    if not transition_allowed(current, to):
-        raise Conflict(
-            f"{locked.case.reference} cannot go from {AccessStatus(current).label} to {AccessStatus(to).label}.",
-            code="transition_refused",
-        )
-    locked.status = to
-    locked.save(update_fields=["status", "updated_at"])
-    from audit.services import audit_record
-
-    audit_record(actor=actor, action="access.status_changed", case=locked.case, obj=locked,
-                 data={"from": current, "to": to, "from_label": AccessStatus(current).label,
-                       "to_label": AccessStatus(to).label, "reason": (reason or "")[:1000]})
-    if not locked.case.is_closed:
-        case_set_status(actor=actor, case=locked.case, status=CASE_STATUS[to])
-    mutation.status = to
-    return locked
+    return lifecycle_transition(actor=actor, lifecycle=ACCESS_LIFECYCLE, record=mutation, to=to, reason=reason)

@@ -7,3 +7,9 @@ class CasesConfig(AppConfig):
     name = "casework.cases"
     label = "cases"
     verbose_name = "Cases"
+
+    def ready(self) -> None:
+        from casework.cases.lifecycle import lifecycle_register
+        from casework.cases.lifecycle.case import CASE_LIFECYCLE
+
+        lifecycle_register(CASE_LIFECYCLE)

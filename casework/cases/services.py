@@ -9,6 +9,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from audit.services import audit_entry_build, audit_record, audit_record_many
+from casework.cases.lifecycle.case import CASE_LIFECYCLE
+from casework.cases.lifecycle.services import transition_check
 from casework.cases.models import Case, CaseCounter, Comment, Decision
 from casework.cases.signals import case_assigned, case_closed
 from casework.cases.sla import sla_due_at
@@ -84,16 +86,18 @@ def case_assign(*, actor, case: Case, assignee: User | None) -> Case:
         raise ValidationError({"assignee": f"{assignee.get_username()} is not an investigator."})
     previous = case.assignee
     case.assignee = assignee
-    if assignee is not None and case.status == Case.Status.NEW:
-        case.status = Case.Status.IN_PROGRESS
-    case.save(update_fields=["assignee", "status", "updated_at"])
-    audit_record(
+    entries = [audit_entry_build(
         actor=actor, action="case.assigned", case=case, obj=case,
         data={
             "from": previous.get_username() if previous else None,
             "to": assignee.get_username() if assignee else None,
         },
-    )
+    )]
+    fields = ["assignee"]
+    if assignee is not None and case.status == Case.Status.NEW:
+        fields += _status_change(actor=actor, case=case, status=Case.Status.IN_PROGRESS, entries=entries)
+    _save_changed(case, fields)
+    audit_record_many(entries)
     if assignee is not None and assignee != previous:
         transaction.on_commit(lambda: case_assigned.send(sender=Case, case=case, assignee=assignee, actor=actor))
     return case
@@ -126,6 +130,8 @@ def _status_change(*, actor, case: Case, status: str, entries: list) -> list[str
         raise ValidationError({"status": "Only a person can resolve a case; agents leave it awaiting a decision."})
     if status == case.status:
         return []
+    # The rest of the shared case's table (casework/cases/lifecycle/case.py): a 409 naming both states.
+    transition_check(CASE_LIFECYCLE, actor=actor, source=case.status, target=status, reference=case.reference)
     previous = case.status
     case.status = status
     entries.append(audit_entry_build(actor=actor, action="case.status_changed", case=case, obj=case,
@@ -227,6 +233,8 @@ def case_close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
     reason = (reason or "").strip()
     if not reason:
         raise ValidationError({"reason": "Give a reason for the decision."})
+    transition_check(CASE_LIFECYCLE, actor=actor, source=case.status, target=Case.Status.CLOSED,
+                     reference=case.reference)
     decision = Decision(case=case, outcome=outcome, reason=reason,
                         decided_by=actor if isinstance(actor, User) else None)
     try:

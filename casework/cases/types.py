@@ -52,6 +52,8 @@ class CaseType:
     # The role (casework.people.roles) a person needs to decide this type's cases, besides
     # admins; "" lets every case worker decide.
     decider_role: str = ""
+    # The type's own status table (casework.cases.lifecycle), set from its AppConfig.ready.
+    lifecycle: Any = None
 
     def outcome_label(self, outcome: str) -> str:
         return dict(self.outcomes).get(outcome, outcome)
@@ -124,3 +126,11 @@ def case_type_register_tab(case_type: str, tab: Tab) -> None:
 
 def case_type_register_recommendation(case_type: str, recommendation: Recommendation) -> None:
     CASE_TYPES[case_type].recommendation = recommendation
+
+
+def case_type_register_lifecycle(case_type: str, lifecycle) -> None:
+    """The type's declared lifecycle: on its CaseType, and in the table of every lifecycle
+    (the transition service and the diagram page read it there)."""
+    from casework.cases.lifecycle import lifecycle_register
+
+    CASE_TYPES[case_type].lifecycle = lifecycle_register(lifecycle)

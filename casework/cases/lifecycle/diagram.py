@@ -1,0 +1,99 @@
+"""A lifecycle drawn as SVG from its table: states in columns by their distance (in moves)
+from the initial state, moves as arrows. Computed on the server, so the page needs no script
+(the CSP allows none inline) and the drawing can never disagree with the table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from casework.cases.lifecycle.table import Lifecycle
+
+BOX_W, BOX_H = 190, 46
+COL_GAP, ROW_GAP = 70, 26
+PAD = 16
+
+
+@dataclass(frozen=True)
+class Box:
+    key: str
+    label: str
+    x: int
+    y: int
+    final: bool
+    initial: bool
+
+    @property
+    def cx(self) -> int:
+        return self.x + BOX_W // 2
+
+    @property
+    def cy(self) -> int:
+        return self.y + BOX_H // 2
+
+
+@dataclass(frozen=True)
+class Arrow:
+    path: str
+    by: str
+    title: str
+    back: bool
+
+
+@dataclass(frozen=True)
+class Diagram:
+    width: int
+    height: int
+    boxes: list[Box]
+    arrows: list[Arrow]
+
+
+def _lines(label: str, width: int = 24) -> list[str]:
+    """The label in at most two lines of about `width` characters."""
+    words, lines = label.split(), [""]
+    for word in words:
+        if lines[-1] and len(lines[-1]) + 1 + len(word) > width and len(lines) < 2:
+            lines.append(word)
+        else:
+            lines[-1] = f"{lines[-1]} {word}".strip()
+    return lines
+
+
+def diagram(lifecycle: Lifecycle) -> Diagram:
+    depths = lifecycle.depths()
+    # A state no move reaches still gets drawn, in a last column, so the page shows the defect.
+    last = max(depths.values(), default=0) + 1
+    columns: dict[int, list[str]] = {}
+    for state in lifecycle.states:
+        columns.setdefault(depths.get(state.key, last), []).append(state.key)
+    where: dict[str, Box] = {}
+    for col, keys in sorted(columns.items()):
+        for row, key in enumerate(keys):
+            state = lifecycle.state(key)
+            where[key] = Box(key, state.label, PAD + col * (BOX_W + COL_GAP), PAD + row * (BOX_H + ROW_GAP),
+                             state.final, key == lifecycle.initial)
+    arrows = []
+    for t in lifecycle.transitions:
+        a, b = where[t.source], where[t.target]
+        back = b.x <= a.x
+        if not back:
+            x1, y1, x2, y2 = a.x + BOX_W, a.cy, b.x, b.cy
+            mid = (x1 + x2) // 2
+            path = f"M{x1},{y1} C{mid},{y1} {mid},{y2} {x2},{y2}"
+        else:
+            # Backwards or within a column: leave from the bottom, arrive at the bottom, bowing down.
+            x1, y1, x2, y2 = a.cx + 12, a.y + BOX_H, b.cx - 12, b.y + BOX_H
+            bow = max(y1, y2) + 30 + abs(a.x - b.x) // 12
+            path = f"M{x1},{y1} C{x1},{bow} {x2},{bow} {x2},{y2}"
+        by = ", ".join(sorted(t.by))
+        title = f"{a.label} → {b.label}: by {by}" + (f" ({t.note})" if t.note else "")
+        arrows.append(Arrow(path, "person" if t.by == {"person"} else "any", title, back))
+    width = max(b.x for b in where.values()) + BOX_W + PAD
+    height = max(b.y for b in where.values()) + BOX_H + PAD + 60
+    return Diagram(width, height, list(where.values()), arrows)
+
+
+def box_lines(box: Box) -> list[tuple[int, str]]:
+    """(y, text) of each line of a box's label, centred vertically."""
+    lines = _lines(box.label)
+    first = box.cy - (len(lines) - 1) * 8 + 4
+    return [(first + i * 16, text) for i, text in enumerate(lines)]

@@ -1,0 +1,79 @@
+"""The one way a declared status changes: `lifecycle_transition`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.apps import apps
+from django.db import models, transaction
+
+from casework.cases.lifecycle.table import Lifecycle, actor_kind, lifecycle_get
+from casework.errors import Conflict, DomainError
+
+
+def transition_check(lifecycle: Lifecycle, *, actor: Any, source: str, target: str, reference: str = "") -> None:
+    """Refuse (DomainError for an undeclared state, Conflict, a 409, for a move the table does
+    not have or that this kind of actor may not make), naming the from- and to-state."""
+    if not lifecycle.has_state(target):
+        raise DomainError(f"{target!r} is not a state of {lifecycle.label}.", code="unknown_status")
+    where = f"{reference} " if reference else ""
+    move = lifecycle.move(source, target)
+    if move is None:
+        raise Conflict(f"{where}cannot go from {lifecycle.label_of(source)} to {lifecycle.label_of(target)}.",
+                       code="transition_refused")
+    kind = actor_kind(actor)
+    if kind not in move.by:
+        allowed = " or ".join(sorted(move.by))
+        raise Conflict(f"{where}cannot go from {lifecycle.label_of(source)} to {lifecycle.label_of(target)} "
+                       f"on the word of {'an' if kind == 'agent' else 'a'} {kind}: only a {allowed} makes that move.",
+                       code="transition_not_allowed")
+
+
+def _case_of(record: models.Model):
+    return record if record._meta.label == "cases.Case" else record.case
+
+
+@transaction.atomic
+def lifecycle_transition(*, actor: Any, lifecycle: Lifecycle | str, record: models.Model, to: str,
+                         reason: str = "", data: dict | None = None, save: tuple[str, ...] = ()) -> models.Model:
+    """Move `record` to the state `to` of `lifecycle`, or refuse.
+
+    Steps: lock the record's row; no change if it is there already; check the move against
+    the table (transition_check: the move exists, and this kind of actor may make it); write
+    the field (with `save`, other fields the caller set on `record`, in the same UPDATE);
+    audit the move (from, to, who, reason); bring the shared case's status along to the new
+    state's case_status, through the case's own table, unless the case is closed (a person's
+    decision stands; the type's state may still move, e.g. a late report). Returns the
+    locked, updated row; `record` is updated too.
+    """
+    from audit.services import audit_record
+    from casework.cases.services import case_set_status
+
+    lifecycle = lifecycle_get(lifecycle) if isinstance(lifecycle, str) else lifecycle
+    model = apps.get_model(lifecycle.record)
+    rows = model.objects.select_for_update(of=("self",))
+    locked = rows.get(pk=record.pk) if model._meta.label == "cases.Case" else rows.select_related("case").get(
+        pk=record.pk)
+    current = getattr(locked, lifecycle.field)
+    if current == to and not save:
+        return locked
+    case = _case_of(locked)
+    if current != to:
+        transition_check(lifecycle, actor=actor, source=current, target=to, reference=case.reference)
+    for name in save:
+        setattr(locked, name, getattr(record, name))
+    setattr(locked, lifecycle.field, to)
+    fields = [lifecycle.field, *save]
+    if any(f.name == "updated_at" for f in model._meta.concrete_fields):
+        fields.append("updated_at")
+    locked.save(update_fields=fields)
+    setattr(record, lifecycle.field, to)
+    if current != to:
+        audit_record(actor=actor, action=lifecycle.audit_action, case=case, obj=locked,
+                     data={"from": current, "to": to, "from_label": lifecycle.label_of(current),
+                           "to_label": lifecycle.label_of(to), "by": actor_kind(actor),
+                           "reason": (reason or "")[:1000], **(data or {})})
+        target = lifecycle.state(to).case_status
+        if target and not case.is_closed and case.status != target:
+            case_set_status(actor=actor, case=case, status=target)
+    return locked

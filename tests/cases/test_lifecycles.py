@@ -1,0 +1,179 @@
+"""Every declared lifecycle, walked generically: each state reachable, each type's states
+mapped onto the shared case's, every move of a type's table one the case's table allows,
+every status value the product shows (model choices, the database's check, badges, the
+API's enum) a declared state; and the one transition service's refusals and audit."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from django.apps import apps
+from django.conf import settings
+
+from audit.models import AuditEntry
+from casework.cases.lifecycle import AGENT, PERSON, SYSTEM, Lifecycle, State, lifecycle_get, lifecycles, move
+from casework.cases.lifecycle.case import CASE_LIFECYCLE
+from casework.cases.lifecycle.services import lifecycle_transition
+from casework.cases.models import Case
+from casework.cases.types import CASE_TYPES
+from casework.errors import Conflict, DomainError
+
+ALL = lifecycles()
+IDS = [lc.key for lc in ALL]
+TYPED = [lc for lc in ALL if lc.key != "case"]
+
+
+def test_the_shared_case_and_each_registered_type_have_one_lifecycle():
+    assert lifecycle_get("case") is CASE_LIFECYCLE
+    for case_type in CASE_TYPES.values():
+        if case_type.lifecycle is not None:
+            assert lifecycle_get(case_type.key) is case_type.lifecycle
+    assert "access_change" in IDS
+
+
+@pytest.mark.parametrize("lifecycle", ALL, ids=IDS)
+def test_every_state_is_reachable_and_only_end_states_are_dead_ends(lifecycle: Lifecycle):
+    assert lifecycle.reachable() == {s.key for s in lifecycle.states}
+    for state in lifecycle.states:
+        assert bool(lifecycle.targets(state.key)) != state.final, state.key
+
+
+@pytest.mark.parametrize("lifecycle", TYPED, ids=[lc.key for lc in TYPED])
+def test_each_type_state_puts_the_case_in_a_declared_case_state(lifecycle: Lifecycle):
+    for state in lifecycle.states:
+        assert CASE_LIFECYCLE.has_state(state.case_status), (state.key, state.case_status)
+        # Agents and the system never put a case where only a person's decision may.
+        assert state.case_status not in ("resolved", "closed"), state.key
+
+
+@pytest.mark.parametrize("lifecycle", TYPED, ids=[lc.key for lc in TYPED])
+def test_each_move_of_a_type_is_one_the_case_table_allows_for_the_same_actors(lifecycle: Lifecycle):
+    """The case's status follows the type's through the case's own table: a type move whose
+    queue move the case table refuses (or refuses to that kind of actor) would fail at run time."""
+    for t in lifecycle.transitions:
+        source, target = lifecycle.state(t.source).case_status, lifecycle.state(t.target).case_status
+        if source == target:
+            continue
+        allowed = CASE_LIFECYCLE.move(source, target)
+        assert allowed is not None, f"{t.source} -> {t.target} moves the case {source} -> {target}"
+        assert t.by <= allowed.by, f"{t.source} -> {t.target}: {sorted(t.by - allowed.by)} may not move the case"
+
+
+@pytest.mark.parametrize("lifecycle", ALL, ids=IDS)
+def test_the_status_field_offers_exactly_the_declared_states(lifecycle: Lifecycle):
+    model = apps.get_model(lifecycle.record)
+    field = model._meta.get_field(lifecycle.field)
+    assert [key for key, _ in field.choices] == [s.key for s in lifecycle.states]
+    assert dict(field.choices) == {s.key: s.label for s in lifecycle.states}
+    assert field.default == lifecycle.initial
+
+
+def test_the_database_check_and_the_badges_name_exactly_the_case_states():
+    declared = {s.key for s in CASE_LIFECYCLE.states}
+    check = next(c for c in Case._meta.constraints if c.name == "case_status_valid")
+    assert set(dict(check.condition.children)["status__in"]) == declared
+    css = (Path(settings.BASE_DIR) / "static" / "css" / "casework.css").read_text()
+    assert set(re.findall(r"\.badge-status-(\w+)\s*\{", css)) == declared
+
+
+def test_the_api_documents_exactly_the_case_states(api):
+    schema = api.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    enums = [body["enum"] for name, body in schema["components"]["schemas"].items()
+             if name.startswith("CaseStatus") or name == "StatusEnum" and "awaiting_decision" in body.get("enum", [])]
+    assert enums and all(set(e) - {None, ""} == {s.key for s in CASE_LIFECYCLE.states} for e in enums)
+
+
+# --- The transition service ---------------------------------------------------------------
+
+TOY = Lifecycle(
+    key="toy", label="Toy", record="cases.Case", field="status", initial="new", audit_action="toy.moved",
+    states=(State("new", "New", "-"), State("in_progress", "In progress", "-"),
+            State("closed", "Closed", "-", final=True)),
+    transitions=tuple(move("new", "in_progress", AGENT, SYSTEM) + move("in_progress", "closed", PERSON)),
+)
+
+
+@pytest.fixture
+def case(alice):
+    from casework.cases.services import case_create
+
+    return case_create(actor=alice, case_type="fraud_alert", title="A case")
+
+
+@pytest.mark.django_db
+def test_a_move_is_written_and_audited_with_who_and_why(case):
+    lifecycle_transition(actor="agent:orchestrator", lifecycle=TOY, record=case, to="in_progress", reason="started")
+    case.refresh_from_db()
+    assert case.status == "in_progress"
+    entry = AuditEntry.objects.filter(action="toy.moved").get()
+    assert entry.actor == "agent:orchestrator" and entry.case_id == case.pk
+    assert entry.data | {} == {**entry.data, "from": "new", "to": "in_progress", "by": "agent", "reason": "started",
+                               "from_label": "New", "to_label": "In progress"}
+
+
+@pytest.mark.django_db
+def test_a_move_the_table_lacks_is_a_conflict_naming_both_states_and_changes_nothing(case):
+    before = AuditEntry.objects.count()
+    with pytest.raises(Conflict) as refused:
+        lifecycle_transition(actor="system", lifecycle=TOY, record=case, to="closed")
+    assert refused.value.status_code == 409 and refused.value.code == "transition_refused"
+    assert refused.value.message == f"{case.reference} cannot go from New to Closed."
+    case.refresh_from_db()
+    assert case.status == "new" and AuditEntry.objects.count() == before
+
+
+@pytest.mark.django_db
+def test_a_move_made_by_the_wrong_kind_of_actor_is_refused(case, alice):
+    with pytest.raises(Conflict, match="only a agent or system makes that move") as refused:
+        lifecycle_transition(actor=alice, lifecycle=TOY, record=case, to="in_progress")
+    assert refused.value.code == "transition_not_allowed"
+    lifecycle_transition(actor="system", lifecycle=TOY, record=case, to="in_progress")
+    with pytest.raises(Conflict, match="on the word of an agent: only a person"):
+        lifecycle_transition(actor="agent:closer", lifecycle=TOY, record=case, to="closed")
+
+
+@pytest.mark.django_db
+def test_an_undeclared_state_is_refused(case):
+    with pytest.raises(DomainError, match="'teleported' is not a state of Toy"):
+        lifecycle_transition(actor="system", lifecycle=TOY, record=case, to="teleported")
+
+
+@pytest.mark.django_db
+def test_the_case_table_refuses_an_agent_resolving_or_a_case_going_back_to_new(case):
+    from casework.cases.services import case_set_status
+
+    case_set_status(actor="agent:orchestrator", case=case, status="awaiting_decision")
+    with pytest.raises(Conflict, match="cannot go from Awaiting decision to New"):
+        case_set_status(actor="system", case=case, status="new")
+
+
+def test_a_table_that_names_an_undeclared_state_or_leaves_an_end_state_is_refused_at_declaration():
+    with pytest.raises(ValueError, match="undeclared state"):
+        Lifecycle(key="bad", label="Bad", record="cases.Case", field="status", initial="a", audit_action="x",
+                  states=(State("a", "A", "-"),), transitions=tuple(move("a", "b", SYSTEM)))
+    with pytest.raises(ValueError, match="is final"):
+        Lifecycle(key="bad", label="Bad", record="cases.Case", field="status", initial="a", audit_action="x",
+                  states=(State("a", "A", "-", final=True), State("b", "B", "-")),
+                  transitions=tuple(move("a", "b", SYSTEM)))
+
+
+# --- The page -----------------------------------------------------------------------------
+
+@pytest.mark.django_db
+def test_the_page_draws_every_lifecycle_from_its_table(alice_client):
+    page = alice_client.get("/lifecycles/").content.decode()
+    for lifecycle in ALL:
+        section = page[page.index(f'id="lifecycle-{lifecycle.key}"'):]
+        svg = section[:section.index("</svg>")]
+        assert svg.count("<rect") == len(lifecycle.states)
+        assert svg.count('class="lifecycle-move') == len(lifecycle.transitions)
+        for state in lifecycle.states:
+            assert f'id="state-{lifecycle.key}-{state.key}"' in section
+    assert "No move reaches" not in page
+
+
+@pytest.mark.django_db
+def test_the_page_needs_a_login(client):
+    assert client.get("/lifecycles/").status_code == 302
