@@ -55,7 +55,7 @@ def _planner_decisions(text: str) -> float:
 def _test_database_url() -> str:
     """pytest-django's test database (not DATABASE_URL's), for the worker to use."""
     db = connection.settings_dict
-    if db["ENGINE"] == "django.db.backends.sqlite3":
+    if connection.vendor == "sqlite":
         return f"sqlite:///{Path(db['NAME']).resolve()}"
     user = quote(db["USER"] or "") + (f":{quote(db['PASSWORD'])}" if db["PASSWORD"] else "")
     host = quote(db["HOST"] or "localhost", safe="")
