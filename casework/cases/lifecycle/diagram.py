@@ -1,5 +1,5 @@
-"""A lifecycle drawn as SVG from its table: states in columns by their distance (in moves)
-from the initial state, moves as arrows. Computed on the server, so the page needs no script
+"""A lifecycle drawn as SVG from its table: states in columns (Lifecycle.layers: forward
+moves point right), moves as arrows, moves back bowing below. Computed on the server, so the page needs no script
 (the CSP allows none inline) and the drawing can never disagree with the table."""
 
 from __future__ import annotations
@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 from casework.cases.lifecycle.table import Lifecycle
 
-BOX_W, BOX_H = 190, 46
-COL_GAP, ROW_GAP = 70, 26
+BOX_W, BOX_H = 170, 46
+COL_GAP, ROW_GAP = 48, 26
 PAD = 16
+TOP = 70  # room above the first row for moves that skip columns
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class Diagram:
     arrows: list[Arrow]
 
 
-def _lines(label: str, width: int = 24) -> list[str]:
+def _lines(label: str, width: int = 21) -> list[str]:
     """The label in at most two lines of about `width` characters."""
     words, lines = label.split(), [""]
     for word in words:
@@ -59,7 +60,7 @@ def _lines(label: str, width: int = 24) -> list[str]:
 
 
 def diagram(lifecycle: Lifecycle) -> Diagram:
-    depths = lifecycle.depths()
+    depths = lifecycle.layers()
     # A state no move reaches still gets drawn, in a last column, so the page shows the defect.
     last = max(depths.values(), default=0) + 1
     columns: dict[int, list[str]] = {}
@@ -69,13 +70,19 @@ def diagram(lifecycle: Lifecycle) -> Diagram:
     for col, keys in sorted(columns.items()):
         for row, key in enumerate(keys):
             state = lifecycle.state(key)
-            where[key] = Box(key, state.label, PAD + col * (BOX_W + COL_GAP), PAD + row * (BOX_H + ROW_GAP),
+            where[key] = Box(key, state.label, PAD + col * (BOX_W + COL_GAP), TOP + row * (BOX_H + ROW_GAP),
                              state.final, key == lifecycle.initial)
     arrows = []
     for t in lifecycle.transitions:
         a, b = where[t.source], where[t.target]
         back = b.x <= a.x
-        if not back:
+        skips = b.x - a.x > BOX_W + COL_GAP
+        if not back and skips and a.y == b.y:
+            # Past the boxes between them: over the top, higher the further it goes.
+            x1, x2, y = a.cx + 12, b.cx - 12, a.y
+            bow = y - 14 - (b.x - a.x) // 16
+            path = f"M{x1},{y} C{x1},{bow} {x2},{bow} {x2},{y}"
+        elif not back:
             x1, y1, x2, y2 = a.x + BOX_W, a.cy, b.x, b.cy
             mid = (x1 + x2) // 2
             path = f"M{x1},{y1} C{mid},{y1} {mid},{y2} {x2},{y2}"

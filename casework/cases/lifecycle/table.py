@@ -121,6 +121,34 @@ class Lifecycle:
                     queue.append(target)
         return depth
 
+    def layers(self) -> dict[str, int]:
+        """Each reachable state's column for a drawing: the longest chain of forward moves
+        from the initial state, where a move back to a state on the current path (found
+        depth-first, in the table's order) does not count. Every forward move then points right."""
+        back: set[tuple[str, str]] = set()
+        order: list[str] = []
+        on_path: set[str] = set()
+        done: set[str] = set()
+
+        def visit(state: str) -> None:
+            on_path.add(state)
+            for target in self.targets(state):
+                if target in on_path:
+                    back.add((state, target))
+                elif target not in done:
+                    visit(target)
+            on_path.discard(state)
+            done.add(state)
+            order.append(state)
+
+        visit(self.initial)
+        layer = dict.fromkeys(order, 0)
+        for state in reversed(order):  # a topological order of the forward moves
+            for target in self.targets(state):
+                if (state, target) not in back:
+                    layer[target] = max(layer[target], layer[state] + 1)
+        return layer
+
     def choices(self) -> list[tuple[str, str]]:
         return [(s.key, s.label) for s in self.states]
 
