@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 
 from celery import shared_task
 from django.db import transaction
@@ -68,8 +69,9 @@ SCAN_LIMIT = 500
 
 
 @shared_task(ignore_result=True)
-def resume_stale_runs() -> int:
+def resume_stale_runs(*, now: datetime | None = None) -> int:
     """Wake up every run the broker may have lost. Safe to run often; returns how many were sent.
+    `now` is the moment the deadlines are measured from (the clock's, unless a test gives one).
 
     The database says which runs need a worker; a broker message is only a wake-up call, and
     one can be lost (the filesystem broker deletes it on fetch, Redis gives an unacked one
@@ -90,7 +92,7 @@ def resume_stale_runs() -> int:
 
     from agents import metrics
 
-    now = timezone.now()
+    now = now or timezone.now()
     queued_deadline = now - timedelta(seconds=settings.RUN_QUEUED_STALE_AFTER_SECONDS)
     stale = now - timedelta(seconds=settings.RUN_STALE_AFTER_SECONDS)
     # redelivered_at is never before created_at, so the created_at bound (indexed with status)

@@ -10,7 +10,6 @@ calls; one test goes through the fake OpenAI endpoint and counts requests there 
 from __future__ import annotations
 
 import threading
-import time
 from datetime import timedelta
 
 import pytest
@@ -23,6 +22,7 @@ from agents.llm import registry
 from agents.llm.base import LLMRequest, Provider
 from agents.llm.offline_registry import offline_analyst
 from agents.models import AgentCall, AgentRun
+from agents.runtime import pipeline as pipeline_module
 from agents.runtime.agent import Agent
 from agents.runtime.pipeline import CallSpec, Pipeline, RunContext, Stage, execute_run, register_pipeline
 from agents.tasks import pipeline_enqueue, resume_stale_runs, run_pipeline
@@ -54,6 +54,7 @@ CALLS: list[str] = []
 KILL_ON: set[str] = set()  # agents whose next call kills the worker (once)
 SNAPSHOTS: list[dict] = []  # the run's saved state, read from the database when stage 2 starts
 FINISHED: list[int] = []
+SLOW_UNTIL = threading.Event()  # a "slow" agent thinks until the test sets this
 _lock = threading.Lock()
 
 
@@ -68,7 +69,7 @@ def _register(agent_id: str) -> Agent:
         if data.get("fail") == agent_id:
             raise RuntimeError(f"{agent_id} analyst crashed")
         if data.get("slow") == agent_id:
-            time.sleep(2.5)
+            SLOW_UNTIL.wait(timeout=60)  # only a failing test leaves it waiting that long
         inputs = [v for k, v in data.items() if k in ("a", "b") and v]
         score = 10 + sum(v["score"] for v in inputs)
         return {"summary": f"{agent_id} on {data['case']} ({len(inputs)} inputs)", "score": min(score, 100)}
@@ -111,6 +112,7 @@ def _clean_slate():
     KILL_ON.clear()
     SNAPSHOTS.clear()
     FINISHED.clear()
+    SLOW_UNTIL.clear()
 
 
 @pytest.fixture
@@ -304,12 +306,29 @@ def test_one_failing_agent_leaves_an_error_in_its_result_and_the_run_completes_w
 @pytest.mark.django_db(transaction=True)
 def test_a_live_worker_in_a_long_call_keeps_its_run(case, monkeypatch, settings):
     """A call may outlast RUN_STALE_AFTER_SECONDS (timeouts, retries): the worker must keep
-    its heartbeat fresh meanwhile, or the sweeper hands its run to a second worker."""
+    its heartbeat fresh meanwhile, or the sweeper hands its run to a second worker.
+
+    Counted, not timed: test_a thinks until the worker has written heartbeats spanning more
+    than the stale window since it claimed the run, and the sweeper is asked about a moment
+    just after the last of them (its `now`), not about whenever this thread gets to ask."""
     settings.RUN_STALE_AFTER_SECONDS = 1
+    window = timedelta(seconds=settings.RUN_STALE_AFTER_SECONDS)
     monkeypatch.setattr(run_pipeline, "delay", lambda run_id: None)
     with transaction.atomic():
         run = pipeline_enqueue(case=case, pipeline=PIPELINE, mode="full", actor="system",
                                initial_state={"input": {"slow": "test_a"}})
+    beats: list = []  # the heartbeats the worker wrote while its calls were in progress
+    beat = threading.Condition()
+    real_save = pipeline_module._save
+
+    def save(saved: AgentRun, fields: list[str]) -> None:
+        real_save(saved, fields)
+        if fields == ["heartbeat_at"]:
+            with beat:
+                beats.append((saved.started_at, saved.heartbeat_at))
+                beat.notify_all()
+
+    monkeypatch.setattr(pipeline_module, "_save", save)
 
     def worker():
         try:
@@ -319,9 +338,16 @@ def test_a_live_worker_in_a_long_call_keeps_its_run(case, monkeypatch, settings)
 
     first = threading.Thread(target=worker)
     first.start()
-    time.sleep(1.6)  # test_a is still thinking; the run started 1.6 s ago
-    redelivered = resume_stale_runs.delay().get()
-    first.join(timeout=30)
+    try:
+        with beat:
+            outlasted = beat.wait_for(lambda: beats and beats[-1][1] - beats[-1][0] > window, timeout=60)
+        assert outlasted, f"no heartbeat during the call, or too few: {beats}"
+        # Half a window after the last heartbeat, the run has been going for more than a
+        # window and a half: only the heartbeats keep it from looking orphaned.
+        redelivered = resume_stale_runs(now=beats[-1][1] + window / 2)
+    finally:
+        SLOW_UNTIL.set()
+        first.join(timeout=30)
 
     assert redelivered == 0
     assert sorted(CALLS) == ["test_a", "test_b", "test_c"]
