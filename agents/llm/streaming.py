@@ -13,6 +13,7 @@ would not continue the one on the page, and the caller keeps what arrived.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -47,6 +48,32 @@ def _transport(exc: Exception) -> errors.LLMError:
     return errors.NetworkError(f"The connection failed mid-answer ({type(exc).__name__}: {str(exc)[:300]}).")
 
 
+@contextlib.contextmanager
+def _reported(text: _Text, sdk_error: type[Exception], normalise: Callable[[Exception], errors.LLMError]):
+    """A failure while streaming, as the module docstring says: normalised (the SDK's own
+    errors by the provider's `normalise`, the transport's as a network error) and, once text
+    was shown, StreamInterrupted."""
+    try:
+        yield
+    except errors.LLMError as exc:
+        if text.shown:
+            raise _interrupted(text, exc) from exc
+        raise
+    except sdk_error as exc:
+        normalised = normalise(exc)
+        raise (_interrupted(text, normalised) if text.shown else normalised) from exc
+    except Exception as exc:  # noqa: BLE001 - the transport's own (httpx, httpx2), unwrapped mid-stream
+        normalised = _transport(exc)
+        raise (_interrupted(text, normalised) if text.shown else normalised) from exc
+
+
+def _require_finish(text: _Text, finished: bool) -> None:
+    """A stream that closed before the endpoint said the answer was complete failed."""
+    if not finished:
+        error = "the stream ended before the endpoint said the answer was complete"
+        raise _interrupted(text, error) if text.shown else errors.NetworkError(error[0].upper() + error[1:] + ".")
+
+
 def _interrupted(text: _Text, error: errors.LLMError | str) -> errors.StreamInterrupted:
     message = error.message if isinstance(error, errors.LLMError) else error
     kind = f" ({error.kind})" if isinstance(error, errors.LLMError) else ""
@@ -65,7 +92,7 @@ async def openai_stream(client, kwargs: dict, *, headers: dict, timeout: float, 
     if include_usage:
         body["stream_options"] = {"include_usage": True}
     text, calls, usage, finish, answered_model = _Text(on_delta), {}, None, "", ""
-    try:
+    with _reported(text, openai.OpenAIError, normalise):
         stream = await client.post("/chat/completions", cast_to=object, body=body, stream=True,
                                    stream_cls=openai.AsyncStream[object],
                                    options={"headers": headers, "timeout": timeout})
@@ -84,20 +111,7 @@ async def openai_stream(client, kwargs: dict, *, headers: dict, timeout: float, 
                     call["name"] += function.get("name") or ""
                     call["arguments"] += function.get("arguments") or ""
                 finish = choice.get("finish_reason") or finish
-    except errors.LLMError as exc:
-        if text.shown:
-            raise _interrupted(text, exc) from exc
-        raise
-    except openai.OpenAIError as exc:
-        normalised = normalise(exc)
-        raise (_interrupted(text, normalised) if text.shown else normalised) from exc
-    except Exception as exc:  # noqa: BLE001 - the transport's own, unwrapped mid-stream
-        normalised = _transport(exc)
-        raise (_interrupted(text, normalised) if text.shown else normalised) from exc
-    if not finish:
-        # The connection closed before the endpoint said the answer was complete.
-        error = "the stream ended before the endpoint said the answer was complete"
-        raise _interrupted(text, error) if text.shown else errors.NetworkError(error[0].upper() + error[1:] + ".")
+    _require_finish(text, bool(finish))
     return Completion(
         text=text.text, tool_calls=[_tool_call(n, c) for n, c in sorted(calls.items())],
         input_tokens=(usage or {}).get("prompt_tokens") or 0,
@@ -126,20 +140,12 @@ async def anthropic_stream(client, kwargs: dict, *, on_delta: Callable[[str], No
 
     started = time.perf_counter()
     text = _Text(on_delta)
-    try:
+    with _reported(text, anthropic.AnthropicError, normalise):
         async with client.messages.stream(**kwargs) as stream:
             async for piece in stream.text_stream:
                 text.add(piece)
             final = await stream.get_final_message()
-    except anthropic.AnthropicError as exc:
-        normalised = normalise(exc)
-        raise (_interrupted(text, normalised) if text.shown else normalised) from exc
-    except Exception as exc:  # noqa: BLE001 - the transport's own (httpx2), unwrapped mid-stream
-        normalised = _transport(exc)
-        raise (_interrupted(text, normalised) if text.shown else normalised) from exc
-    if not final.stop_reason:
-        error = "the stream ended before the endpoint said the answer was complete"
-        raise _interrupted(text, error) if text.shown else errors.NetworkError(error[0].upper() + error[1:] + ".")
+    _require_finish(text, bool(final.stop_reason))
     return completion(final, started)
 
 
