@@ -17,7 +17,7 @@ from audit.services import audit_record
 from casework.cases import services
 from casework.cases.models import Case
 from casework.cases.types import CASE_TYPES
-from casework.errors import DomainError
+from casework.errors import DomainError, error_text
 
 BULK_MAX = 200
 ACTIONS = {
@@ -53,14 +53,6 @@ def outcome_label(outcome: str) -> str:
 def bulk_outcome_choices() -> list[tuple[str, list[tuple[str, str]]]]:
     """Outcomes grouped by case type, for the bulk form's select."""
     return [(ct.label, list(ct.outcomes)) for ct in CASE_TYPES.values()]
-
-
-def _error_text(exc: Exception) -> str:
-    if isinstance(exc, DomainError):
-        return exc.message
-    if isinstance(exc, ValidationError):
-        return " ".join(exc.messages)
-    return str(exc) or exc.__class__.__name__
 
 
 # --- closing: the type's own decision service where it has one ---------------------------
@@ -161,7 +153,7 @@ def cases_bulk_apply(*, actor: User, references: list[str], action: str, assigne
             else:
                 _close_one(actor=actor, case=case, outcome=outcome, reason=reason)
         except (DomainError, ValidationError, PermissionDenied) as exc:
-            result.skipped.append((ref, _error_text(exc)))
+            result.skipped.append((ref, error_text(exc)))
         else:
             result.done.append(ref)
     audit_record(actor=actor, action="cases.bulk_applied",

@@ -16,6 +16,7 @@ from casework.cases import selectors
 from casework.cases.bulk import ACTIONS, BULK_MAX, bulk_describe, bulk_outcome_choices, cases_bulk_apply
 from casework.cases.filters import CaseFilter, _investigators
 from casework.cases.models import Case
+from casework.errors import error_lines
 from casework.people.roles import investigator_required
 
 
@@ -87,7 +88,7 @@ def bulk(request):
         references = _matching(request) or references
     form = BulkForm(request.POST, user=request.user, references=references)
     if not form.is_valid():
-        errors = [f"{'' if name == '__all__' else name + ': '}{' '.join(errs)}" for name, errs in form.errors.items()]
+        errors = error_lines(form.errors)
         context = {"errors": errors, "next": _next(request)}
         template = "cases/_bulk_confirm.html" if request.htmx else "cases/bulk_confirm.html"
         # htmx swaps no 4xx response: the fragment comes with 200 and the message shows.

@@ -17,7 +17,7 @@ from casework.cases.models import Case
 from casework.cases.pagination import COUNT_CAP, CappedPaginator
 from casework.cases.signals import case_viewed
 from casework.cases.timeline import timeline_context
-from casework.errors import DomainError
+from casework.errors import DomainError, error_text
 from casework.people.roles import investigator_required
 
 QUEUE_PAGE_SIZE = 25
@@ -109,7 +109,7 @@ def comment_add(request, reference: str):
         return render(request, "cases/_comments.html",
                       {"case": case, "comments": selectors.case_comments(case), "comment_form": form})
     if form.errors:
-        messages.error(request, "; ".join(m for errs in form.errors.values() for m in errs))
+        messages.error(request, error_text(form.errors))
     return redirect("cases:detail", reference=case.reference)
 
 

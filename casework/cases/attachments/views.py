@@ -12,7 +12,7 @@ from casework.cases.attachments import selectors, services
 from casework.cases.attachments.forms import AttachmentForm
 from casework.cases.attachments.http import file_response, refuse_oversized_body
 from casework.cases.selectors import case_get_for_user
-from casework.errors import DomainError
+from casework.errors import DomainError, error_text
 from casework.people.roles import investigator_required
 
 
@@ -42,7 +42,7 @@ def upload(request, reference: str):
     except DomainError as exc:
         error, status = exc.message, exc.status_code
     except ValidationError as exc:
-        error, status = "; ".join(m for msgs in exc.message_dict.values() for m in msgs), 400
+        error, status = error_text(exc), 400
     if request.htmx:
         # htmx swaps 4xx answers here too (casework.js lets #case-evidence take them), so the
         # refusal is read where the file was chosen and the status stays honest.

@@ -10,13 +10,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from casework.cases.saved_views import selectors, services
 from casework.cases.saved_views.forms import SavedViewForm
+from casework.errors import error_text
 from casework.people.roles import investigator_required
-
-
-def _errors(exc: ValidationError) -> str:
-    if hasattr(exc, "error_dict"):
-        return "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
-    return " ".join(exc.messages)
 
 
 @require_GET
@@ -40,12 +35,12 @@ def create(request):
                                               query=form.cleaned_data["query"], pinned=form.cleaned_data["pinned"],
                                               **form.sharing())
         except ValidationError as exc:
-            messages.error(request, _errors(exc))
+            messages.error(request, error_text(exc))
         else:
             messages.success(request, f"Saved the view “{view.name}”.")
             return redirect(reverse("saved_views:open", args=[view.pk]))
     else:
-        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        messages.error(request, error_text(form.errors))
     query = request.POST.get("query", "")
     return redirect(reverse("cases:queue") + (f"?{query}" if query else ""))
 
@@ -61,9 +56,9 @@ def update(request, pk: int):
                                        pinned=form.cleaned_data["pinned"], **form.sharing())
             messages.success(request, f"Saved “{view.name}”.")
         except ValidationError as exc:
-            messages.error(request, _errors(exc))
+            messages.error(request, error_text(exc))
     else:
-        messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        messages.error(request, error_text(form.errors))
     return redirect("saved_views:index")
 
 

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_POST
 from casework.cases.selectors import case_get_for_user
 from casework.cases.tasks import selectors, services
 from casework.cases.tasks.forms import TaskAssignForm, TaskForm
-from casework.errors import DomainError
+from casework.errors import DomainError, error_text
 from casework.people.roles import investigator_required
 
 
@@ -22,13 +22,8 @@ def _answer(request, case, *, form=None, error: str = ""):
                    "error": error}
         return render(request, "case_tasks/_panel.html", context)
     if error or (form is not None and form.errors):
-        messages.error(request, error or "; ".join(f"{f}: {m}" for f, errs in form.errors.items() for m in errs))
+        messages.error(request, error or error_text(form.errors))
     return redirect("cases:detail", reference=case.reference)
-
-
-def _message(exc: ValidationError) -> str:
-    return "; ".join(f"{field}: {m}" if field != "__all__" else m
-                     for field, msgs in exc.message_dict.items() for m in msgs)
 
 
 @require_GET
@@ -51,7 +46,7 @@ def add(request, reference: str):
     except DomainError as exc:
         return _answer(request, case, form=form, error=exc.message)
     except ValidationError as exc:
-        return _answer(request, case, form=form, error=_message(exc))
+        return _answer(request, case, form=form, error=error_text(exc))
     return _answer(request, case)
 
 
@@ -74,7 +69,7 @@ def _act(request, reference: str, pk: int, action):
     except DomainError as exc:
         return _answer(request, case, error=exc.message)
     except ValidationError as exc:
-        return _answer(request, case, error=_message(exc))
+        return _answer(request, case, error=error_text(exc))
     return _answer(request, case)
 
 
@@ -97,6 +92,6 @@ def assign(request, reference: str, pk: int):
     if not form.is_valid():
         case = case_get_for_user(request.user, reference)
         selectors.task_get(case, pk)
-        return _answer(request, case, error=_message(ValidationError(form.errors.as_data())))
+        return _answer(request, case, error=error_text(ValidationError(form.errors.as_data())))
     return _act(request, reference, pk,
                 lambda task: services.task_assign(actor=request.user, task=task, assignee=form.cleaned_data["assignee"]))
