@@ -6,7 +6,7 @@ import pytest
 
 from agents.models import AgentCall
 from casework.releases.models import RiskReport
-from tests.releases.conftest import LOW, MEDIUM, SEED, release, submit
+from tests.releases.conftest import LOW, MEDIUM, SEED, release, submit, t
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -46,15 +46,19 @@ def test_a_minor_failure_is_medium():
     assert "test_tooltip_position" in " ".join(report.findings)
 
 
-@pytest.mark.parametrize("metrics, severity", [
-    ({"error_rate": 0.08, "response_time_p95": 200}, "high"),
-    ({"error_rate": 0.001, "response_time_p95": 1500}, "high"),
-    ({"error_rate": 0.015, "response_time_p95": 200}, "medium"),
-    ({"error_rate": 0.001, "response_time_p95": 500}, "medium"),
+@pytest.mark.parametrize("metrics, setting, moved_to, before, after", [
+    ({"error_rate": 0.08, "response_time_p95": 200}, "RELEASE_ERROR_RATE_HIGH", 0.10, "high", "medium"),
+    ({"error_rate": 0.001, "response_time_p95": 1500}, "RELEASE_P95_HIGH_MS", 2000.0, "high", "medium"),
+    ({"error_rate": 0.015, "response_time_p95": 200}, "RELEASE_ERROR_RATE_MEDIUM", 0.02, "medium", "low"),
+    ({"error_rate": 0.001, "response_time_p95": 500}, "RELEASE_P95_MEDIUM_MS", 600.0, "medium", "low"),
 ])
-def test_metric_thresholds_come_from_settings(metrics, severity):
-    rel, _ = submit(release(LOW, deployment_metrics=metrics))
-    assert rel.reports.get().severity == severity
+def test_metric_thresholds_come_from_settings(settings, metrics, setting, moved_to, before, after):
+    rel, _ = submit(release(LOW, release_id="at-the-defaults", deployment_metrics=metrics))
+    assert rel.reports.get().severity == before
+
+    setattr(settings, setting, moved_to)  # the same metrics, judged against the moved threshold
+    rel, _ = submit(release(LOW, release_id="threshold-moved", deployment_metrics=metrics))
+    assert rel.reports.get().severity == after
 
 
 def test_thresholds_are_settings(settings):
@@ -66,6 +70,17 @@ def test_thresholds_are_settings(settings):
 def test_a_risky_change_alone_is_medium_and_with_failures_high():
     rel, _ = submit(release(LOW, release_id="r1", changes=["Database schema migration"]))
     assert rel.reports.get().severity == "medium"
+
+    # A failure that is medium on its own (not critical, not in a critical area) ...
+    failing = {"tests": {"passed": 139, "failed": 1, "skipped": 4},
+               "test_details": [t("test_tooltip_position", "ui", "failed", False, "off by 2 px")]}
+    rel, _ = submit(release(LOW, release_id="r2", changes=["Tooltip fixes"], **failing))
+    assert rel.reports.get().severity == "medium"
+    # ... shipped with the risky change is high, and the report says it is the two together.
+    rel, _ = submit(release(LOW, release_id="r3", changes=["Database schema migration"], **failing))
+    report = rel.reports.get()
+    assert report.severity == "high"
+    assert any("'Database schema migration' (migration)" in f and "with failing tests" in f for f in report.findings)
 
 
 def test_missing_metrics_are_reported_and_never_low():
