@@ -8,8 +8,8 @@ The chain is built like a transparency log (Trillian, Certificate Transparency):
 inserts its entry *pending* (no position, no hashes) inside its own transaction, taking no
 lock, and a sequencer (`audit.services.audit_sequence`) later links the committed pending
 entries in batches, writing each one's position, prev_hash and hash exactly once. Nothing
-else updates or deletes an entry; on PostgreSQL a trigger (migration 0002) enforces that in
-the database too.
+else updates or deletes an entry, and the database enforces that too: a trigger on PostgreSQL
+(migrations 0002, 0003), two on SQLite (0004).
 """
 
 from __future__ import annotations
@@ -78,6 +78,10 @@ class AuditEntryQuerySet(models.QuerySet):
 
 
 class AuditEntry(models.Model):
+    # SQLite's append-only trigger names every column but the three the sequencer writes
+    # (migration 0004): a migration adding a column, or rebuilding the table (which drops its
+    # triggers), must create the triggers again. tests/audit/test_sequencer.py checks both.
+
     class ActorType(models.TextChoices):
         USER = "user", "User"
         AGENT = "agent", "Agent"

@@ -3,17 +3,16 @@ nothing in the code can change or remove an entry."""
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection
 
 from audit.models import AppendOnlyError, AuditEntry
 from audit.services import GENESIS_HASH, audit_record, audit_sequence
+from tests.audit.guard import behind_the_codes_back
 
 pytestmark = pytest.mark.django_db
 
@@ -27,19 +26,6 @@ def entries(alice):
     # The test's transaction never commits, so no on-commit hook links them: do it here.
     audit_sequence()
     return list(AuditEntry.objects.order_by("position"))
-
-
-@contextlib.contextmanager
-def behind_the_codes_back():
-    """A cursor for raw SQL that tampers with entries. On PostgreSQL the append-only trigger
-    would refuse it, so it is switched off for this (never committed) test transaction."""
-    with connection.cursor() as cursor:
-        guarded = connection.vendor == "postgresql"
-        if guarded:
-            cursor.execute("ALTER TABLE audit_auditentry DISABLE TRIGGER audit_auditentry_append_only")
-        yield cursor
-        if guarded:
-            cursor.execute("ALTER TABLE audit_auditentry ENABLE TRIGGER audit_auditentry_append_only")
 
 
 def _verify() -> str:

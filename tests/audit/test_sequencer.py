@@ -1,18 +1,22 @@
 """Writers append audit entries pending and take no lock; the sequencer links them into the
-chain in batches after commit; on PostgreSQL the database refuses every other change."""
+chain in batches after commit; the database refuses every other change."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import threading
 import time
+from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import DatabaseError, connection, transaction
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from audit.models import AuditEntry
 from audit.services import (
@@ -27,11 +31,7 @@ from audit.services import (
     audit_verify_chain,
 )
 from audit.tasks import audit_sequence_pending
-
-postgres_only = pytest.mark.skipif(
-    connection.vendor != "postgresql",
-    reason="the append-only trigger exists on PostgreSQL only; SQLite relies on the code's guards",
-)
+from tests.audit.guard import behind_the_codes_back, guard_in_place
 
 
 def _record(n: int, action: str = "test.event") -> list[AuditEntry]:
@@ -43,13 +43,8 @@ def _our_hooks(callbacks) -> int:
 
 
 def _tamper(sql: str, params: list) -> None:
-    """Raw SQL on SQLite; on PostgreSQL the trigger is switched off for the test transaction."""
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("ALTER TABLE audit_auditentry DISABLE TRIGGER audit_auditentry_append_only")
+    with behind_the_codes_back() as cursor:
         cursor.execute(sql, params)
-        if connection.vendor == "postgresql":
-            cursor.execute("ALTER TABLE audit_auditentry ENABLE TRIGGER audit_auditentry_append_only")
 
 
 # --- Writing ----------------------------------------------------------------------------
@@ -397,17 +392,25 @@ def test_concurrent_writers_never_break_the_chain(settings, mode):
     assert positions == list(range(1, writers * per_writer + 1))
 
 
-# --- The database's own guard (PostgreSQL) ------------------------------------------------
+# --- The database's own guard ------------------------------------------------------------
+# PostgreSQL: one trigger (migrations 0002, 0003); SQLite: two (0004). Both refuse every DELETE
+# and every UPDATE but the sequencer's one-time write; flush (TRUNCATE on PostgreSQL, DELETE
+# around dropped and recreated triggers on SQLite, casework/sqlite/base.py) empties the table.
+
+
+@contextlib.contextmanager
+def _refusal() -> Iterator[None]:
+    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+        yield
 
 
 def _refused(sql: str, params: list) -> None:
-    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic(), connection.cursor() as cursor:
+    with _refusal(), connection.cursor() as cursor:
         cursor.execute(sql, params)
 
 
-@postgres_only
 @pytest.mark.django_db
-def test_postgresql_refuses_changing_a_sequenced_entry():
+def test_the_database_refuses_changing_a_sequenced_entry():
     (entry,) = _record(1)
     audit_sequence()
     _refused("UPDATE audit_auditentry SET data = %s WHERE id = %s", [json.dumps({"i": 5}), entry.pk])
@@ -415,9 +418,8 @@ def test_postgresql_refuses_changing_a_sequenced_entry():
     assert audit_verify_chain().intact
 
 
-@postgres_only
 @pytest.mark.django_db
-def test_postgresql_refuses_changing_a_pending_entry():
+def test_the_database_refuses_changing_a_pending_entry():
     (entry,) = _record(1)
     _refused("UPDATE audit_auditentry SET action = 'x' WHERE id = %s", [entry.pk])
     # Sequencing it while also changing its content is refused too.
@@ -429,9 +431,39 @@ def test_postgresql_refuses_changing_a_pending_entry():
              [GENESIS_HASH, "a" * 64, entry.pk])
 
 
-@postgres_only
 @pytest.mark.django_db
-def test_postgresql_refuses_sequencing_an_entry_twice():
+def test_the_database_compares_every_column_when_the_sequencer_writes():
+    """The sequencer's write sets position, prev_hash and hash and nothing else: for each other
+    column of the model, that write plus the column copied from another entry is refused. On
+    SQLite the trigger names the columns it compares (migration 0004), so a column added to the
+    model without recreating the trigger fails here, as does a table rebuild that dropped it."""
+    now = timezone.now()
+    target = AuditEntry.objects.create(timestamp=now, actor="system", actor_type="system", action="a.one")
+    other = AuditEntry.objects.create(
+        timestamp=now - timedelta(days=1), actor="alice", actor_type="user", actor_user_id=7, action="b.two",
+        case_id=9, case_ref="FRA-000009", object_type="cases.case", object_id="9", correlation_id="c-9",
+        data={"i": 2})
+    quote = connection.ops.quote_name
+    columns = [f.column for f in AuditEntry._meta.concrete_fields if f.column not in ("position", "prev_hash", "hash")]
+    with connection.cursor() as cursor:
+        for column in columns:
+            cursor.execute(f"SELECT {quote(column)} FROM audit_auditentry WHERE id IN (%s, %s) ORDER BY id",
+                           [target.pk, other.pk])
+            first, second = cursor.fetchall()
+            assert first != second, f"give `other` a value of its own for {column}"
+
+    sequencing = "UPDATE audit_auditentry SET position = 1, prev_hash = %s, hash = %s"
+    for column in columns:
+        _refused(f"{sequencing}, {quote(column)} = (SELECT {quote(column)} FROM audit_auditentry WHERE id = %s) "
+                 "WHERE id = %s", [GENESIS_HASH, "a" * 64, other.pk, target.pk])
+    # The same write without a copied column is the sequencer's, and goes through.
+    with connection.cursor() as cursor:
+        cursor.execute(f"{sequencing} WHERE id = %s", [GENESIS_HASH, "a" * 64, target.pk])
+        assert cursor.rowcount == 1
+
+
+@pytest.mark.django_db
+def test_the_database_refuses_sequencing_an_entry_twice():
     (entry,) = _record(1)
     audit_sequence()
     _refused("UPDATE audit_auditentry SET position = position + 100 WHERE id = %s", [entry.pk])
@@ -439,9 +471,8 @@ def test_postgresql_refuses_sequencing_an_entry_twice():
              [entry.pk])
 
 
-@postgres_only
 @pytest.mark.django_db
-def test_postgresql_refuses_deleting_any_entry():
+def test_the_database_refuses_deleting_any_entry():
     pending, sequenced = _record(2)
     AuditEntry.objects._sequence([(sequenced.pk, 1, GENESIS_HASH, "b" * 64)])
     _refused("DELETE FROM audit_auditentry WHERE id = %s", [pending.pk])
@@ -449,15 +480,40 @@ def test_postgresql_refuses_deleting_any_entry():
     assert AuditEntry.objects.count() == 2
 
 
-@postgres_only
 @pytest.mark.django_db
-def test_postgresql_lets_the_sequencer_write_once():
+def test_the_database_refuses_what_gets_past_the_codes_guards():
+    """AuditEntry.objects refuses update() and delete() (AppendOnlyError); the plain base
+    manager Django uses internally and a queryset's _raw_delete do not ask it. The database does."""
+    (entry,) = _record(1)
+    with _refusal():
+        AuditEntry._base_manager.filter(pk=entry.pk).update(action="x")
+    with _refusal():
+        AuditEntry._base_manager.filter(pk=entry.pk).delete()
+    with _refusal():
+        AuditEntry._base_manager.filter(pk=entry.pk)._raw_delete(connection.alias)
+    assert AuditEntry.objects.get(pk=entry.pk).action == "test.event"
+
+
+@pytest.mark.django_db
+def test_the_database_lets_the_sequencer_write_once():
+    assert guard_in_place()
     _record(3)
     assert audit_sequence() == 3
     assert audit_verify_chain().checked == 3
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT tgenabled FROM pg_trigger WHERE tgname = 'audit_auditentry_append_only'")
-        assert cursor.fetchone() == ("O",)  # present and enabled
+
+
+@pytest.mark.django_db(transaction=True)
+def test_flush_empties_the_trail_and_leaves_its_guard_in_place():
+    """What the test runner does between transactional tests, and `manage.py flush`: TRUNCATE
+    on PostgreSQL, which the trigger does not see; DELETE on SQLite, with the triggers dropped
+    and created again around it in the same transaction."""
+    _record(2)
+    call_command("flush", interactive=False, verbosity=0, inhibit_post_migrate=True)
+    assert AuditEntry.objects.count() == 0
+    assert guard_in_place()
+    (entry,) = _record(1)
+    _refused("DELETE FROM audit_auditentry WHERE id = %s", [entry.pk])
+    _refused("UPDATE audit_auditentry SET action = 'x' WHERE id = %s", [entry.pk])
 
 
 # --- The migration ------------------------------------------------------------------------
