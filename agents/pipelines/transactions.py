@@ -10,11 +10,18 @@ next step:
     rule_violation); a failed, timed-out or invalid answer, or one a rule rejects, is
     replaced by the deterministic fallback and recorded as used_fallback;
   - a tool that fails or times out is recorded FAILED / TIMED_OUT and counts as done;
-  - a context that cannot be loaded ends the investigation at once, inconclusive;
+  - a context that cannot be loaded ends the investigation at once, INCONCLUSIVE (nothing
+    was learned: no severity, no priority change, no recommendation);
   - max_steps planner decisions, or TXN_INVESTIGATION_TIMEOUT_SECONDS (checked between
     steps on `clock()`, which tests replace; each step is bounded by its own timeout), end
     it early with what it found.
-`finish` scores the evidence and persists it in the seed's order (progress.investigation_complete).
+`finish` scores the evidence and persists it in the seed's order (progress.investigation_complete);
+a HIGH or CRITICAL investigation completes only with recommendations (the planner may not
+complete before recommendation_tool at those severities; if it ends without them, code runs
+the recommendation step, and the override is recorded on the case). A run that fails, in a
+step or while writing its results, leaves the investigation FAILED (`_failed`, the
+pipeline's on_failed), resumable. Investigation.status changes only through the lifecycle
+of casework/transactions/states.py.
 """
 
 from __future__ import annotations
@@ -25,14 +32,18 @@ from datetime import datetime
 from django.conf import settings
 from django.utils import timezone
 
-from agents.pipelines.transactions_agents import telemetry
+from agents.pipelines.transactions_agents import findings, telemetry
 from agents.pipelines.transactions_agents.planner import planner_agent, planner_input
 from agents.pipelines.transactions_agents.state import (
     COMPLETE,
     FILLS,
+    RECOMMENDATION_TOOL,
+    REQUIRES_RECOMMENDATIONS,
     assess,
+    context_failed,
     create_initial_state,
     deterministic_fallback,
+    needs_recommendations,
     rule_violation,
     utc_now,
 )
@@ -77,8 +88,12 @@ def _prepare(ctx: RunContext) -> None:
             feature_flags={"planner_llm_enabled": settings.LLM_PROVIDER != "offline", "reasoning_llm_enabled": False,
                            "vector_search_enabled": False, "prompt_guard_enabled": True})
     inv["status"] = "IN_PROGRESS"
+    inv.setdefault("overrides", [])
     ctx.state["inv"] = inv
     ctx.state["run_started"] = clock().isoformat()
+    from casework.transactions.progress import investigation_begin
+
+    investigation_begin(investigation_id=investigation.pk)
 
 
 def _latest_state(ctx: RunContext, saved: dict) -> dict:
@@ -103,17 +118,6 @@ def _latest_state(ctx: RunContext, saved: dict) -> dict:
 
 
 def plan(ctx: RunContext) -> Step | None:
-    try:
-        return _plan(ctx)
-    except Exception as exc:
-        from casework.transactions.progress import investigation_mark_failed
-
-        investigation_mark_failed(investigation_id=ctx.state["investigation_id"],
-                                  error=f"{type(exc).__name__}: {exc}")
-        raise
-
-
-def _plan(ctx: RunContext) -> Step | None:
     from casework.transactions.progress import investigation_record_progress
 
     inv = ctx.state["inv"]
@@ -176,7 +180,7 @@ def _replay(ctx: RunContext, pending: dict) -> Step:
 def _stop_reason(ctx: RunContext, inv: dict) -> str:
     if inv["next_action"] == COMPLETE:
         return "complete"
-    if "context_tool" in inv["completed_steps"] and not inv["context"]:
+    if context_failed(inv):
         return "context_failed"
     from casework.transactions.chaos import simulated_seconds
 
@@ -200,13 +204,26 @@ def _absorb_decision(ctx: RunContext, inv: dict, pending: dict) -> None:
         violation = rule_violation(choice["tool"], inv)
         if violation:
             rejected = f"{choice['tool']}: {violation}"[:300]
-    if rejected:
+    guarded = bool(rejected) and choice is not None and choice["tool"] == COMPLETE and needs_recommendations(inv)
+    if guarded:
+        # The guard: a HIGH or CRITICAL transaction gets its recommendations before it completes.
+        tool = RECOMMENDATION_TOOL
+        reason = f"Overruled: the planner's {rejected}. Running {tool} first."
+        confidence = 0.5
+    elif rejected:
         tool = deterministic_fallback(inv)
         reason = f"Fallback to the fixed order ({tool}): the planner's {rejected}"
         confidence = 0.5
     else:
         tool, reason, confidence = choice["tool"], choice["reason"], float(choice["confidence"])
     inv["step_count"] += 1
+    if guarded:
+        from casework.transactions.progress import override_record
+
+        override_record(inv, rule="recommendations_required", model=f"COMPLETE: {choice['reason']}"[:300],
+                        code=f"ran {RECOMMENDATION_TOOL}",
+                        reason=f"A {inv['severity']} transaction needs recommendations before it completes; "
+                               f"the planner chose COMPLETE before {RECOMMENDATION_TOOL}.")
     inv["next_action"] = tool
     inv["planner_decisions"].append({
         "step": inv["step_count"], "selected_tool": tool, "reason": reason, "confidence": confidence,
@@ -256,27 +273,84 @@ STOP_NOTES = {
 }
 
 
+def _failed(ctx: RunContext, exc: Exception) -> None:
+    """The run failed (in a step, or while writing its results): the investigation says so,
+    FAILED with the error, and can be resumed. Called by the runtime in the transaction that
+    ends the run."""
+    from casework.transactions.models import Investigation
+    from casework.transactions.progress import investigation_mark_failed
+
+    investigation_id = ctx.state.get("investigation_id") or (
+        Investigation.objects.filter(case_id=ctx.run.case_id).values_list("pk", flat=True).first())
+    if investigation_id is not None:
+        investigation_mark_failed(investigation_id=investigation_id, error=f"{type(exc).__name__}: {exc}")
+
+
 def _finish(ctx: RunContext) -> None:
-    from casework.transactions.progress import investigation_complete
+    from casework.transactions.progress import investigation_complete, investigation_mark_failed
 
     inv = ctx.state.get("inv")
     if inv is None:
         return
     stop = ctx.state.get("stop") or ctx.stop_reason or "complete"
-    if stop == "timed_out" or ctx.stop_reason == "timed_out":
+    _, inv["severity"], inv["confidence_score"] = assess(inv)
+    if context_failed(inv):
+        # Nothing was analysed: no severity or confidence is claimed (the page shows none).
+        inv["status"], inv["severity"], inv["confidence_score"] = "INCONCLUSIVE", "LOW", 0.0
+    elif stop == "timed_out" or ctx.stop_reason == "timed_out":
         inv["status"] = "TIMED_OUT"
         inv["error"] = inv.get("error") or STOP_NOTES["timed_out"]
     else:
         inv["status"] = "COMPLETED"
         if stop == "max_steps":
             inv["error"] = STOP_NOTES["max_steps"].format(max_steps=inv["max_steps"])
-    _, inv["severity"], inv["confidence_score"] = assess(inv)
+        _require_recommendations(inv, stop)
     inv["completed_at"] = utc_now()
     reasoning = inv.get("reasoning") or {}
-    summary = inv["error"] if stop == "context_failed" else reasoning.get("summary", "")
-    investigation_complete(investigation_id=ctx.state["investigation_id"], state=inv, summary=summary or "")
+    summary = inv["error"] if inv["status"] == "INCONCLUSIVE" else reasoning.get("summary", "")
+    try:
+        investigation_complete(investigation_id=ctx.state["investigation_id"], state=inv, summary=summary or "",
+                               partial=stop in ("timed_out", "max_steps"))
+    except Exception as exc:
+        if not ctx.stop_reason:
+            raise  # the run fails, and _failed (on_failed) marks the investigation FAILED
+        # A run the runtime stopped (its timeout or step limit) only logs a failed write-back
+        # and ends as stopped: the investigation must not stay "In progress".
+        logger.exception("Writing the results of run %s failed", ctx.run.pk)
+        investigation_mark_failed(investigation_id=ctx.state["investigation_id"],
+                                  error=f"Writing the results failed: {type(exc).__name__}: {exc}")
+        return
     telemetry.INVESTIGATION_STEPS.observe(inv["step_count"])
     telemetry.INVESTIGATIONS_COMPLETED.labels(inv["status"], inv["severity"]).inc()
+
+
+def _require_recommendations(inv: dict, stop: str) -> None:
+    """The guard at completion: a HIGH or CRITICAL investigation ends COMPLETED only with
+    recommendations. Ended without them (the step limit came first, or recommendation_tool
+    failed and the planner completed), code runs the recommendation step itself and records
+    the override; if even that gives none, the investigation does not complete: it FAILS."""
+    from casework.transactions.progress import override_record
+
+    if inv["severity"] not in REQUIRES_RECOMMENDATIONS or inv.get("recommendations"):
+        return
+    if RECOMMENDATION_TOOL in inv["completed_steps"]:
+        why = f"{RECOMMENDATION_TOOL} gave none (it failed or timed out)"
+    elif stop == "max_steps":
+        why = f"the step limit ({inv['max_steps']} planner steps) came before {RECOMMENDATION_TOOL}"
+    else:
+        why = f"the investigation ended before {RECOMMENDATION_TOOL}"
+    try:
+        recommendations = findings.recommend(inv)
+    except Exception as exc:  # noqa: BLE001 - said on the investigation, which then fails
+        recommendations, why = [], f"{why}, and the recommendation step failed in code too ({exc})"
+    if not recommendations:
+        inv["status"] = "FAILED"
+        inv["error"] = f"{inv['severity']} severity with no recommendation: {why}. Not completed."
+        return
+    inv["recommendations"] = recommendations
+    override_record(inv, rule="recommendations_required", model=f"COMPLETE without recommendations: {why}",
+                    code=f"ran the recommendation step in code ({len(recommendations)} recommendations)",
+                    reason=f"A {inv['severity']} transaction needs recommendations before it completes; {why}.")
 
 
 transactions_pipeline = register_pipeline(Pipeline(
@@ -285,4 +359,5 @@ transactions_pipeline = register_pipeline(Pipeline(
     modes={"investigate": plan},
     prepare=_prepare,
     finish=_finish,
+    on_failed=_failed,
 ))

@@ -29,3 +29,8 @@ class TransactionsConfig(AppConfig):
         from casework.transactions.recommendation import RECOMMENDATION
 
         case_type_register_recommendation("transaction_investigation", RECOMMENDATION)
+        # Investigation.status: its states and moves (casework/transactions/states.py).
+        from casework.cases.types import case_type_register_lifecycle
+        from casework.transactions.states import TXN_LIFECYCLE
+
+        case_type_register_lifecycle("transaction_investigation", TXN_LIFECYCLE)

@@ -16,6 +16,7 @@ from django.db import models
 from django.db.models import Q
 
 from casework.cases.models import Case
+from casework.transactions.states import RESUMABLE, InvestigationStatus
 
 
 class CardAccount(models.Model):
@@ -68,12 +69,9 @@ class Transaction(models.Model):
 
 
 class Investigation(models.Model):
-    class Status(models.TextChoices):
-        PENDING = "PENDING", "Pending"
-        IN_PROGRESS = "IN_PROGRESS", "In progress"
-        COMPLETED = "COMPLETED", "Completed"
-        FAILED = "FAILED", "Failed"
-        TIMED_OUT = "TIMED_OUT", "Timed out"
+    # Declared with its moves in casework/transactions/states.py; written only through
+    # states.investigation_transition.
+    Status = InvestigationStatus
 
     class Severity(models.TextChoices):
         CRITICAL = "CRITICAL", "Critical"
@@ -81,7 +79,7 @@ class Investigation(models.Model):
         MEDIUM = "MEDIUM", "Medium"
         LOW = "LOW", "Low"
 
-    RESUMABLE = (Status.FAILED, Status.TIMED_OUT)
+    RESUMABLE = RESUMABLE
 
     case = models.OneToOneField(Case, on_delete=models.PROTECT, related_name="txn_investigation")
     transaction = models.ForeignKey(Transaction, on_delete=models.PROTECT, related_name="investigations")
@@ -106,7 +104,7 @@ class Investigation(models.Model):
             models.CheckConstraint(condition=Q(confidence_score__gte=0, confidence_score__lte=1),
                                    name="txn_investigation_confidence_range"),
             models.CheckConstraint(
-                condition=Q(status__in=["PENDING", "IN_PROGRESS", "COMPLETED", "FAILED", "TIMED_OUT"]),
+                condition=Q(status__in=["PENDING", "IN_PROGRESS", "COMPLETED", "INCONCLUSIVE", "FAILED", "TIMED_OUT"]),
                 name="txn_investigation_status_valid"),
             models.CheckConstraint(condition=Q(severity__in=["CRITICAL", "HIGH", "MEDIUM", "LOW"]),
                                    name="txn_investigation_severity_valid"),

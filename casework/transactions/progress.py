@@ -2,7 +2,9 @@
 
 Called by agents/pipelines/transactions.py with the planner's state (seed section 2). Every
 write is idempotent, so a step replayed after a crash changes nothing: decisions are one
-per step, executions one per tool, insights and recommendations one per key.
+per step, executions one per tool, insights and recommendations one per key. Every change
+of Investigation.status goes through states.investigation_transition (checked, audited, the
+shared case brought along).
 """
 
 from __future__ import annotations
@@ -24,8 +26,12 @@ from casework.transactions.models import (
     RuleDraft,
     ToolExecution,
 )
+from casework.transactions.states import ACTIVE, RESUMABLE, InvestigationStatus, investigation_transition
+
+S = InvestigationStatus
 
 PRIORITY_FOR_SEVERITY = {"CRITICAL": "critical", "HIGH": "high", "MEDIUM": "medium", "LOW": "low"}
+PRIORITY_RANK = {"low": 0, "medium": 1, "high": 2, "critical": 3}
 
 
 def _when(value: str | None) -> datetime:
@@ -55,34 +61,90 @@ def _save_steps(investigation: Investigation, state: dict, *, last_only: bool = 
 
 
 @transaction.atomic
-def investigation_record_progress(*, investigation_id: int, state: dict) -> None:
-    """After a planner or tool step: the state snapshot, the step's new decision or execution
-    row, and IN_PROGRESS (audited when the status changes). One UPDATE and one INSERT a step."""
-    now = timezone.now()
-    unchanged = Investigation.objects.filter(pk=investigation_id, status=Investigation.Status.IN_PROGRESS).update(
-        state=state, updated_at=now)
-    investigation = Investigation(pk=investigation_id)
-    if not unchanged:
-        investigation = Investigation.objects.select_for_update().select_related("case").get(pk=investigation_id)
-        investigation.state = state
-        investigation.status = Investigation.Status.IN_PROGRESS
-        investigation.started_at = investigation.started_at or now
-        investigation.save(update_fields=["state", "status", "started_at", "updated_at"])
-        audit_record(actor="agent:planner", action="txn.investigation_in_progress", case=investigation.case,
-                     obj=investigation, data={"step_count": state.get("step_count", 0)})
-    # A resumed run's first record may follow several steps of an earlier run: write them all.
-    _save_steps(investigation, state, last_only=bool(unchanged))
+def investigation_begin(*, investigation_id: int) -> None:
+    """A run of the planner starts: IN_PROGRESS. From PENDING it is the planner's first run
+    (an agent's move); from FAILED or TIMED_OUT a resumed run the system started (a person's
+    Resume has already moved it). A completed or inconclusive one is final: refused (Conflict)."""
+    investigation = Investigation.objects.select_for_update().get(pk=investigation_id)
+    if investigation.status == S.IN_PROGRESS:
+        return
+    resumed = investigation.status in RESUMABLE
+    investigation.started_at = investigation.started_at or timezone.now()
+    investigation.error = "" if resumed else investigation.error
+    investigation_transition(actor="system" if resumed else "agent:planner", investigation=investigation,
+                             to=S.IN_PROGRESS, reason="Resumed from the saved state." if resumed else "The planner started.",
+                             save=("started_at", "error"))
 
 
 @transaction.atomic
-def investigation_complete(*, investigation_id: int, state: dict, summary: str = "") -> Investigation:
+def investigation_record_progress(*, investigation_id: int, state: dict) -> None:
+    """After a planner or tool step: the state snapshot and the step's new decision or
+    execution row (one UPDATE and one INSERT a step), and the audit entry of a guard that
+    overrode the planner at this step."""
+    now = timezone.now()
+    unchanged = Investigation.objects.filter(pk=investigation_id, status=S.IN_PROGRESS).update(
+        state=state, updated_at=now)
+    investigation = Investigation(pk=investigation_id)
+    if not unchanged:
+        # Not in progress (investigation_begin did not run for it): the move says so, or refuses.
+        investigation = Investigation.objects.select_for_update().select_related("case").get(pk=investigation_id)
+        investigation.state = state
+        investigation.started_at = investigation.started_at or now
+        investigation_transition(actor="agent:planner", investigation=investigation, to=S.IN_PROGRESS,
+                                 reason="The planner recorded a step.", data={"step_count": state.get("step_count", 0)},
+                                 save=("state", "started_at"))
+    # A resumed run's first record may follow several steps of an earlier run: write them all.
+    _save_steps(investigation, state, last_only=bool(unchanged))
+    if state.get("overrides"):
+        _audit_overrides(investigation_id, state)
+
+
+def _audit_overrides(investigation_id: int, state: dict) -> None:
+    """One audit entry per override of the planner by a rule in code, written once (by its
+    key) however often a step is replayed."""
+    from audit.models import AuditEntry
+
+    investigation = Investigation.objects.select_related("case").get(pk=investigation_id)
+    done = {data.get("key") for data in AuditEntry.objects.filter(
+        case_id=investigation.case_id, action="txn.guard_override").values_list("data", flat=True)}
+    for override in state["overrides"]:
+        if override["key"] not in done:
+            audit_record(actor="agent:planner", action="txn.guard_override", case=investigation.case,
+                         obj=investigation, data=override)
+
+
+def override_record(state: dict, *, rule: str, model: str, code: str, reason: str) -> dict:
+    """Note on the state that a rule in code overrode what the model proposed (shown on the
+    case page; audited when the state is next written)."""
+    overrides = state.setdefault("overrides", [])
+    # The key is the override's place in the list (overrides are only ever appended).
+    override = {"key": f"{len(overrides) + 1}:{rule}", "rule": rule, "step": state.get("step_count", 0),
+                "model": model, "code": code, "reason": reason}
+    overrides.append(override)
+    return override
+
+
+@transaction.atomic
+def investigation_complete(*, investigation_id: int, state: dict, summary: str = "",
+                           partial: bool = False) -> Investigation:
     """Persist the end of an investigation, in the seed's order (section 7.3): the
-    investigation (status, severity, confidence), the state, the tool logs, the insights,
-    the recommendations (and the drafted rule), then the audit entry. A TIMED_OUT or
-    step-limited one keeps everything it found."""
+    investigation (its status through the lifecycle, which audits the move; severity,
+    confidence), the state, the tool logs, the insights, the recommendations (and the
+    drafted rule), the case's priority, then the audit entries of any override.
+
+    `state["status"]` is COMPLETED, INCONCLUSIVE or TIMED_OUT (or FAILED: a HIGH or CRITICAL
+    one left with no recommendation at all, agents.pipelines.transactions._require_recommendations). `partial`: the run stopped
+    early (timed out, or at the step limit) and keeps everything it found. The case's
+    priority follows the severity, except that an inconclusive investigation claims none, a
+    partial one may raise the priority but never lower it, and a priority a person set stands.
+    """
     investigation = Investigation.objects.select_for_update().select_related("case").get(pk=investigation_id)
-    # 1. the investigation
-    investigation.status = state["status"]
+    status = state["status"]
+    case = investigation.case
+    priority_note = _priority_decision(case, status=status, severity=state["severity"], partial=partial)
+    if isinstance(priority_note, dict):
+        override_record(state, **priority_note)
+    # 1. the investigation, and 2. the state
     investigation.severity = state["severity"]
     investigation.confidence_score = round(min(1.0, max(0.0, state["confidence_score"])), 3)
     investigation.completed_at = _when(state.get("completed_at"))
@@ -91,10 +153,16 @@ def investigation_complete(*, investigation_id: int, state: dict, summary: str =
     if state.get("pattern_results"):
         investigation.features = similarity.vector_of(state["pattern_results"])
         investigation.feature_bucket = similarity.bucket_of(investigation.features)
-    # 2. the state
     investigation.state = state
-    investigation.full_clean(exclude=["case", "transaction"], validate_constraints=False)
-    investigation.save()
+    investigation.full_clean(exclude=["case", "transaction", "status"], validate_constraints=False)
+    investigation_transition(
+        actor="agent:planner", investigation=investigation, to=status,
+        reason=investigation.error or summary or f"Severity {investigation.severity}.",
+        data={"severity": investigation.severity, "confidence": investigation.confidence_score,
+              "completed_steps": state.get("completed_steps", []), "step_count": state.get("step_count"),
+              "error": investigation.error},
+        save=("severity", "confidence_score", "completed_at", "summary", "error", "features", "feature_bucket",
+              "state"))
     # 3. the tool logs (and the planner's decisions)
     _save_steps(investigation, state)
     # 4. insights with their evidence
@@ -110,17 +178,43 @@ def investigation_complete(*, investigation_id: int, state: dict, summary: str =
         RuleDraft.objects.create(investigation=investigation, name=draft["name"][:120],
                                  description=draft.get("description", ""), conditions=draft["conditions"],
                                  backtest=draft.get("backtest") or rules.backtest(draft["conditions"]))
-    case = investigation.case
-    if not case.is_closed and case.priority != PRIORITY_FOR_SEVERITY[investigation.severity]:
-        case_set_priority(actor="agent:planner", case=case, priority=PRIORITY_FOR_SEVERITY[investigation.severity],
-                          reason=f"Investigation severity {investigation.severity}.")
-    # 6. the audit trail
-    audit_record(actor="agent:planner", action=f"txn.investigation_{investigation.status.lower()}", case=case,
-                 obj=investigation, data={
-                     "severity": investigation.severity, "confidence": investigation.confidence_score,
-                     "completed_steps": state.get("completed_steps", []), "step_count": state.get("step_count"),
-                     "error": investigation.error})
+    if isinstance(priority_note, str):
+        case_set_priority(actor="agent:planner", case=case, priority=priority_note,
+                          reason=f"Investigation severity {investigation.severity}"
+                                 + (" (stopped early: the priority is only ever raised)." if partial else "."))
+    # 6. the audit trail: the move was audited with it; the overrides now
+    if state.get("overrides"):
+        _audit_overrides(investigation.pk, state)
     return investigation
+
+
+def _priority_decision(case, *, status: str, severity: str, partial: bool) -> str | dict | None:
+    """The priority the agents set now (a str), an override to record (a dict: a person's
+    priority stands against the agents' assessment), or None (nothing to change)."""
+    if case.is_closed or status == S.INCONCLUSIVE:
+        return None  # an inconclusive investigation learned nothing: it claims no priority
+    assessed = PRIORITY_FOR_SEVERITY[severity]
+    if assessed == case.priority:
+        return None
+    person = _priority_set_by(case)
+    if person:
+        return {"rule": "person_priority_stands", "model": f"priority {assessed} ({severity} severity)",
+                "code": f"kept priority {case.priority}",
+                "reason": f"{person} set the priority to {case.priority}; the agents do not overwrite a person's "
+                          f"priority (they assessed {severity} severity)."}
+    if partial and PRIORITY_RANK[assessed] < PRIORITY_RANK[case.priority]:
+        return None  # a run stopped early has not seen all the evidence: it never lowers the priority
+    return assessed
+
+
+def _priority_set_by(case) -> str | None:
+    """The person who last set the case's priority (case_set_priority with a user as the
+    actor: the case page, the queue's bulk action), or None if the agents or nobody did."""
+    from audit.models import AuditEntry
+
+    last = (AuditEntry.objects.filter(case_id=case.pk, action="case.priority_changed")
+            .order_by("-id").values_list("actor_type", "actor").first())
+    return last[1] if last and last[0] == AuditEntry.ActorType.USER else None
 
 
 def _insights(state: dict):
@@ -139,12 +233,13 @@ def _insights(state: dict):
 
 
 @transaction.atomic
-def investigation_mark_failed(*, investigation_id: int, error: str) -> None:
+def investigation_mark_failed(*, investigation_id: int, error: str, actor: str = "system") -> None:
+    """The run failed (an error in a step, or while writing the results): FAILED, with the
+    error, resumable. Only an investigation the planner may still be working on moves; a
+    final or already stopped one stays as it is."""
     investigation = Investigation.objects.select_for_update().select_related("case").get(pk=investigation_id)
-    if investigation.status == Investigation.Status.COMPLETED:
+    if investigation.status not in ACTIVE:
         return
-    investigation.status = Investigation.Status.FAILED
     investigation.error = error[:2000]
-    investigation.save(update_fields=["status", "error", "updated_at"])
-    audit_record(actor="agent:planner", action="txn.investigation_failed", case=investigation.case,
-                 obj=investigation, data={"error": error[:500]})
+    investigation_transition(actor=actor, investigation=investigation, to=S.FAILED, reason=error[:500],
+                             save=("error",))

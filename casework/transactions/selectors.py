@@ -9,9 +9,9 @@ from casework.cases.models import Case
 from casework.people.roles import ADMIN, MANAGER, user_roles
 from casework.transactions.analysis import load_history, txn_row
 from casework.transactions.models import Investigation, RuleDraft
+from casework.transactions.states import ACTIVE, TXN_LIFECYCLE
 
 HISTORY_SHOWN = 40
-ACTIVE = (Investigation.Status.PENDING, Investigation.Status.IN_PROGRESS)
 
 
 def investigation_list() -> QuerySet[Investigation]:
@@ -42,6 +42,9 @@ def investigation_page(investigation: Investigation, user) -> dict:
         # The run ended (failed, e.g. an error writing results) while the investigation
         # still says PENDING/IN_PROGRESS: show it as failed, with the run's error; resumable.
         "stalled_run": stalled_run,
+        # What the status means (the lifecycle's own words), and where code overrode the planner.
+        "status_meaning": TXN_LIFECYCLE.state(investigation.status).meaning,
+        "overrides": state.get("overrides", []),
         "transaction": txn_row(txn) | {"account_id": txn.account.account_id, "card_last4": txn.card_last4,
                                        "home_country": txn.account.home_country},
         "history": history,

@@ -20,6 +20,7 @@ from casework.people.roles import ADMIN, MANAGER, user_roles
 from casework.transactions import rules
 from casework.transactions.models import CardAccount, Investigation, Recommendation, RuleDraft, Transaction
 from casework.transactions.schemas import TransactionIn, transactions_validate
+from casework.transactions.states import investigation_transition
 
 PIPELINE = "transactions"
 MAX_TRANSACTIONS_PER_BATCH = 10_000
@@ -134,20 +135,24 @@ def _lock(investigation: Investigation) -> Investigation:
 @transaction.atomic
 def investigation_resume(*, actor, investigation: Investigation):
     """Run the planner again from the investigation's saved state: finished tools are never
-    run again (they are in completed_steps). Completed investigations are final (Conflict)."""
+    run again (they are in completed_steps). A FAILED or TIMED_OUT investigation moves back to
+    IN_PROGRESS (a person's move, or the system's); a completed or inconclusive one is final,
+    and the lifecycle refuses it (Conflict naming both states)."""
     from agents.models import AgentRun
 
     investigation = _lock(investigation)
-    if investigation.status == Investigation.Status.COMPLETED:
-        raise Conflict(f"{investigation.case.reference} is completed; there is nothing to resume.",
-                       code="already_completed")
     if investigation.case.is_closed:
         raise Conflict(f"{investigation.case.reference} is closed.", code="case_closed")
     if AgentRun.objects.filter(case=investigation.case, pipeline=PIPELINE, status__in=AgentRun.ACTIVE).exists():
         raise Conflict(f"{investigation.case.reference} is running already.", code="run_active")
+    previous = investigation.status
+    investigation.error = ""
+    # IN_PROGRESS already (a run that ended without saying so): the move is a no-op and the
+    # new run picks it up.
+    investigation_transition(actor=actor, investigation=investigation, to=Investigation.Status.IN_PROGRESS,
+                             reason="Resumed from the saved state.", save=("error",))
     audit_record(actor=actor, action="txn.investigation_resumed", case=investigation.case, obj=investigation,
-                 data={"status": investigation.status,
-                       "completed_steps": investigation.state.get("completed_steps", [])})
+                 data={"status": previous, "completed_steps": investigation.state.get("completed_steps", [])})
     return pipeline_enqueue(case=investigation.case, pipeline=PIPELINE, mode="investigate", actor=actor,
                             initial_state={"investigation_id": investigation.pk, "resume": True})
 

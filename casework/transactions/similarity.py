@@ -52,14 +52,21 @@ def neighbour_buckets(bucket: str) -> list[str]:
 
 def nearest(vector: list[float], *, exclude_pk: int | None = None, limit: int = 5,
             max_distance: float = MAX_DISTANCE) -> list[dict]:
-    """The nearest completed investigations, nearest first, with their distance and outcome."""
+    """The nearest completed investigations, nearest first, with their distance and outcome.
+
+    `exclude_pk` is the investigation asking: neither it nor any other investigation of its
+    transaction (an earlier one, when a transaction is investigated again) is "similar": it
+    is the same transaction, at distance 0, and its decision is not independent evidence."""
     from casework.cases.models import Decision
     from casework.transactions.models import Investigation
 
     candidates = (Investigation.objects.filter(status=Investigation.Status.COMPLETED,
                                                feature_bucket__in=neighbour_buckets(bucket_of(vector)))
-                  .exclude(pk=exclude_pk).order_by("-id")
-                  .values_list("pk", "features")[:CANDIDATE_LIMIT])
+                  .exclude(pk=exclude_pk))
+    if exclude_pk is not None:
+        candidates = candidates.exclude(
+            transaction_id__in=Investigation.objects.filter(pk=exclude_pk).values("transaction_id"))
+    candidates = candidates.order_by("-id").values_list("pk", "features")[:CANDIDATE_LIMIT]
     scored = []
     for pk, features in candidates:
         if len(features) != len(vector):

@@ -40,6 +40,7 @@ Rules:
 5. NEVER repeat a tool that is already in completed_steps.
 6. Output COMPLETE when the investigation has sufficient evidence and recommendations.
 7. Consider confidence and severity when deciding whether more analysis is needed.
+8. At HIGH or CRITICAL severity, run recommendation_tool before COMPLETE.
 These rules are also enforced after you answer: a choice that breaks one is replaced by the
 next tool of the fixed order.
 """

@@ -16,6 +16,9 @@ FALLBACK_SEQUENCE = (
 )
 TOOL_NAMES = frozenset(FALLBACK_SEQUENCE)
 COMPLETE = "COMPLETE"
+RECOMMENDATION_TOOL = "recommendation_tool"
+# A transaction at these severities needs recommendations before its investigation completes.
+REQUIRES_RECOMMENDATIONS = ("HIGH", "CRITICAL")
 # Which state key each tool fills (the seed's "populated by" comments).
 FILLS = {"context_tool": "context", "pattern_tool": "pattern_results", "similarity_tool": "similarity_results",
          "reasoning_tool": "reasoning", "recommendation_tool": "recommendations", "rule_draft_tool": "rule_draft"}
@@ -37,6 +40,8 @@ def create_initial_state(*, investigation_id: int, transaction_id: str, max_step
         "started_at": utc_now(), "completed_at": None,
         "feature_flags": feature_flags, "safeguards": safeguards,
         "planner_decisions": [], "tool_executions": [], "error": None,
+        # Where a rule in code overrode the planner (casework.transactions.progress.override_record).
+        "overrides": [],
     }
 
 
@@ -44,18 +49,32 @@ def history_count(state: dict) -> int:
     return int(state.get("context", {}).get("history_count") or 0)
 
 
+def context_failed(state: dict) -> bool:
+    """context_tool ran and gave nothing: nothing else can be analysed (INCONCLUSIVE)."""
+    return "context_tool" in state["completed_steps"] and not state["context"]
+
+
+def needs_recommendations(state: dict) -> bool:
+    """A HIGH or CRITICAL transaction whose recommendation_tool has not run yet."""
+    return state.get("severity") in REQUIRES_RECOMMENDATIONS and RECOMMENDATION_TOOL not in state["completed_steps"]
+
+
 def rule_violation(tool: str, state: dict) -> str | None:
     """Why the planner may not choose `tool` now (seed 4.3, every rule in code), or None.
 
     reasoning_tool needs pattern_tool and similarity_tool done (a failed tool counts as
     done), except that similarity is not required for a card with no history at all: there
-    is nothing to compare, and the offline planner skips it."""
+    is nothing to compare, and the offline planner skips it. COMPLETE needs reasoning_tool
+    done, and at HIGH or CRITICAL severity recommendation_tool too."""
     done = set(state["completed_steps"])
     if tool == COMPLETE:
-        if "context_tool" in done and not state["context"]:
+        if context_failed(state):
             return None  # the context could not be loaded: nothing more can be learnt
         if "reasoning_tool" not in done:
             return "COMPLETE before reasoning_tool: the evidence has not been weighed yet"
+        if needs_recommendations(state):
+            return (f"COMPLETE before recommendation_tool at {state['severity']} severity: a high or critical "
+                    "transaction needs recommendations")
         return None
     if tool not in TOOL_NAMES:
         return f"{tool!r} is not a registered tool"
