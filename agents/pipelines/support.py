@@ -14,8 +14,11 @@ Mode "triage" reads the whole thread of a ticket:
      billing / technical / general specialist (calls kb_search in its own category);
   4. finish: the triage (triage_summary) is stored through ticket_apply_triage.
 Failures: a failed translator continues on the originals; a failed supervisor or specialist
-becomes route_specialist with the failure named; a failed kb_search gives no articles. None
-of those tickets is auto-answered, whatever a model recommends (guards in triage_summary).
+becomes route_specialist with the failure named and the triage marked incomplete (the ticket:
+triage failed); a failed kb_search gives no articles. None of those tickets is auto-answered,
+whatever a model recommends (guards in triage_summary; the urgency floor, unknown urgency and
+VIP rules in casework.support.guards). A triage run that raises marks its ticket's triage
+failed (on_failed), so it waits in the queue for a person.
 """
 
 from __future__ import annotations
@@ -202,11 +205,14 @@ def triage_summary(ctx: RunContext) -> dict:
         route = "escalate" if decision["requires_escalation"] else decision["ticket_type"]
         result = ctx.state.get("escalation") if route == "escalate" else ctx.output(route)
     kb_hits, kb_failed, kb_ran = _kb_calls(ctx)
+    incomplete = result is None
     if result is None:
         failed = next((f for f in failures if f["agent"] in ("supervisor", *AREAS)), None)
         why = (f"The {failed['agent']} failed ({failed['error'][:200]}); a person triages this ticket."
                if failed else f"The triage did not finish ({ctx.stop_reason or 'no result'}); a person triages it.")
-        result = {"urgency": (decision or {}).get("urgency", "medium"),
+        # No urgency without a trusted supervisor: the code's guards decide it (never a made-up
+        # "medium" that sinks the ticket below every high one; casework.support.guards).
+        result = {"urgency": (decision or {}).get("urgency", ""),
                   "extracted_info": {"product_area": (decision or {}).get("ticket_type", "general"),
                                      "issue_type": "triage_incomplete", "sentiment": "unknown",
                                      "language": translation["original_language"] or "en"},
@@ -230,7 +236,7 @@ def triage_summary(ctx: RunContext) -> dict:
         if reasons:
             result["recommended_action"] = "route_specialist"
             guards.append("Not auto-answered: " + "; ".join(reasons) + ".")
-    return {"run": ctx.run.pk, "provider": ctx.run.provider, "stop_reason": ctx.stop_reason,
+    return {"run": ctx.run.pk, "provider": ctx.run.provider, "stop_reason": ctx.stop_reason, "incomplete": incomplete,
             "translation": {k: v for k, v in translation.items() if k != "messages"},
             "supervisor": decision, "route": route, "customer": ctx.state.get("input_customer"),
             "kb_results": kb_hits, "kb_failed": kb_failed, "kb_searched": kb_ran,
@@ -241,6 +247,17 @@ def _triage_finish(ctx: RunContext) -> None:
     from casework.support.services import ticket_apply_triage
 
     ticket_apply_triage(actor="agent:support", ticket=ctx.case.support_ticket, triage=triage_summary(ctx))
+
+
+def _on_failed(ctx: RunContext, exc: Exception) -> None:
+    """A triage run that raised: its ticket says the triage failed and waits in the queue for a
+    person (not for a triage that will never land). An intake has no ticket yet."""
+    from casework.support.services import ticket_triage_failed
+
+    if ctx.run.mode != "triage" or ctx.run.case_id is None:
+        return
+    ticket_triage_failed(actor="system", ticket=ctx.case.support_ticket, run=ctx.run.pk,
+                         error=f"{type(exc).__name__}: {exc}")
 
 
 # --- the pipeline -----------------------------------------------------------------------
@@ -259,6 +276,7 @@ support_pipeline = register_pipeline(Pipeline(
     modes={"intake": _intake_plan, "triage": _triage_plan},
     prepare=_prepare,
     finish=_finish,
+    on_failed=_on_failed,
     agents={"ticket_matcher": TICKET_MATCHER, "translator": TRANSLATOR, "supervisor": SUPERVISOR, **SPECIALISTS},
     max_steps=6,
 ))

@@ -12,7 +12,7 @@ from audit.services import audit_entry_build, audit_record, audit_record_many
 from casework.cases.lifecycle.case import CASE_LIFECYCLE
 from casework.cases.lifecycle.services import transition_check
 from casework.cases.models import Case, CaseCounter, Comment, Decision
-from casework.cases.signals import case_assigned, case_closed
+from casework.cases.signals import case_assigned, case_closed, case_closing
 from casework.cases.sla import sla_due_at
 from casework.cases.types import CASE_TYPES
 from casework.errors import Conflict
@@ -235,6 +235,9 @@ def case_close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
         raise ValidationError({"reason": "Give a reason for the decision."})
     transition_check(CASE_LIFECYCLE, actor=actor, source=case.status, target=Case.Status.CLOSED,
                      reference=case.reference)
+    # The case's type may refuse what its record cannot take (a support ticket closed as
+    # replied with no reply sent); `send`, not `send_robust`: a refusal stops the close.
+    case_closing.send(sender=Case, case=case, outcome=outcome, reason=reason, actor=actor)
     decision = Decision(case=case, outcome=outcome, reason=reason,
                         decided_by=actor if isinstance(actor, User) else None)
     try:

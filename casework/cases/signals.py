@@ -6,6 +6,11 @@ from django.dispatch import Signal
 
 # Sent with case=<Case>, decision=<Decision>, actor=<user> once a close has committed.
 case_closed = Signal()
+# Sent with case=<Case> (locked), outcome=<str>, reason=<str>, actor=<user> inside case_close,
+# once the outcome and reason are valid and before the decision is written: a case-type package
+# refuses a close its own record cannot take by raising (a ValidationError naming the field, a
+# 400; a DomainError), and the close writes nothing. Receivers only check; they write nothing.
+case_closing = Signal()
 # Sent with case=<Case>, assignee=<user>, actor=<user or "system"> once a case was given to
 # someone (created with an assignee, or assigned to a new person) and the transaction committed.
 case_assigned = Signal()

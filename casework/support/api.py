@@ -169,7 +169,7 @@ class TicketDetailApi(APIView):
                    description="A ticket with its customer, thread (original and English) and latest triage.",
                    examples=[OpenApiExample("A routed Spanish ticket", response_only=True, status_codes=["200"], value={
                        "ticket_id": "TKT-7Q2M9K4D", "thread_id": "CUST-005:TKT-7Q2M9K4D", "reference": "SUP-000012",
-                       "case_status": "new", "lifecycle": "active", "channel": "email", "language": "es",
+                       "case_status": "awaiting_decision", "lifecycle": "routed", "channel": "email", "language": "es",
                        "urgency": "medium", "ticket_type": "billing", "recommended_action": "route_specialist",
                        "suggested_reply": "Hola Lucía: ...",
                        "customer": {"customer_id": "CUST-005", "name": "Lucía Romero", "plan": "pro",

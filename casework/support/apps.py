@@ -11,6 +11,7 @@ class SupportConfig(AppConfig):
     def ready(self) -> None:
         from casework.cases.demo import demo_register
         from casework.cases.types import CASE_TYPES
+        from casework.support import signals  # noqa: F401 - connects the case_closing/case_closed receivers
         from casework.support.demo import demo_load_support
 
         support = CASE_TYPES["support_ticket"]
@@ -23,3 +24,8 @@ class SupportConfig(AppConfig):
         from casework.support.recommendation import RECOMMENDATION
 
         case_type_register_recommendation("support_ticket", RECOMMENDATION)
+        # The ticket's declared states (casework.support.states), drawn on /lifecycles/.
+        from casework.cases.types import case_type_register_lifecycle
+        from casework.support.states import SUPPORT_LIFECYCLE
+
+        case_type_register_lifecycle("support_ticket", SUPPORT_LIFECYCLE)

@@ -68,7 +68,7 @@ def demo_load_support(*, users: dict) -> int:
         ticket.refresh_from_db()
         if ticket.recommended_action == "auto_respond" and not then and auto_sent < AUTO_SENT:
             # As the system does with SUPPORT_AUTO_SEND=true, so the spot-check list has rows.
-            auto_sent += bool(ticket_auto_send(actor="agent:support", ticket=ticket))
+            auto_sent += bool(ticket_auto_send(actor="system", ticket=ticket))
         if not then or agent == "system":
             continue
         ticket.refresh_from_db()

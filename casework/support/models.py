@@ -1,10 +1,11 @@
 """Support tickets (seed 001): customers, one ticket per SUP- case, its thread, and the
 knowledge base the specialists search.
 
-A ticket is `active` while it waits for a follow-up (the seed's Redis checkpoint: a
-`route_specialist` triage) and `completed` once solved or escalated (`auto_respond`,
-`escalate_human`, or a person's reply/escalation/close). Only active tickets can be matched
-by a new message. Tickets and messages are created only through casework.support.services.
+A ticket's state (Ticket.lifecycle) is declared in casework.support.states: received, triage
+failed, routed, reply drafted, escalated, reply sent, closed without a reply; every change goes
+through casework.cases.lifecycle's lifecycle_transition. Only received, failed and routed
+tickets can be matched by a new message (the seed's activated tickets). Tickets and messages
+are created only through casework.support.services.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from django.db import models
 from django.db.models import Q
 
 from casework.cases.models import Case
+from casework.support.states import MATCHABLE, TicketState
 
 TICKET_ID_PATTERN = r"^TKT-[A-Z0-9]{8}$"
 URGENCY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
@@ -75,15 +77,14 @@ class Customer(models.Model):
 
 
 class Ticket(models.Model):
-    class Lifecycle(models.TextChoices):
-        ACTIVE = "active", "Active"
-        COMPLETED = "completed", "Completed"
+    Lifecycle = TicketState
 
     case = models.OneToOneField(Case, on_delete=models.PROTECT, related_name="support_ticket")
     ticket_id = models.CharField(max_length=12, unique=True, validators=[RegexValidator(TICKET_ID_PATTERN)])
     customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="tickets")
     channel = models.CharField(max_length=20, default="api")
-    lifecycle = models.CharField(max_length=10, choices=Lifecycle.choices, default=Lifecycle.ACTIVE)
+    # Written only through lifecycle_transition (casework.support.states.SUPPORT_LIFECYCLE).
+    lifecycle = models.CharField(max_length=20, choices=TicketState.choices, default=TicketState.RECEIVED)
     # From the latest triage; empty until the first one lands.
     language = models.CharField(max_length=8, blank=True)
     urgency = models.CharField(max_length=10, choices=Urgency.choices, blank=True)
@@ -97,13 +98,14 @@ class Ticket(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     triaged_at = models.DateTimeField(null=True, blank=True)
     first_response_at = models.DateTimeField(null=True, blank=True)
+    # When it reached an end state: a reply went out, or a person closed it without one.
     completed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["customer", "lifecycle"])]
         constraints = [
-            models.CheckConstraint(condition=Q(lifecycle__in=["active", "completed"]), name="support_ticket_lifecycle_valid"),
+            models.CheckConstraint(condition=Q(lifecycle__in=TicketState.values), name="support_ticket_lifecycle_valid"),
             models.CheckConstraint(condition=Q(urgency__in=["", "critical", "high", "medium", "low"]),
                                    name="support_ticket_urgency_valid"),
             models.CheckConstraint(condition=Q(ticket_type__in=["", "billing", "technical", "general"]),
@@ -123,7 +125,8 @@ class Ticket(models.Model):
 
     @property
     def is_active(self) -> bool:
-        return self.lifecycle == self.Lifecycle.ACTIVE
+        """A new message of the customer may join it (the seed's activated ticket)."""
+        return self.lifecycle in MATCHABLE
 
 
 class TicketMessage(models.Model):

@@ -13,11 +13,13 @@ from django.utils import timezone
 
 from casework.cases.models import Case
 from casework.support.models import KBArticle, Ticket, TicketMessage
+from casework.support.states import MATCHABLE, WAITING, TicketState
 
 
 def active_ticket_ids(customer_id: str) -> list[str]:
-    """The customer's active tickets (the only ones a new message may match), oldest first."""
-    return list(Ticket.objects.filter(customer__customer_id=customer_id, lifecycle=Ticket.Lifecycle.ACTIVE)
+    """The customer's matchable tickets (the only ones a new message may join: received,
+    triage failed, routed), oldest first."""
+    return list(Ticket.objects.filter(customer__customer_id=customer_id, lifecycle__in=MATCHABLE)
                 .exclude(case__status=Case.Status.CLOSED).order_by("created_at", "id")
                 .values_list("ticket_id", flat=True))
 
@@ -47,10 +49,11 @@ def _urgency_rank():
                  default=Value(4), output_field=IntegerField())
 
 
-def support_queue(*, actions: tuple[str, ...] = ("route_specialist", "escalate_human", "auto_respond")):
-    """Open tickets that wait for a person, most urgent first, then oldest first."""
+def support_queue(*, states: tuple[str, ...] = WAITING):
+    """Open tickets that wait for a person (triage failed, routed, reply drafted, escalated),
+    most urgent first, then oldest first."""
     return (Ticket.objects.select_related("customer", "case", "case__assignee")
-            .filter(recommended_action__in=actions).exclude(case__status=Case.Status.CLOSED)
+            .filter(lifecycle__in=states).exclude(case__status=Case.Status.CLOSED)
             .annotate(urgency_rank=_urgency_rank()).order_by("urgency_rank", "created_at", "id"))
 
 
@@ -67,10 +70,13 @@ class SlaClock:
     first_response_at: datetime | None
     resolved_at: datetime | None
     now: datetime
+    # A person closed the ticket without a reply: no first response will come, and the clock
+    # stops at the close.
+    closed_without_reply: bool = False
 
     @property
     def first_response_breached(self) -> bool:
-        return (self.first_response_at or self.now) > self.first_response_due
+        return (self.first_response_at or self.resolved_at or self.now) > self.first_response_due
 
     @property
     def resolution_breached(self) -> bool:
@@ -78,12 +84,16 @@ class SlaClock:
 
     @property
     def next_due(self) -> datetime | None:
+        if self.resolved_at and (self.first_response_at or self.closed_without_reply):
+            return None
         if self.first_response_at is None:
             return self.first_response_due
         return None if self.resolved_at else self.resolution_due
 
     @property
     def next_label(self) -> str:
+        if self.closed_without_reply:
+            return "closed without a reply"
         return "first response" if self.first_response_at is None else "resolution"
 
     @property
@@ -98,7 +108,10 @@ class SlaClock:
 
 def sla_clock(ticket: Ticket, *, now: datetime | None = None) -> SlaClock:
     targets = settings.SUPPORT_SLA[ticket.customer.plan]
+    closed_without_reply = ticket.lifecycle == TicketState.CLOSED_NO_REPLY
+    resolved_at = ticket.case.closed_at or (ticket.completed_at if closed_without_reply else None)
     return SlaClock(
         first_response_due=ticket.created_at + timedelta(minutes=targets["first_response_minutes"]),
         resolution_due=ticket.created_at + timedelta(hours=targets["resolution_hours"]),
-        first_response_at=ticket.first_response_at, resolved_at=ticket.case.closed_at, now=now or timezone.now())
+        first_response_at=ticket.first_response_at, resolved_at=resolved_at, now=now or timezone.now(),
+        closed_without_reply=closed_without_reply)

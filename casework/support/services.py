@@ -8,11 +8,17 @@ The flow of a message (seed 001, "Pre-Workflow" and "Post-Workflow"):
                        tickets (checked here, never taken from the model); the message is
                        appended to that ticket, or a new ticket (and SUP- case) is opened;
                        then a triage run is enqueued on the ticket's case.
-  ticket_apply_triage  the triage run's finish: the ticket's urgency, type, language,
-                       action and suggested reply; route_specialist keeps it active,
-                       auto_respond / escalate_human complete it.
+  ticket_apply_triage  the triage run's finish: the code's guards, then the ticket's urgency,
+                       type, language, action and suggested reply; the ticket moves to routed,
+                       answer_ready, escalated or triage_failed (casework.support.states).
+  ticket_triage_failed the triage run raised: triage_failed, in the queue for a person.
+  ticket_auto_send     SUPPORT_AUTO_SEND: the system sends a drafted answer (never a VIP's).
   ticket_reply / ticket_escalate / ticket_close_no_action
-                       a person's decision; each closes the case (a second one is a Conflict).
+                       a person's decision; each closes the case (a second one is a Conflict),
+                       the ticket ends replied or closed without a reply.
+  support_case_closing / support_case_closed
+                       the generic close's hooks (casework.support.signals).
+Every state change goes through lifecycle_transition over SUPPORT_LIFECYCLE.
 """
 
 from __future__ import annotations
@@ -30,7 +36,9 @@ from django.utils import timezone
 from audit.context import correlation
 from audit.services import audit_record
 from casework.cases.models import Case
+from casework.errors import Conflict
 from casework.support.models import Customer, KBArticle, RecommendedAction, Ticket, TicketMessage
+from casework.support.states import FINAL, FOR_ACTION, MATCHABLE, SUPPORT_LIFECYCLE, TRIAGED_FROM, TicketState
 
 PIPELINE = "support"
 MESSAGE_MAX_LENGTH = 10_000
@@ -130,15 +138,16 @@ def message_receive(*, actor, customer_id: str, message: str, channel: str = "ap
 
 def match_accepted(*, customer: Customer, match: dict | None) -> Ticket | None:
     """The matched ticket if the match may be used: high or medium confidence, and the id is
-    one of this customer's active tickets right now. Anything else (a low confidence, an id
-    the model made up, another customer's ticket, a completed one) is ignored."""
+    one of this customer's matchable tickets right now (received, triage failed, routed).
+    Anything else (a low confidence, an id the model made up, another customer's ticket, one
+    drafted, escalated, answered or closed) is ignored."""
     if not match or match.get("confidence") not in ACCEPTED_CONFIDENCE:
         return None
     ticket_id = str(match.get("matched_ticket_id") or "").strip().upper()
     if not ticket_id:
         return None
     return (Ticket.objects.select_for_update(of=("self",)).select_related("case", "customer")
-            .filter(customer=customer, ticket_id=ticket_id, lifecycle=Ticket.Lifecycle.ACTIVE,
+            .filter(customer=customer, ticket_id=ticket_id, lifecycle__in=MATCHABLE,
                     case__status__in=[s for s in Case.Status.values if s != Case.Status.CLOSED]).first())
 
 
@@ -203,13 +212,28 @@ def _message_add(*, ticket: Ticket, direction: str, text: str, channel: str = ""
 
 # --- triage results ---------------------------------------------------------------------
 
+def _move(*, actor, ticket: Ticket, to: str, reason: str, data: dict | None = None, save: tuple[str, ...] = ()):
+    """The one way a ticket's state changes (SUPPORT_LIFECYCLE through lifecycle_transition)."""
+    from casework.cases.lifecycle.services import lifecycle_transition
+
+    return lifecycle_transition(actor=actor, lifecycle=SUPPORT_LIFECYCLE, record=ticket, to=to, reason=reason,
+                                data={"ticket_id": ticket.ticket_id, **(data or {})}, save=save)
+
+
 @transaction.atomic
 def ticket_apply_triage(*, actor, ticket: Ticket, triage: dict) -> Ticket:
     """Store a triage (see agents.pipelines.support.triage_summary) on its ticket.
 
-    A ticket whose case a person already closed keeps the triage for the record and
-    nothing else changes."""
+    Steps: lock the ticket; an older run's triage never overwrites a newer one's; store the
+    translations; on a ticket that is not open to a triage any more (a person closed it, a
+    reply went out, it waits as drafted or escalated) keep the triage for the record and
+    change nothing else; apply the code's guards (casework.support.guards: urgency floor,
+    unknown urgency, VIP) and audit each override; set urgency, type, language, action and
+    the suggested reply; move the ticket to where its result puts it (a triage that did not
+    finish: triage failed; otherwise by recommended action); the case's priority follows the
+    urgency; a drafted answer is sent when SUPPORT_AUTO_SEND is on."""
     from casework.cases.services import case_set_priority
+    from casework.support.guards import triage_guard
 
     ticket = Ticket.objects.select_for_update(of=("self",)).select_related("case", "customer").get(pk=ticket.pk)
     if (ticket.triage.get("run") or 0) > (triage.get("run") or 0):
@@ -217,58 +241,100 @@ def ticket_apply_triage(*, actor, ticket: Ticket, triage: dict) -> Ticket:
         audit_record(actor=actor, action="support.triage_superseded", case=ticket.case, obj=ticket,
                      data={"run": triage.get("run"), "kept": ticket.triage.get("run")})
         return ticket
-    result = triage.get("result") or {}
-    info = result.get("extracted_info") or {}
     now = timezone.now()
+    translations = (triage.get("translation") or {}).get("by_message") or {}
+    for message in ticket.messages.filter(pk__in=[int(k) for k in translations]):
+        TicketMessage.objects.filter(pk=message.pk).update(text_en=translations[str(message.pk)])
+    if ticket.case.is_closed or ticket.lifecycle not in TRIAGED_FROM:
+        ticket.triage, ticket.triaged_at = triage, now
+        ticket.save(update_fields=["triage", "triaged_at", "updated_at"])
+        audit_record(actor=actor, action="support.triage_kept_for_record", case=ticket.case, obj=ticket,
+                     data={"run": triage.get("run"), "lifecycle": ticket.lifecycle,
+                           "case_closed": ticket.case.is_closed})
+        return ticket
+    overrides = triage_guard(ticket=ticket, triage=triage)
+    result = triage["result"]
+    info = result.get("extracted_info") or {}
     ticket.triage = triage
     ticket.triaged_at = now
     language = (triage.get("translation") or {}).get("original_language") or info.get("language") or ""
     ticket.language = language_code(language)
-    ticket.urgency = result.get("urgency") or ""
+    ticket.urgency = result["urgency"]
     ticket.ticket_type = (triage.get("supervisor") or {}).get("ticket_type") or info.get("product_area") or ""
     if ticket.ticket_type not in ("billing", "technical", "general"):
         ticket.ticket_type = ""
-    ticket.recommended_action = result.get("recommended_action") or ""
+    ticket.recommended_action = result.get("recommended_action") or RecommendedAction.ROUTE_SPECIALIST
     ticket.suggested_reply = result.get("suggested_response") or ""
-    translations = (triage.get("translation") or {}).get("by_message") or {}
-    for message in ticket.messages.filter(pk__in=[int(k) for k in translations]):
-        TicketMessage.objects.filter(pk=message.pk).update(text_en=translations[str(message.pk)])
-    closed = ticket.case.is_closed
-    completes = ticket.recommended_action in (RecommendedAction.AUTO_RESPOND, RecommendedAction.ESCALATE_HUMAN)
-    if not closed:
-        ticket.lifecycle = Ticket.Lifecycle.COMPLETED if completes else Ticket.Lifecycle.ACTIVE
-        ticket.completed_at = now if completes else None
     ticket.full_clean(exclude=["case", "customer"])
     ticket.save()
+    for o in overrides:
+        audit_record(actor="system", action="support.guard_applied", case=ticket.case, obj=ticket,
+                     data={"run": triage.get("run"), **o.as_dict()})
+    to = TicketState.TRIAGE_FAILED if triage.get("incomplete") else FOR_ACTION[ticket.recommended_action]
+    ticket = _move(actor=actor, ticket=ticket, to=to, reason=(result.get("reasoning") or "")[:500],
+                   data={"run": triage.get("run"), "recommended_action": ticket.recommended_action})
     audit_record(actor=actor, action="support.triaged", case=ticket.case, obj=ticket,
                  data={"run": triage.get("run"), "urgency": ticket.urgency, "ticket_type": ticket.ticket_type,
                        "recommended_action": ticket.recommended_action, "lifecycle": ticket.lifecycle,
                        "failures": triage.get("failures", []), "guards": triage.get("guards", [])})
-    if closed:
+    case_set_priority(actor=actor, case=ticket.case, priority=PRIORITY_FOR_URGENCY[ticket.urgency],
+                      reason=(result.get("reasoning") or "")[:500])
+    if ticket.lifecycle == TicketState.ANSWER_READY and settings.SUPPORT_AUTO_SEND:
+        ticket_auto_send(actor="system", ticket=ticket)
+    return ticket
+
+
+@transaction.atomic
+def ticket_triage_failed(*, actor, ticket: Ticket, run: int | None, error: str) -> Ticket:
+    """A triage run raised (the pipeline's on_failed): the ticket says its triage failed and
+    stays in the queue for a person, instead of waiting for a triage that will not come."""
+    ticket = Ticket.objects.select_for_update(of=("self",)).select_related("case").get(pk=ticket.pk)
+    if ticket.case.is_closed or ticket.lifecycle not in (TicketState.RECEIVED, TicketState.ROUTED):
         return ticket
-    if ticket.urgency:
-        case_set_priority(actor=actor, case=ticket.case, priority=PRIORITY_FOR_URGENCY[ticket.urgency],
-                          reason=result.get("reasoning", "")[:500])
-    if ticket.recommended_action == RecommendedAction.AUTO_RESPOND and settings.SUPPORT_AUTO_SEND:
-        ticket_auto_send(actor=actor, ticket=ticket)
+    if (ticket.triage.get("run") or 0) > (run or 0):
+        return ticket  # a newer triage has landed; this failure says nothing about it
+    from casework.cases.services import case_set_priority
+    from casework.support.guards import triage_guard
+
+    # What the page shows: the failure, the earlier triage's result (if any) kept, the guards
+    # applied to an urgency nobody assessed.
+    triage = {**ticket.triage, "run": run, "incomplete": True, "guards": [], "overrides": [],
+              "failures": [{"agent": "triage run", "error": (error or "")[:500]}],
+              "result": {**(ticket.triage.get("result") or {}), "urgency": ticket.urgency}}
+    overrides = triage_guard(ticket=ticket, triage=triage)
+    ticket.triage, ticket.urgency = triage, triage["result"]["urgency"]
+    ticket.recommended_action = ticket.recommended_action or RecommendedAction.ROUTE_SPECIALIST
+    ticket.save(update_fields=["triage", "urgency", "recommended_action", "updated_at"])
+    for o in overrides:
+        audit_record(actor="system", action="support.guard_applied", case=ticket.case, obj=ticket,
+                     data={"run": run, **o.as_dict()})
+    ticket = _move(actor=actor, ticket=ticket, to=TicketState.TRIAGE_FAILED,
+                   reason=f"The triage run {run} failed: {(error or '')[:300]}", data={"run": run})
+    case_set_priority(actor=actor, case=ticket.case, priority=PRIORITY_FOR_URGENCY[ticket.urgency],
+                      reason="The triage failed; a person triages it.")
     return ticket
 
 
 @transaction.atomic
 def ticket_auto_send(*, actor, ticket: Ticket) -> TicketMessage | None:
-    """The system sends an auto_respond triage's reply itself (SUPPORT_AUTO_SEND=true). The
-    case stays open, awaiting the customer: a person spot-checks the reply and closes it."""
-    from casework.cases.services import case_set_status
-
+    """The system sends a drafted answer itself (SUPPORT_AUTO_SEND=true). Never a VIP's (the
+    refusal is audited). The case stays open, awaiting the customer: a person spot-checks the
+    reply and closes it."""
     ticket = Ticket.objects.select_for_update(of=("self",)).select_related("case", "customer").get(pk=ticket.pk)
-    if (ticket.case.is_closed or ticket.recommended_action != RecommendedAction.AUTO_RESPOND
-            or not ticket.suggested_reply or ticket.messages.filter(auto_sent=True).exists()):
+    if ticket.case.is_closed or ticket.lifecycle != TicketState.ANSWER_READY or not ticket.suggested_reply:
+        return None
+    if ticket.customer.vip:
+        audit_record(actor="system", action="support.guard_applied", case=ticket.case, obj=ticket,
+                     data={"rule": "vip_never_auto_sent", "field": "auto_send", "proposed": "send",
+                           "decided": "not sent",
+                           "reason": f"{ticket.customer.customer_id} is a VIP: a person sends the reply."})
         return None
     message = _message_add(ticket=ticket, direction=TicketMessage.Direction.AGENT, text=ticket.suggested_reply,
                            channel=ticket.channel, auto_sent=True)
-    if ticket.first_response_at is None:
-        Ticket.objects.filter(pk=ticket.pk).update(first_response_at=message.created_at)
-    case_set_status(actor=actor, case=ticket.case, status=Case.Status.AWAITING_RESPONSE)
+    ticket.first_response_at = ticket.first_response_at or message.created_at
+    ticket.completed_at = message.created_at
+    _move(actor=actor, ticket=ticket, to=TicketState.REPLIED, reason="Sent automatically (SUPPORT_AUTO_SEND).",
+          data={"message": message.pk, "auto_sent": True}, save=("first_response_at", "completed_at"))
     audit_record(actor=actor, action="support.reply_auto_sent", case=ticket.case, obj=message,
                  data={"ticket_id": ticket.ticket_id, "body": ticket.suggested_reply[:500]})
     return message
@@ -276,29 +342,70 @@ def ticket_auto_send(*, actor, ticket: Ticket) -> TicketMessage | None:
 
 # --- a person's decision ----------------------------------------------------------------
 
-def _decide(*, actor, ticket: Ticket, outcome: str, reason: str):
+def _lock(ticket: Ticket) -> Ticket:
+    return Ticket.objects.select_for_update(of=("self",)).select_related("case", "customer").get(pk=ticket.pk)
+
+
+def _close_without_reply(*, actor, ticket: Ticket, outcome: str, reason: str):
     from casework.cases.services import case_close
 
+    ticket = _lock(ticket)
     decision = case_close(actor=actor, case=ticket.case, outcome=outcome, reason=reason)
-    Ticket.objects.filter(pk=ticket.pk).update(lifecycle=Ticket.Lifecycle.COMPLETED,
-                                               completed_at=ticket.completed_at or timezone.now())
-    ticket.refresh_from_db()
+    ticket_after_close(actor=actor, ticket=ticket, outcome=outcome, reason=reason)
     return decision
+
+
+def ticket_after_close(*, actor, ticket: Ticket, outcome: str, reason: str = "") -> Ticket:
+    """The ticket follows its case's close (a decision here, or the generic close): a ticket
+    that is still open is closed without a reply (a `replied` close needs a reply sent, which
+    has moved the ticket to replied already: support_case_closing refuses it otherwise)."""
+    if ticket.lifecycle in FINAL:
+        return ticket
+    ticket.completed_at = timezone.now()
+    return _move(actor=actor, ticket=ticket, to=TicketState.CLOSED_NO_REPLY,
+                 reason=f"Closed as {outcome} without a reply: {reason[:300]}", data={"outcome": outcome},
+                 save=("completed_at",))
+
+
+def replied_close_refusal(ticket: Ticket) -> str:
+    """Why the case may not be closed as `replied` ("" if it may): no reply has gone out."""
+    if ticket.messages.filter(direction=TicketMessage.Direction.AGENT).exists():
+        return ""
+    return (f"No reply was sent on {ticket.ticket_id}: send the reply from the ticket's page (that closes it "
+            "as replied), or choose another outcome.")
 
 
 @transaction.atomic
 def ticket_reply(*, actor, ticket: Ticket, body: str) -> TicketMessage:
-    """Send the (edited) reply and close the case as `replied`. A second send is a Conflict."""
+    """A person sends the (edited) reply and closes the case as `replied`. A second reply (after
+    another person's, or after the system sent the drafted one) is a Conflict."""
+    from casework.cases.lifecycle.services import transition_check
+    from casework.cases.services import case_close
+
     body = (body or "").strip()
     if not body:
         raise ValidationError({"body": "Write the reply before sending it."})
     if len(body) > MESSAGE_MAX_LENGTH:
         raise ValidationError({"body": f"A reply is at most {MESSAGE_MAX_LENGTH} characters."})
-    _decide(actor=actor, ticket=ticket, outcome="replied", reason=f"Replied to the customer: {body[:300]}")
+    ticket = _lock(ticket)
+    if not ticket.case.is_closed:
+        if ticket.lifecycle == TicketState.REPLIED:
+            sent = ticket.messages.filter(direction=TicketMessage.Direction.AGENT).order_by("-id").first()
+            who = "the system" if sent is None or sent.auto_sent else (
+                sent.sent_by.get_username() if sent.sent_by else "someone")
+            when = f" at {sent.created_at:%Y-%m-%d %H:%M} UTC" if sent else ""
+            raise Conflict(f"{ticket.ticket_id} was already answered by {who}{when}; a second reply is refused. "
+                           "Close the case to confirm that reply.", code="already_replied")
+        transition_check(SUPPORT_LIFECYCLE, actor=actor, source=ticket.lifecycle, target=TicketState.REPLIED,
+                         reference=ticket.case.reference)
     message = _message_add(ticket=ticket, direction=TicketMessage.Direction.AGENT, text=body,
                            channel=ticket.channel, sent_by=actor if isinstance(actor, User) else None)
-    if ticket.first_response_at is None:
-        Ticket.objects.filter(pk=ticket.pk).update(first_response_at=message.created_at)
+    # A closed case refuses here (409 naming who closed it); the message above is rolled back.
+    case_close(actor=actor, case=ticket.case, outcome="replied", reason=f"Replied to the customer: {body[:300]}")
+    ticket.first_response_at = ticket.first_response_at or message.created_at
+    ticket.completed_at = message.created_at
+    _move(actor=actor, ticket=ticket, to=TicketState.REPLIED, reason="A person sent the reply.",
+          data={"message": message.pk}, save=("first_response_at", "completed_at"))
     audit_record(actor=actor, action="support.reply_sent", case=ticket.case, obj=message,
                  data={"ticket_id": ticket.ticket_id, "body": body[:500],
                        "edited": body != (ticket.suggested_reply or "").strip()})
@@ -307,10 +414,12 @@ def ticket_reply(*, actor, ticket: Ticket, body: str) -> TicketMessage:
 
 @transaction.atomic
 def ticket_escalate(*, actor, ticket: Ticket, reason: str):
+    """A person escalates the ticket out of this queue: the case closes as `escalated`, and the
+    ticket is closed without a reply."""
     reason = (reason or "").strip()
     if not reason:
         raise ValidationError({"reason": "Say why the ticket is escalated."})
-    return _decide(actor=actor, ticket=ticket, outcome="escalated", reason=reason)
+    return _close_without_reply(actor=actor, ticket=ticket, outcome="escalated", reason=reason)
 
 
 @transaction.atomic
@@ -318,5 +427,22 @@ def ticket_close_no_action(*, actor, ticket: Ticket, reason: str):
     reason = (reason or "").strip()
     if not reason:
         raise ValidationError({"reason": "Say why no action is needed."})
-    return _decide(actor=actor, ticket=ticket, outcome="no_action", reason=reason)
+    return _close_without_reply(actor=actor, ticket=ticket, outcome="no_action", reason=reason)
 
+
+# --- the generic close (casework.cases: /cases/<ref>/close/, the API, the bulk close) -----
+
+def support_case_closing(*, case: Case, outcome: str) -> None:
+    """Before the generic close writes its decision: `replied` needs a reply that went out."""
+    ticket = Ticket.objects.filter(case=case).first()
+    if ticket is not None and outcome == "replied" and (why := replied_close_refusal(ticket)):
+        raise ValidationError({"outcome": why})
+
+
+@transaction.atomic
+def support_case_closed(*, case: Case, outcome: str, reason: str, actor) -> Ticket | None:
+    """After the generic close committed: the ticket follows (ticket_after_close)."""
+    ticket = Ticket.objects.select_for_update(of=("self",)).select_related("case").filter(case=case).first()
+    if ticket is None:
+        return None
+    return ticket_after_close(actor=actor, ticket=ticket, outcome=outcome, reason=reason)

@@ -14,15 +14,17 @@ from casework.errors import DomainError
 from casework.people.roles import investigator_required
 from casework.support import selectors, services
 from casework.support.forms import MessageForm, ReasonForm, ReplyForm
+from casework.support.states import WAITING, TicketState
 from casework.support.templatetags.support_tags import support_view
 
 PAGE_SIZE = 25
-# ?show=: which tickets the queue lists, by the triage's recommended action.
+# ?show=: which tickets the queue lists, by the ticket's state (casework.support.states).
 QUEUE_VIEWS = {
-    "": ("All waiting", ("route_specialist", "escalate_human", "auto_respond")),
-    "escalated": ("Escalated", ("escalate_human",)),
-    "routed": ("Routed", ("route_specialist",)),
-    "one-click": ("Answer ready", ("auto_respond",)),
+    "": ("All waiting", WAITING),
+    "failed": ("Triage failed", (TicketState.TRIAGE_FAILED,)),
+    "escalated": ("Escalated", (TicketState.ESCALATED,)),
+    "routed": ("Routed", (TicketState.ROUTED,)),
+    "one-click": ("Answer ready", (TicketState.ANSWER_READY,)),
 }
 
 
@@ -36,8 +38,8 @@ def _ticket(request, ticket_id: str):
 @investigator_required
 def queue(request):
     show = request.GET.get("show", "")
-    actions = QUEUE_VIEWS.get(show, QUEUE_VIEWS[""])[1]
-    page = Paginator(selectors.support_queue(actions=actions), PAGE_SIZE).get_page(request.GET.get("page"))
+    states = QUEUE_VIEWS.get(show, QUEUE_VIEWS[""])[1]
+    page = Paginator(selectors.support_queue(states=states), PAGE_SIZE).get_page(request.GET.get("page"))
     rows = [(ticket, selectors.sla_clock(ticket)) for ticket in page.object_list]
     return render(request, "support/queue.html", {"page": page, "rows": rows, "show": show,
                                                   "views": [(key, label) for key, (label, _) in QUEUE_VIEWS.items()]})

@@ -39,7 +39,7 @@ def test_a_message_arrives_and_the_agent_edits_and_sends_the_reply(page, log_in,
     expect(page.locator("#decision")).to_contain_text("Replied")
     expect(page.locator("#support-thread")).to_contain_text("We fixed the export on our side")
     ticket.refresh_from_db()
-    assert ticket.case.is_closed and ticket.lifecycle == "completed"
+    assert ticket.case.is_closed and ticket.lifecycle == "replied"
     assert ticket.messages.filter(direction="agent", sent_by__username="alice").count() == 1
     assert page.js_errors == []
 

@@ -46,7 +46,7 @@ def test_reply_sends_closes_and_a_second_send_is_409(api, alice, support_data):
     assert first.status_code == 200, first.content
     body = first.json()
     assert body["case_status"] == "closed" and body["decision"]["outcome"] == "replied"
-    assert body["lifecycle"] == "completed" and body["first_response_at"]
+    assert body["lifecycle"] == "replied" and body["first_response_at"]
     assert body["messages"][-1] == {**body["messages"][-1], "direction": "agent", "sent_by": "alice",
                                     "text": "We fixed the export; please try again."}
     second = api.post(url, {"body": "Again"}, format="json")

@@ -61,7 +61,7 @@ def test_sending_the_edited_reply_closes_the_ticket_and_a_second_send_is_refused
     response = alice_client.post(url, {"body": "Edited: please retry the export now."}, follow=True)
     assert "Reply sent." in response.content.decode()
     ticket.refresh_from_db()
-    assert ticket.case.is_closed and ticket.lifecycle == Ticket.Lifecycle.COMPLETED
+    assert ticket.case.is_closed and ticket.lifecycle == Ticket.Lifecycle.REPLIED
     assert ticket.messages.filter(direction="agent").get().text == "Edited: please retry the export now."
     again = alice_client.post(url, {"body": "Twice"}, follow=True).content.decode()
     assert "already closed" in again

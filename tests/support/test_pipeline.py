@@ -27,7 +27,7 @@ def test_a_new_message_opens_a_ticket_and_is_triaged_by_the_billing_specialist(a
     ticket.refresh_from_db()
     assert ticket.urgency == "high" and ticket.ticket_type == "billing"
     assert ticket.recommended_action == "route_specialist"
-    assert ticket.lifecycle == Ticket.Lifecycle.ACTIVE
+    assert ticket.lifecycle == Ticket.Lifecycle.ROUTED
     assert "kb_001" in ticket.triage["result"]["relevant_articles"]
     assert ticket.case.priority == "high"
 
@@ -44,7 +44,7 @@ def _fail(monkeypatch, agent_id: str, message: str = "model unavailable"):
 
 def test_a_follow_up_is_matched_to_the_active_ticket_and_the_whole_thread_is_triaged_again(alice, support_data):
     _, ticket = send(alice, "CUST-002", "The CSV export stopped working this morning, it fails with an error.")
-    assert ticket.lifecycle == "active" and ticket.recommended_action == "route_specialist"
+    assert ticket.lifecycle == "routed" and ticket.recommended_action == "route_specialist"
     run, again = send(alice, "CUST-002", "Still the same: the CSV export fails with the same error.")
     assert again.pk == ticket.pk
     assert run.state["matched"] is True and run.case_id == ticket.case_id
@@ -67,7 +67,7 @@ def test_no_match_across_customers(alice, support_data, monkeypatch):
     monkeypatch.setitem(OFFLINE_ANALYSTS, "ticket_matcher",
                         lambda data: {"matched_ticket_id": first.ticket_id, "confidence": "high"})
     _, own = send(alice, "CUST-003", "The PDF import stopped working yesterday.")
-    assert own.lifecycle == "active"
+    assert own.lifecycle == "routed"
     run, other = send(alice, "CUST-003", "The CSV export stopped working, it fails with an error.")
     assert run.results["ticket_matcher"]["output"]["matched_ticket_id"] == first.ticket_id
     assert run.state["matched"] is False
@@ -120,16 +120,19 @@ def test_a_thai_message_is_detected_and_not_auto_answered(alice, support_data):
     assert ticket.language == "th"
     assert ticket.triage["translation"]["status"] == "not_translated_offline"
     assert ticket.recommended_action != "auto_respond"
-    assert ticket.lifecycle == "active"
+    assert ticket.lifecycle == "routed"
     assert "สวัสดี" in ticket.suggested_reply  # the template reply is in Thai
 
 
-def test_a_simple_question_with_a_clear_article_is_auto_answered_and_completed(alice, support_data, settings):
+def test_a_simple_question_with_a_clear_article_has_its_answer_drafted_not_sent(alice, support_data, settings):
+    # Issue 22: an auto_respond ticket read "Completed" though no reply had gone out.
     settings.SUPPORT_AUTO_SEND = False
     _, ticket = send(alice, "CUST-003", "How do I download an invoice?")
     ticket.refresh_from_db()
     assert ticket.recommended_action == "auto_respond", ticket.triage
-    assert ticket.lifecycle == "completed"
+    assert ticket.lifecycle == "answer_ready" and ticket.get_lifecycle_display() == "Reply drafted, not sent"
+    assert ticket.completed_at is None and ticket.first_response_at is None
+    assert ticket.case.status == "awaiting_decision"
     assert "How to download an invoice" in ticket.suggested_reply
     assert not ticket.messages.filter(direction="agent").exists()  # waits for one click
     assert not ticket.case.is_closed
@@ -154,7 +157,12 @@ def test_a_security_concern_is_escalated_directly_without_a_specialist(alice, su
     assert run.state["escalation"]["recommended_action"] == "escalate_human"
     ticket.refresh_from_db()
     assert ticket.urgency == "critical" and ticket.recommended_action == "escalate_human"
-    assert ticket.lifecycle == "completed"
+    # Issue 22: it read "Completed"; seed 001 persists an escalated ticket as open until a person handles it.
+    assert ticket.lifecycle == "escalated" and ticket.completed_at is None
+    assert not ticket.case.is_closed and ticket.case.status == "awaiting_decision"
+    from casework.support.selectors import support_queue
+
+    assert list(support_queue(states=("escalated",))) == [ticket]
     assert ticket.triage["route"] == "escalate"
     assert ticket.triage["result"]["reasoning"].startswith("Direct escalation required")
 
@@ -185,7 +193,7 @@ def test_a_failed_supervisor_or_specialist_becomes_route_specialist_with_the_fai
     _, ticket = send(alice, "CUST-003", "How do I download an invoice?")
     ticket.refresh_from_db()
     assert ticket.recommended_action == "route_specialist"
-    assert ticket.lifecycle == "active"
+    assert ticket.lifecycle == "triage_failed" and ticket.case.status == "in_progress"
     assert [f["agent"] for f in ticket.triage["failures"]] == [agent]
     assert f"The {agent} failed" in ticket.triage["result"]["reasoning"]
 

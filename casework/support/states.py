@@ -1,0 +1,117 @@
+"""The support ticket's lifecycle (Ticket.lifecycle), in one table (seed 001, "Post-Workflow").
+
+    received ──agent──> routed ─────────────┐
+        │   ──agent──> answer_ready ──system (SUPPORT_AUTO_SEND)──> replied
+        │   ──agent──> escalated            │
+        └───agent/system──> triage_failed   │
+    any open state ──person (one click: send the reply)──> replied
+    any open state ──person (escalate elsewhere, no action needed)──> closed_no_reply
+
+The seed persists auto_respond and escalate_human tickets and keeps route_specialist ones
+"activated" in Redis. It calls both persisted kinds "completed", and the seed itself says an
+escalated ticket persists as "open" until a person handles it; an auto_respond ticket has only a
+drafted reply until someone (or SUPPORT_AUTO_SEND) sends it. So each says here what really
+happened: a reply is "sent" only once one went out, and a ticket is done only when a reply went
+out or a person closed it without one.
+
+Who moves what: the triage's agents route a ticket (received, routed or a failed triage ->
+routed / answer_ready / escalated / triage_failed); the system sends a drafted answer when
+SUPPORT_AUTO_SEND is on (never a VIP's: casework.support.guards) and marks a triage whose run
+raised as failed; only a person replies by hand or closes. Tickets that a new message may join
+(the seed's "activated" tickets) are MATCHABLE; tickets waiting for a person are WAITING (the
+support queue).
+
+Each state puts the shared case in the queue (State.case_status). The two end states are
+reached by a person's decision, which has closed the case already (the transition service then
+leaves it closed); only an auto-sent reply reaches "replied" on an open case, which then awaits
+the customer until a person confirms it. A state's case_status may not be "closed" (only a
+decision closes a case), so closed_no_reply names awaiting_decision, where the case was until
+the person's decision.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+from casework.cases.lifecycle.table import AGENT, PERSON, SYSTEM, Lifecycle, State, move
+
+
+class TicketState(models.TextChoices):
+    RECEIVED = "received", "Received, being triaged"
+    TRIAGE_FAILED = "triage_failed", "Triage failed"
+    ROUTED = "routed", "Routed to a specialist"
+    ANSWER_READY = "answer_ready", "Reply drafted, not sent"
+    ESCALATED = "escalated", "Escalated, open"
+    REPLIED = "replied", "Reply sent"
+    CLOSED_NO_REPLY = "closed_no_reply", "Closed without a reply"
+
+
+S = TicketState
+
+MEANINGS = {
+    S.RECEIVED: "The customer's message opened the ticket; the agents are triaging it (translation, "
+                "supervisor, specialist). Nothing has been decided yet.",
+    S.TRIAGE_FAILED: "The triage did not finish (an agent failed or was not trusted, the run stopped or raised): "
+                     "no agent routed it. A person must look; it stays in the queue, and a follow-up message may "
+                     "still join it.",
+    S.ROUTED: "route_specialist: a person writes the reply (the suggestion is a draft). Follow-up messages join "
+              "it and it is triaged again (the seed's activated ticket).",
+    S.ANSWER_READY: "auto_respond: a reply backed by a knowledge-base article is drafted, but nothing has gone out "
+                    "until a person sends it in one click (or SUPPORT_AUTO_SEND sends it).",
+    S.ESCALATED: "escalate_human (direct escalation, a VIP, a sensitive matter): open until a person handles it "
+                 "(seed 001: persisted as open). No reply has gone out.",
+    S.REPLIED: "A reply really went out: a person's one click (which closes the case as replied) or "
+               "SUPPORT_AUTO_SEND (the case then awaits the customer until a person confirms the reply).",
+    S.CLOSED_NO_REPLY: "A person closed the case without a reply (escalated elsewhere, or no action needed). "
+                       "Reached only once the decision closed the case; the SLA clock stops.",
+}
+
+CASE_STATUS = {
+    S.RECEIVED: "new",
+    # A person has to act and no agent recommended anything: the working part of the queue
+    # (as access's Manual Intervention Required).
+    S.TRIAGE_FAILED: "in_progress",
+    S.ROUTED: "awaiting_decision",
+    S.ANSWER_READY: "awaiting_decision",
+    S.ESCALATED: "awaiting_decision",
+    S.REPLIED: "awaiting_response",
+    S.CLOSED_NO_REPLY: "awaiting_decision",
+}
+
+FINAL = frozenset({S.REPLIED, S.CLOSED_NO_REPLY})
+OPEN = tuple(s for s in S if s not in FINAL)
+# A triage's result: where the triage's recommended action puts the ticket.
+FOR_ACTION = {"route_specialist": S.ROUTED, "auto_respond": S.ANSWER_READY, "escalate_human": S.ESCALATED}
+# A new message of the customer may join these (the seed keeps them in Redis); the others were
+# persisted, and a new message opens a new ticket.
+MATCHABLE = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED)
+# Waiting for a person: the support queue.
+WAITING = (S.TRIAGE_FAILED, S.ROUTED, S.ANSWER_READY, S.ESCALATED)
+# A triage (a new one after a follow-up, too) may route the ticket from these.
+TRIAGED_FROM = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED)
+
+SUPPORT_LIFECYCLE = Lifecycle(
+    key="support_ticket",
+    label="Support ticket (seed 001)",
+    record="support.Ticket",
+    field="lifecycle",
+    initial=S.RECEIVED,
+    audit_action="support.state_changed",
+    states=tuple(State(str(s), s.label, MEANINGS[s], CASE_STATUS[s], final=s in FINAL) for s in S),
+    transitions=tuple(
+        move([S.RECEIVED, S.ROUTED], S.TRIAGE_FAILED, AGENT, SYSTEM,
+             note="the triage failed, stopped, or its run raised: a person triages")
+        + move([S.RECEIVED, S.TRIAGE_FAILED], S.ROUTED, AGENT, note="the triage recommends route_specialist")
+        + move(TRIAGED_FROM, S.ANSWER_READY, AGENT, note="the triage recommends auto_respond (after the code's guards)")
+        + move(TRIAGED_FROM, S.ESCALATED, AGENT, note="the triage recommends escalate_human")
+        + move(S.ANSWER_READY, S.REPLIED, PERSON, SYSTEM,
+               note="sent in one click, or by SUPPORT_AUTO_SEND (never a VIP's)")
+        + move([S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED, S.ESCALATED], S.REPLIED, PERSON,
+               note="a person sends the reply (closes the case as replied)")
+        + move(OPEN, S.CLOSED_NO_REPLY, PERSON, note="a person escalates elsewhere or closes: no action needed")
+    ),
+)
+
+
+def ticket_state_label(key: str) -> str:
+    return SUPPORT_LIFECYCLE.label_of(key)
