@@ -57,15 +57,23 @@ def test_it_works_once(client, org, asked, django_capture_on_commit_callbacks):
     assert EmployeeClaim.objects.get().explanation == "Kees was ill."
 
 
-def test_a_second_submission_racing_the_first_is_refused_by_the_database(org, asked):
+def test_a_second_submission_racing_the_first_is_refused_by_the_database(org, asked, monkeypatch):
+    from casework.access.services import answers
+
     token = link_token(asked)
+    # The second request read the link before the first committed: to its check, still open.
+    read_before = link_check(token)
+    assert read_before.ok
     claim_submit(token=token, claim_type="other", explanation="First.")
-    # As if a second request had passed the checks before the first committed: the
-    # conditional update finds the request already answered.
+    monkeypatch.setattr(answers, "link_check", lambda token, now=None: read_before)
+
+    # Past the checks, the conditional update finds the request already answered.
     with pytest.raises(LinkRefused) as exc:
         claim_submit(token=token, claim_type="other", explanation="Second.")
     assert exc.value.code == "link_used" and exc.value.status_code == 410
+    assert str(exc.value) == "This link was already used. Thank you for your answer."  # the UPDATE's refusal
     assert EmployeeClaim.objects.count() == 1
+    assert EmployeeClaim.objects.get().explanation == "First."
 
 
 def test_an_expired_link_is_refused_and_changes_nothing(client, org, asked):
