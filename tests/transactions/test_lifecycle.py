@@ -151,6 +151,17 @@ def test_a_run_stopped_early_keeps_the_priority_a_person_set(stop, monkeypatch, 
     assert "alice set the priority to low" in page
 
 
+def test_a_run_stopped_at_the_step_limit_never_lowers_the_priority(settings):
+    """It has not seen all the evidence: an ordinary purchase cut short stays at medium."""
+    settings.TXN_MAX_STEPS = 3
+    investigation = investigate(load("ordinary"))
+
+    assert investigation.status == "COMPLETED" and investigation.severity == "LOW"
+    assert "step limit" in investigation.error
+    investigation.case.refresh_from_db()
+    assert investigation.case.priority == "medium"
+
+
 def test_a_transaction_investigated_again_does_not_cite_its_own_earlier_investigation(run_investigation, alice):
     txn_id = load("card_testing")
     first = run_investigation(txn_id)
