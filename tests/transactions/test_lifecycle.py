@@ -30,6 +30,10 @@ def fails(message: str):
     return handler
 
 
+def disk_full(**kwargs):
+    raise RuntimeError("disk full")
+
+
 def moves(investigation) -> list[tuple[str, str, str]]:
     return [(e.data["from"], e.data["to"], e.data["by"]) for e in AuditEntry.objects.filter(
         case_id=investigation.case_id, action="txn.investigation_status_changed").order_by("id")]
@@ -54,8 +58,7 @@ def test_every_status_change_is_a_declared_move_audited_and_the_case_follows(run
 
 
 def test_an_agent_may_not_resume_a_failed_investigation_a_person_may(monkeypatch, alice):
-    monkeypatch.setitem(tools.HANDLERS, "pattern_tool", lambda args: (_ for _ in ()).throw(RuntimeError("x")))
-    monkeypatch.setattr(progress, "investigation_complete", lambda **kw: (_ for _ in ()).throw(RuntimeError("boom")))
+    monkeypatch.setattr(progress, "investigation_complete", disk_full)
     investigation = investigate(load("card_testing"))
     assert investigation.status == "FAILED"
     with pytest.raises(Conflict, match="on the word of an agent"):
@@ -100,8 +103,7 @@ def test_a_run_stopped_by_the_runtime_whose_write_back_fails_is_failed_not_in_pr
     """The runtime's own step limit stops the run and only logs a failing finish; the
     investigation must still say the run failed."""
     settings.RUN_MAX_STEPS = 3
-    monkeypatch.setattr(progress, "investigation_complete",
-                        lambda **kw: (_ for _ in ()).throw(RuntimeError("disk full")))
+    monkeypatch.setattr(progress, "investigation_complete", disk_full)
     investigation = investigate(load("card_testing"))
 
     assert investigation.status == "FAILED"
@@ -134,7 +136,12 @@ def test_a_run_stopped_early_keeps_the_priority_a_person_set(stop, monkeypatch, 
         monkeypatch.setattr("agents.pipelines.transactions.clock", clock)
         settings.TXN_INVESTIGATION_TIMEOUT_SECONDS = 60
         real = tools.HANDLERS["pattern_tool"]
-        monkeypatch.setitem(tools.HANDLERS, "pattern_tool", lambda args: (clock.advance(120), real(args))[1])
+
+        def slow_patterns(args):  # two minutes on the investigation's clock: past its timeout
+            clock.advance(120)
+            return real(args)
+
+        monkeypatch.setitem(tools.HANDLERS, "pattern_tool", slow_patterns)
     else:
         settings.TXN_MAX_STEPS = 3
     Person(alice, monkeypatch, "low")
