@@ -5,6 +5,8 @@ app's ready(). Read from the source, so a lazy import inside a function counts t
 from __future__ import annotations
 
 import ast
+import pkgutil
+import sys
 from pathlib import Path
 
 import agents
@@ -40,6 +42,19 @@ def test_the_pipeline_executor_and_the_task_module_do_not_import_each_other():
 
 
 def test_every_pipeline_module_registered_at_start_up():
-    from agents.runtime.pipeline import PIPELINES
+    """Each module in agents/pipelines registered its pipeline when the app started (a module
+    that failed to import is only logged), and every case type's pipeline is among them."""
+    import agents.pipelines
+    from agents.runtime.pipeline import PIPELINES, Pipeline
+    from casework.cases.types import CASE_TYPES
 
-    assert {"fraud", "access"} <= set(PIPELINES)
+    modules = [info.name for info in pkgutil.iter_modules(agents.pipelines.__path__) if not info.ispkg]
+    registered = {}  # module: the pipelines it registered (none if it never imported)
+    for name in modules:
+        module = sys.modules.get(f"agents.pipelines.{name}")
+        registered[name] = [p.name for p in vars(module).values() if isinstance(p, Pipeline)
+                            and PIPELINES.get(p.name) is p] if module else []
+    assert [name for name, pipelines in registered.items() if not pipelines] == []
+    # One module per case type: what they registered is what the case types run.
+    assert sorted(p for pipelines in registered.values() for p in pipelines) == sorted(
+        ct.pipeline for ct in CASE_TYPES.values())
