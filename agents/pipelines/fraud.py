@@ -4,9 +4,13 @@ capture when the case is closed.
 Modes:
 - alert_creation: the five specialists concurrently, then the orchestrator on their merged
   outputs (errors stripped). Six LLM calls.
-- case_open ("Re-assess"): the specialists' results are copied from this account's latest
-  run (the per-account cache), and only the orchestrator runs. One LLM call.
+- case_open ("Re-assess"): the specialists' results are copied from this alert's own latest
+  full assessment (the cache; another alert on the account has other figures), and only the
+  orchestrator runs. One LLM call.
 - close: knowledge_capture on the alert, the decision's outcome and reason. One LLM call.
+The alert's own status (casework/fraud/states.py) follows: being assessed when an assessment
+run starts, assessed or assessment failed when it ends (on_failed too), knowledge captured
+or capture failed when the close run ends.
 Opening a case reads the stored results and calls no LLM.
 """
 
@@ -26,6 +30,7 @@ from casework.cases.signals import case_closed
 logger = logging.getLogger(__name__)
 
 PIPELINE = "fraud"
+ASSESSMENT_MODES = ("alert_creation", "case_open")
 SIMILAR_CASES_SHOWN = 5
 
 
@@ -120,15 +125,15 @@ def _latest_assessment(case) -> AgentRun | None:
 
 
 def _copy_cached_specialists(ctx: RunContext) -> None:
-    """case_open: take the specialists' results from this account's latest assessment."""
+    """case_open: take the specialists' results from this alert's own latest full assessment
+    (never another alert's: an account's other alerts carry other figures)."""
     if ctx.results:
         return  # a re-run of one agent already carries its results
-    alert = _alert(ctx)
-    cached = (AgentRun.objects.filter(pipeline=PIPELINE, mode="alert_creation", status__in=AgentRun.DONE,
-                                      case__fraud_alert__account=alert.account)
+    cached = (AgentRun.objects.filter(case=ctx.case, pipeline=PIPELINE, mode="alert_creation",
+                                      status__in=AgentRun.DONE)
               .exclude(pk=ctx.run.pk).order_by("-created_at", "-id").first())
     if cached is None:
-        raise RuntimeError("No earlier assessment of this account to re-assess from; use Re-run all.")
+        raise RuntimeError("This alert has no finished assessment of its own to re-assess from; use Re-run all.")
     ctx.state["input_cached_from_run"] = cached.pk
     for key in ("input_similar_cases", "input_similar_count", "input_similar_cleared", "input_similar_cleared_count",
                 "input_known_fraud_links"):
@@ -166,21 +171,45 @@ def _reuse_last_good(ctx: RunContext) -> None:
 
 
 def _finish(ctx: RunContext) -> None:
-    from casework.fraud.services import alert_apply_assessment, pattern_capture
+    from casework.fraud.services import alert_apply_assessment, alert_capture_failed, pattern_capture
 
-    if ctx.run.mode in ("alert_creation", "case_open"):
-        alert_apply_assessment(alert=_alert(ctx), orchestrator=ctx.output("orchestrator"),
-                               actor="agent:orchestrator", why=_why(ctx))
+    if ctx.run.mode in ASSESSMENT_MODES:
+        applied = alert_apply_assessment(alert=_alert(ctx), orchestrator=ctx.output("orchestrator"),
+                                         actor="agent:orchestrator", why=_why(ctx),
+                                         runtime_notifies=ctx.stop_reason == "timed_out")
+        if applied is not None and applied.override:
+            # The case page shows the guard's override beside the orchestrator's verdict.
+            ctx.state["priority_override"] = {"proposed": applied.proposed, "applied": applied.priority,
+                                              "reason": applied.override}
     elif ctx.run.mode == "close":
         pattern = ctx.output("knowledge_capture")
-        if pattern is not None:
-            from casework.cases.models import Decision
+        if pattern is None:
+            entry = ctx.results.get("knowledge_capture") or {}
+            alert_capture_failed(alert=_alert(ctx), error=str(entry.get("error") or ctx.stop_reason
+                                                             or "the agent gave no pattern"))
+            return
+        from casework.cases.models import Decision
 
-            decision = Decision.objects.get(pk=ctx.state["input_decision"])
-            pattern_capture(decision=decision, pattern=pattern, actor="agent:knowledge_capture")
+        decision = Decision.objects.get(pk=ctx.state["input_decision"])
+        pattern_capture(decision=decision, pattern=pattern, actor="agent:knowledge_capture")
+
+
+def _on_failed(ctx: RunContext, exc: Exception) -> None:
+    """The run failed: the alert says what did not happen (the runtime tells the assignee)."""
+    from casework.fraud.services import alert_assessment_failed, alert_capture_failed
+
+    error = f"{type(exc).__name__}: {exc}"
+    if ctx.run.mode in ASSESSMENT_MODES:
+        alert_assessment_failed(alert=_alert(ctx), error=error, runtime_notifies=True)
+    elif ctx.run.mode == "close":
+        alert_capture_failed(alert=_alert(ctx), error=error)
 
 
 def _prepare(ctx: RunContext) -> None:
+    from casework.fraud.services import alert_assessment_started
+
+    if ctx.run.mode in ASSESSMENT_MODES:
+        alert_assessment_started(alert=_alert(ctx), mode=ctx.run.mode)
     if ctx.state.get("rerun_agent"):
         _reuse_last_good(ctx)
     if ctx.run.mode == "case_open":
@@ -200,16 +229,25 @@ fraud_pipeline = register_pipeline(Pipeline(
     },
     prepare=_prepare,
     finish=_finish,
+    on_failed=_on_failed,
     agents=FRAUD_AGENTS,
 ))
 
 
 @receiver(case_closed, dispatch_uid="fraud_knowledge_capture")
 def _capture_knowledge_on_close(sender, case, decision, actor, **kwargs) -> None:
+    """A person decided: the alert is decided, and its knowledge capture runs."""
     if case.case_type != "fraud_alert":
         return
     from agents.tasks import pipeline_enqueue
+    from casework.fraud.models import Alert
+    from casework.fraud.services import alert_decided
+    from casework.fraud.states import AlertStatus
 
     with transaction.atomic():
+        alert = Alert.objects.filter(case=case).first()
+        if alert is not None:
+            if alert_decided(alert=alert, decision=decision).status != AlertStatus.DECIDED:
+                return  # the pattern is stored already (the demo stores a prepared one with the close)
         pipeline_enqueue(case=case, pipeline=PIPELINE, mode="close", actor=actor,
                          initial_state={"input_decision": decision.pk})

@@ -28,6 +28,7 @@ from casework.cases.types import CASE_TYPES
 from casework.fraud import selectors, services
 from casework.fraud.models import Alert
 from casework.fraud.schemas import AlertIn
+from casework.fraud.states import AlertStatus
 
 _ALERT_SCHEMA = pydantic_openapi_30(AlertIn.model_json_schema())
 _EXAMPLE_ALERT = {
@@ -59,6 +60,9 @@ def _error_body(exc: ValidationError) -> dict[str, list[str]]:
 class AlertOutputSerializer(serializers.ModelSerializer):
     reference = serializers.CharField(source="case.reference")
     case_status = serializers.CharField(source="case.status")
+    # A plain string, as risk_level: the alert's own lifecycle (GET /lifecycles/ draws it).
+    status = serializers.CharField(help_text="The alert's own state: " + ", ".join(AlertStatus.values) + ".")
+    status_label = serializers.CharField(source="get_status_display")
     priority = serializers.CharField(source="case.priority")
     account_id = serializers.CharField(source="account.account_id")
     features = serializers.DictField(child=serializers.FloatField(), help_text="The 13 raw features.")
@@ -72,7 +76,7 @@ class AlertOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Alert
-        fields = ["reference", "case_status", "priority", "account_id", "features",
+        fields = ["reference", "case_status", "status", "status_label", "priority", "account_id", "features",
                   "fraud_probability", "anomaly_score", "risk_level", "one_line_explanation", "risk_factors",
                   "score_source", "scorer_filled", "created_at"]
 
@@ -344,6 +348,26 @@ class AlertRerunApi(APIView):
     )
     def post(self, request, reference: str):
         run = services.alert_rerun_all(actor=request.user, alert=_alert_for(request, reference))
+        run.refresh_from_db()
+        return Response(RunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class AlertCaptureRetryApi(APIView):
+    """Retry a knowledge capture that failed at close: the knowledge capture agent runs again on
+    the final decision (one LLM call); audited with who asked."""
+
+    permission_classes = [IsInvestigator]
+
+    @extend_schema(
+        operation_id="fraud_alerts_capture_retry", request=None,
+        responses={**_RUN_RESPONSES, 409: OpenApiResponse(
+            description="The capture did not fail (the alert is not in capture_failed), or it is running.")},
+        examples=[OpenApiExample("Queued", response_only=True, status_codes=["202"],
+                                 value={**_EXAMPLE_RUN, "id": 44, "mode": "close", "status": "queued",
+                                        "active": True, "finished_at": None})],
+    )
+    def post(self, request, reference: str):
+        run = services.alert_capture_retry(actor=request.user, alert=_alert_for(request, reference))
         run.refresh_from_db()
         return Response(RunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 

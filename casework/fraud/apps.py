@@ -36,3 +36,8 @@ class FraudConfig(AppConfig):
         from casework.fraud.recommendation import RECOMMENDATION
 
         case_type_register_recommendation("fraud_alert", RECOMMENDATION)
+        # The alert's declared lifecycle (casework/fraud/states.py), drawn on /lifecycles/.
+        from casework.cases.types import case_type_register_lifecycle
+        from casework.fraud.states import FRAUD_LIFECYCLE
+
+        case_type_register_lifecycle("fraud_alert", FRAUD_LIFECYCLE)

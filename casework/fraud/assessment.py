@@ -10,6 +10,7 @@ from casework.cases.models import Case
 from casework.fraud.features import FEATURES
 from casework.fraud.models import Alert, KnowledgePattern
 from casework.fraud.similarity import similar_confirmed_cases, similar_confirmed_count
+from casework.fraud.states import FRAUD_LIFECYCLE, AlertStatus
 from casework.fraud.thresholds import LIKELIHOOD_BANDS, NETWORK_CLUSTER_BANDS, TRANSACTION_BANDS
 
 
@@ -268,8 +269,9 @@ def fraud_assessment(case: Case) -> dict | None:
     for row in specialists:
         row["disagrees"] = bool(disagreement) and row["level"] in ("high", "low")
     active = AgentRun.objects.filter(case=case, pipeline="fraud", status__in=AgentRun.ACTIVE).exists()
-    has_cache = AgentRun.objects.filter(pipeline="fraud", mode="alert_creation", status__in=AgentRun.DONE,
-                                        case__fraud_alert__account_id=alert.account_id).exists()
+    # Re-assess reads this alert's own specialist findings, never another alert's on the account.
+    has_cache = AgentRun.objects.filter(case=case, pipeline="fraud", mode="alert_creation",
+                                        status__in=AgentRun.DONE).exists()
     return {
         "alert": alert,
         "run": run,
@@ -295,4 +297,11 @@ def fraud_assessment(case: Case) -> dict | None:
         "capture": agent_result(close_run, "knowledge_capture") if close_run else None,
         "can_rerun": not active and not case.is_closed,
         "can_reassess": not active and not case.is_closed and has_cache,
+        # The alert's own state (casework/fraud/states.py) and what it means.
+        "status": alert.status,
+        "status_label": alert.get_status_display(),
+        "status_meaning": FRAUD_LIFECYCLE.state(alert.status).meaning,
+        # The guard's override of the orchestrator's priority, as the run recorded it.
+        "priority_override": (run.state.get("priority_override") if run is not None else None),
+        "can_retry_capture": alert.status == AlertStatus.CAPTURE_FAILED and not active,
     }

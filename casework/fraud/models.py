@@ -12,6 +12,7 @@ from django.db.models import Q
 
 from casework.cases.models import Case, Decision
 from casework.fraud.features import FEATURE_NAMES, FEATURES
+from casework.fraud.states import AlertStatus
 
 
 class Account(models.Model):
@@ -73,6 +74,9 @@ class Alert(models.Model):
         CASEWORK_SCORER = "casework_scorer", "Casework scorer"
 
     case = models.OneToOneField(Case, on_delete=models.PROTECT, related_name="fraud_alert")
+    # Where the alert stands (casework/fraud/states.py); written only through alert_transition.
+    status = models.CharField(max_length=20, choices=AlertStatus.choices, default=AlertStatus.RECEIVED,
+                              db_index=True)
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="alerts")
 
     # The 13 raw features, named as upstream names them (see casework/fraud/features.py).
@@ -115,6 +119,7 @@ class Alert(models.Model):
                                    name="fraud_alert_risk_level_valid"),
             models.CheckConstraint(condition=Q(score_source__in=["upstream", "casework_scorer"]),
                                    name="fraud_alert_score_source_valid"),
+            models.CheckConstraint(condition=Q(status__in=AlertStatus.values), name="fraud_alert_status_valid"),
         ]
 
     def __str__(self) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from django.core.exceptions import ValidationError
@@ -15,12 +16,13 @@ from pydantic import ValidationError as PydanticValidationError
 from agents.tasks import pipeline_enqueue
 from audit.services import audit_record
 from casework.cases.models import Case, Decision
-from casework.cases.services import case_agents_done, case_create
+from casework.cases.services import case_create, case_set_priority
 from casework.errors import Conflict
 from casework.fraud.features import FEATURE_NAMES, SCORE_NAMES
 from casework.fraud.models import Account, AccountLink, Alert, KnowledgePattern
 from casework.fraud.schemas import AlertIn, alert_validate, alerts_validate
 from casework.fraud.scoring import assess, risk_level_for
+from casework.fraud.states import UNDECIDED, AlertStatus, alert_transition
 
 logger = logging.getLogger(__name__)
 
@@ -163,29 +165,136 @@ def priority_from_text(text: Any) -> str | None:
     return next((level for level in _SEVERITY if level in found), None)
 
 
-def alert_apply_assessment(*, alert: Alert, orchestrator: dict | None, actor, why: str = "") -> str | None:
-    """Set the case's priority from the orchestrator's output, and its status to awaiting a
-    decision; returns the new priority or None.
+_RANK = {"low": 0, "medium": 1, "high": 2, "critical": 3}
 
-    Uses the output's `priority` (free text, mapped by `priority_from_text`), else its
-    `risk_level`. Does nothing for a missing or failed output (one with `_error`/`error`),
-    an output naming no priority, or a closed case.
-    """
-    if not orchestrator or orchestrator.get("_error") or orchestrator.get("error"):
+
+@dataclass(frozen=True)
+class AssessmentApplied:
+    """What an orchestrator's answer changed: the priority it proposed, the one that stands,
+    and the guard's override (empty when the proposal stood)."""
+
+    proposed: str | None
+    priority: str | None
+    override: str = ""
+
+
+def priority_guard(*, alert: Alert, proposed: str | None) -> tuple[str | None, str]:
+    """The priority that may stand for the orchestrator's proposal, and why it was overridden
+    ("" when it stands): never below the priority of the alert's own score (the upstream
+    model's, or our rule-based scorer's), which only a person may lower."""
+    floor = PRIORITY_FOR_RISK[alert.risk_level]
+    if proposed is None or _RANK[proposed] >= _RANK[floor]:
+        return proposed, ""
+    source = alert.get_score_source_display().lower()
+    return floor, (f"the orchestrator proposed {proposed}, below the {alert.risk_level} risk of the {source}; "
+                   f"the priority stays {floor} (only a person lowers it)")
+
+
+def _lock_alert(alert: Alert) -> Alert:
+    return Alert.objects.select_for_update(of=("self",)).select_related("case").get(pk=alert.pk)
+
+
+def _move_if_allowed(*, actor, alert: Alert, to: str, reason: str) -> Alert | None:
+    """alert_transition, or None when the table has no move from where the alert stands now
+    (a person decided meanwhile, a late run): what the table refuses is left as it is. The
+    refusal rolls back alone (lifecycle_transition is atomic); a refused kind of actor is a
+    bug and is raised."""
+    try:
+        locked = alert_transition(actor=actor, alert=alert, to=to, reason=reason)
+    except Conflict as exc:
+        if exc.code != "transition_refused":
+            raise
         return None
-    priority = priority_from_text(orchestrator.get("priority")) or priority_from_text(orchestrator.get("risk_level"))
+    alert.status = locked.status
+    alert.case.status = locked.case.status
+    return locked
+
+
+def alert_assessment_started(*, alert: Alert, mode: str) -> bool:
+    """An assessment run started: the alert is being assessed (the case in progress). False,
+    and nothing changes, when the alert is not assessable (a person decided meanwhile)."""
+    what = "re-assessment (the orchestrator alone)" if mode == "case_open" else "assessment"
+    return _move_if_allowed(actor="system", alert=alert, to=AlertStatus.ASSESSING,
+                            reason=f"The {what} started.") is not None
+
+
+def alert_apply_assessment(*, alert: Alert, orchestrator: dict | None, actor, why: str = "",
+                           runtime_notifies: bool = False) -> AssessmentApplied | None:
+    """Write the orchestrator's assessment back, or record that there is none.
+
+    With an answer: the alert is assessed (the case awaits a person's decision) at the
+    priority the answer names (its `priority`, mapped by `priority_from_text`, else its
+    `risk_level`), floored by `priority_guard` (an override is audited as
+    fraud.priority_guarded and given as the priority change's reason). Without one
+    (missing, or failed: `_error`/`error`): the assessment failed, the rule-based factors
+    stand in, and people are told (`runtime_notifies`: the runtime already tells the
+    assignee of a failed or timed-out run). None, and nothing changes, when the alert is not
+    being assessed (a person decided meanwhile); the priority is left alone on a closed case.
+    """
+    prefix = why[:1].upper() + why[1:] + ": " if why else ""
+    if not orchestrator or orchestrator.get("_error") or orchestrator.get("error"):
+        reason = (f"{prefix}the orchestrator gave no assessment; the rule-based risk factors "
+                  f"({alert.get_score_source_display().lower()}: {alert.risk_level} risk) stand in, "
+                  "and a person must look.")
+        locked = _move_if_allowed(actor="system", alert=alert, to=AlertStatus.ASSESSMENT_FAILED, reason=reason)
+        if locked is not None and not locked.case.is_closed:
+            _notify_assessment_failed(case=locked.case, reason=reason, skip_assignee=runtime_notifies)
+        return None
+    proposed = priority_from_text(orchestrator.get("priority")) or priority_from_text(orchestrator.get("risk_level"))
+    priority, override = priority_guard(alert=alert, proposed=proposed)
     # The timeline shows this reason beside the change: which run, and what the orchestrator said.
     said = str(orchestrator.get("investigation_summary") or "")[:200]
-    reason = (f"{why[:1].upper() + why[1:] + ': ' if why else ''}orchestrator assessment: priority "
-              f"{orchestrator.get('priority')!r}, risk level {orchestrator.get('risk_level')!r}"
-              f"{'. ' + said if said else ''}.")
-    # The agents are done; a person decides (never "resolved" by an agent). One lock for the
-    # status and the priority; nothing changes on a case a person closed meanwhile.
-    case = case_agents_done(actor=actor, case=alert.case, priority=priority, reason=reason)
-    if case is None:
+    reason = (f"{prefix}orchestrator assessment: priority {orchestrator.get('priority')!r}, risk level "
+              f"{orchestrator.get('risk_level')!r}{'. ' + said if said else ''}.")
+    # The agents are done; a person decides (never "resolved" by an agent).
+    locked = _move_if_allowed(actor=actor, alert=alert, to=AlertStatus.ASSESSED, reason=reason)
+    if locked is None or locked.case.is_closed:
         return None
+    case = locked.case
+    if override:
+        audit_record(actor="system", action="fraud.priority_guarded", case=case, obj=locked,
+                     data={"proposed": proposed, "applied": priority, "floor_source": locked.score_source,
+                           "risk_level": locked.risk_level, "reason": override})
+        reason = f"{reason} Guard: {override}."
+    if priority is not None and priority != case.priority:
+        case = case_set_priority(actor=actor, case=case, priority=priority, reason=reason)
     alert.case.status, alert.case.priority = case.status, case.priority
-    return priority
+    return AssessmentApplied(proposed=proposed, priority=priority, override=override)
+
+
+def _notify_assessment_failed(*, case: Case, reason: str, skip_assignee: bool) -> None:
+    """Tell the assignee, or every investigator when nobody is assigned, that the assessment
+    failed and a person must look."""
+    from django.contrib.auth.models import User
+    from django.urls import reverse
+
+    from casework.cases.notifications.models import Notification
+    from casework.cases.notifications.services import notification_send
+    from casework.people.roles import INVESTIGATOR
+
+    if case.assignee_id is not None:
+        recipients = [] if skip_assignee else [case.assignee]
+    else:
+        recipients = list(User.objects.filter(is_active=True, groups__name=INVESTIGATOR).distinct().order_by("pk"))
+    for user in recipients:
+        notification_send(
+            actor="system", kind=Notification.Kind.RUN_FAILED, case=case, user=user,
+            subject=f"{case.reference}: the fraud assessment failed",
+            body=f"{reason} Open {case.reference} ({case.title}), re-assess it, or decide on the rule-based factors.",
+            url=reverse("cases:detail", args=[case.reference]))
+
+
+def alert_assessment_failed(*, alert: Alert, error: str, runtime_notifies: bool = True) -> bool:
+    """The assessment run itself failed (an exception, or it stopped before the orchestrator):
+    the alert says so, and people are told. False when the alert was not being assessed."""
+    reason = (f"The assessment run failed ({error[:300] or 'no detail'}); the rule-based risk factors "
+              f"({alert.risk_level} risk) stand in, and a person must look.")
+    locked = _move_if_allowed(actor="system", alert=alert, to=AlertStatus.ASSESSMENT_FAILED, reason=reason)
+    if locked is None:
+        return False
+    if not locked.case.is_closed:
+        _notify_assessment_failed(case=locked.case, reason=reason, skip_assignee=runtime_notifies)
+    return True
 
 
 # --- Knowledge capture ----------------------------------------------------------------
@@ -224,7 +333,7 @@ def pattern_capture(*, decision: Decision, pattern: dict, actor) -> KnowledgePat
         raise ValidationError({"decision": "Knowledge patterns are captured for fraud cases only."})
     if not decision.final:
         raise ValidationError({"decision": "Capture a pattern from the case's final decision."})
-    alert = Alert.objects.select_related("account").get(case_id=decision.case_id)
+    alert = Alert.objects.select_related("account", "case").get(case_id=decision.case_id)
     knowledge = KnowledgePattern.objects.filter(decision=decision).first()
     created = knowledge is None
     if created:
@@ -237,7 +346,51 @@ def pattern_capture(*, decision: Decision, pattern: dict, actor) -> KnowledgePat
     decision.save(update_fields=["data"])
     audit_record(actor=actor, action="fraud.pattern_captured" if created else "fraud.pattern_updated",
                  case=decision.case, obj=knowledge, data=data.model_dump())
+    alert_decided(alert=alert, decision=decision)
+    if alert.status != AlertStatus.KNOWLEDGE_CAPTURED:
+        alert_transition(actor=actor, alert=alert, to=AlertStatus.KNOWLEDGE_CAPTURED,
+                         reason=f"Pattern stored: {data.one_sentence_description}")
     return knowledge
+
+
+def alert_decided(*, alert: Alert, decision: Decision) -> Alert:
+    """A person's final decision closed the alert's case: the alert is decided, on the word of
+    the person who decided (nothing changes once it is past that). Returns the alert."""
+    if alert.status in UNDECIDED:
+        _move_if_allowed(actor=decision.decided_by, alert=alert, to=AlertStatus.DECIDED,
+                         reason=f"{decision.outcome_label}: {decision.reason}"[:1000])
+    return alert
+
+
+def alert_capture_failed(*, alert: Alert, error: str) -> bool:
+    """Knowledge capture ended without a stored pattern: the alert says so, and a person may
+    retry (alert_capture_retry). False when the alert is not waiting for its capture."""
+    return _move_if_allowed(actor="system", alert=alert, to=AlertStatus.CAPTURE_FAILED,
+                            reason=f"Knowledge capture failed: {error[:500] or 'no detail'}. "
+                                   "Nothing was stored.") is not None
+
+
+@transaction.atomic
+def alert_capture_retry(*, actor, alert: Alert):
+    """Retry a failed knowledge capture ("Retry knowledge capture"): the alert is decided
+    again (audited with who asked) and the knowledge capture agent runs on the final decision.
+    Refused (409) unless the capture failed, or while a capture runs."""
+    from agents.models import AgentRun
+
+    locked = _lock_alert(alert)
+    decision = locked.case.decisions.filter(final=True).first()
+    if decision is None:
+        raise Conflict(f"{locked.case.reference} has no decision yet; knowledge is captured once a person decides.",
+                       code="not_decided")
+    if AgentRun.objects.filter(case=locked.case, pipeline="fraud", mode="close", status__in=AgentRun.ACTIVE).exists():
+        raise Conflict(f"{locked.case.reference}: knowledge capture is already running.", code="run_active")
+    if locked.status != AlertStatus.CAPTURE_FAILED:
+        raise Conflict(f"{locked.case.reference} is {locked.get_status_display().lower()}: only a failed knowledge "
+                       "capture is retried.", code="transition_refused")
+    alert_transition(actor=actor, alert=locked, to=AlertStatus.DECIDED, reason="Retry knowledge capture.")
+    alert.status = locked.status
+    return pipeline_enqueue(case=locked.case, pipeline="fraud", mode="close", actor=actor,
+                            initial_state={"input_decision": decision.pk})
 
 
 def _refuse_if_running(alert: Alert) -> None:
@@ -253,8 +406,16 @@ def _refuse_if_running(alert: Alert) -> None:
 
 @transaction.atomic
 def alert_reassess(*, actor, alert: Alert):
-    """Run only the orchestrator again over this account's cached specialist results (one LLM call)."""
+    """Run only the orchestrator again over this alert's own cached specialist results (one
+    LLM call); refused (409) when the alert has no finished full assessment to read them from
+    (another alert on the account carries other figures)."""
+    from agents.models import AgentRun
+
     _refuse_if_running(alert)
+    if not AgentRun.objects.filter(case=alert.case, pipeline="fraud", mode="alert_creation",
+                                   status__in=AgentRun.DONE).exists():
+        raise Conflict(f"{alert.case.reference} cannot be re-assessed: it has no finished assessment of its own "
+                       "to read the specialists' findings from. Use Re-run all.", code="nothing_to_reassess")
     return pipeline_enqueue(case=alert.case, pipeline="fraud", mode="case_open", actor=actor)
 
 

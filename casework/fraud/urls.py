@@ -16,4 +16,5 @@ urlpatterns = [
     path("cases/<str:reference>/assessment/", views.assessment, name="assessment"),
     path("cases/<str:reference>/reassess/", views.reassess, name="reassess"),
     path("cases/<str:reference>/rerun/", views.rerun, name="rerun"),
+    path("cases/<str:reference>/capture-retry/", views.capture_retry, name="capture_retry"),
 ]

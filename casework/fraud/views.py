@@ -66,6 +66,18 @@ def rerun(request, reference: str):
     return redirect("cases:detail", reference=case.reference)
 
 
+@require_POST
+@investigator_required
+def capture_retry(request, reference: str):
+    case, alert = _case_and_alert(request, reference)
+    try:
+        services.alert_capture_retry(actor=request.user, alert=alert)
+        messages.success(request, "Retrying knowledge capture: the agent reads the decision again.")
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    return redirect("cases:detail", reference=case.reference)
+
+
 @require_http_methods(["GET", "POST"])
 @investigator_required
 def alert_import(request):

@@ -9,7 +9,7 @@ from audit.models import AuditEntry
 from casework.cases.services import case_close
 from casework.errors import Conflict
 from casework.fraud.models import KnowledgePattern
-from casework.fraud.services import alert_create, alert_reassess, alert_rerun_all
+from casework.fraud.services import PRIORITY_FOR_RISK, alert_create, alert_reassess, alert_rerun_all
 from tests.fraud.conftest import CLEAN, CYCLING
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,7 +33,12 @@ def test_creating_an_alert_runs_six_agents_and_sets_the_priority(alice):
     orchestrator = run.results["orchestrator"]["output"]
     assert orchestrator["risk_level"] in ("high", "critical")
     alert.case.refresh_from_db()
-    assert alert.case.priority == orchestrator["priority"]
+    # The orchestrator's priority, never below the alert's own score's (issue 22's guard).
+    rank = ["low", "medium", "high", "critical"]
+    floor = PRIORITY_FOR_RISK[alert.risk_level]
+    assert alert.case.priority == max(orchestrator["priority"], floor, key=rank.index)
+    alert.refresh_from_db()
+    assert alert.status == "assessed" and alert.case.status == "awaiting_decision"
     # Every agent call is audited under the agent's name.
     actors = set(AuditEntry.objects.filter(case_id=alert.case_id, action="agent.call_completed")
                  .values_list("actor", flat=True))

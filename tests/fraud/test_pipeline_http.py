@@ -159,7 +159,9 @@ def test_creation_sends_six_requests_specialists_first_and_stores_the_orchestrat
     # The orchestrator's input is the specialists' answers, nothing missing.
     assert fenced(orchestrator.json) == {**{k: ANSWERS[k] for k in SPECIALISTS}, "unavailable_specialists": []}
     alert.case.refresh_from_db()
-    assert alert.case.priority == "high"  # the scorer said critical; the orchestrator says high
+    # The scorer said critical; the orchestrator says high: the guard keeps critical (issue 22).
+    assert alert.case.priority == "critical"
+    assert run.state["priority_override"]["proposed"] == "high"
 
 
 # --- One specialist failing -------------------------------------------------------------

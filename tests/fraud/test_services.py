@@ -161,31 +161,42 @@ def test_priority_text_maps_to_a_case_priority(text, priority):
     assert priority_from_text(text) == priority
 
 
+def _assessing(alert):
+    from casework.fraud.services import alert_assessment_started
+
+    assert alert_assessment_started(alert=alert, mode="alert_creation")
+    return alert
+
+
 def test_an_assessment_sets_the_priority_and_is_audited(alice, make_alert):
-    alert = make_alert()
+    alert = _assessing(make_alert())
     assert alert.case.priority == "low"
-    assert alert_apply_assessment(alert=alert, orchestrator={"priority": "High", "risk_level": "high"},
-                                  actor="agent:orchestrator") == "high"
+    applied = alert_apply_assessment(alert=alert, orchestrator={"priority": "High", "risk_level": "high"},
+                                     actor="agent:orchestrator")
+    assert applied.priority == "high" and not applied.override
     alert.case.refresh_from_db()
+    alert.refresh_from_db()
     assert alert.case.priority == "high"
+    assert alert.status == "assessed" and alert.case.status == "awaiting_decision"
     entry = AuditEntry.objects.get(action="case.priority_changed")
     assert entry.actor == "agent:orchestrator"
     assert entry.data["from"] == "low" and entry.data["to"] == "high"
 
 
 def test_an_assessment_falls_back_to_the_risk_level(make_alert):
-    alert = make_alert()
-    assert alert_apply_assessment(alert=alert, orchestrator={"priority": "asap?", "risk_level": "Medium"},
-                                  actor="agent:orchestrator") == "medium"
+    alert = _assessing(make_alert())
+    applied = alert_apply_assessment(alert=alert, orchestrator={"priority": "asap?", "risk_level": "Medium"},
+                                     actor="agent:orchestrator")
+    assert applied.priority == "medium"
 
 
-def test_a_failed_or_missing_assessment_changes_nothing(make_alert):
-    alert = make_alert()
-    assert alert_apply_assessment(alert=alert, orchestrator=None, actor="system") is None
-    assert alert_apply_assessment(alert=alert, orchestrator={"_error": "rate limit", "priority": "high"},
-                                  actor="system") is None
-    alert.case.refresh_from_db()
-    assert alert.case.priority == "low"
+def test_a_failed_or_missing_assessment_keeps_the_priority_and_says_the_assessment_failed(make_alert):
+    for orchestrator in (None, {"_error": "rate limit", "priority": "high"}):
+        alert = _assessing(make_alert())
+        assert alert_apply_assessment(alert=alert, orchestrator=orchestrator, actor="system") is None
+        alert.refresh_from_db()
+        assert alert.status == "assessment_failed" and alert.case.status == "in_progress"
+        assert alert.case.priority == "low"
     assert not AuditEntry.objects.filter(action="case.priority_changed").exists()
 
 

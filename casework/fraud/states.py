@@ -1,0 +1,99 @@
+"""The fraud alert's lifecycle, in one table (seed 000).
+
+    Received -> Being assessed -> Assessed (the orchestrator's verdict; a person decides)
+                               -> Assessment failed (the rule-based factors stand in; a person looks)
+             (Re-assess / Re-run all from either: Being assessed again)
+    any of these -> Decided (a person closed the case) -> Knowledge captured
+                                                        -> Knowledge capture failed -> (retry) Decided
+
+Who moves it: the system starts an assessment (the run picked up: "being assessed"), the
+orchestrator's answer makes it "assessed", the system records a failed assessment (the
+orchestrator, or the whole run, failed or timed out); only a person decides; the knowledge
+capture agent's stored pattern makes it "knowledge captured", and the system records a
+capture that failed, which a person (or the system) may retry. Every move goes through
+`alert_transition` (the shared lifecycle_transition over FRAUD_LIFECYCLE), which audits it as
+`fraud.status_changed` and brings the shared Case.status along unless the case is closed.
+
+The three decision states come after the case closed, so their case_status is never applied
+(a closed case stays closed: lifecycle_transition leaves it). It is declared as
+awaiting_decision, the queue state a decision ends, because the shared table has no open
+state for "decided" and agents never put a case in resolved or closed.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+from casework.cases.lifecycle.table import AGENT, PERSON, SYSTEM, Lifecycle, State, move
+
+
+class AlertStatus(models.TextChoices):
+    RECEIVED = "received", "Received"
+    ASSESSING = "assessing", "Being assessed"
+    ASSESSED = "assessed", "Assessed"
+    ASSESSMENT_FAILED = "assessment_failed", "Assessment failed"
+    DECIDED = "decided", "Decided"
+    KNOWLEDGE_CAPTURED = "knowledge_captured", "Knowledge captured"
+    CAPTURE_FAILED = "capture_failed", "Knowledge capture failed"
+
+
+S = AlertStatus
+# The states an assessment run may start from, and those in which the case is still open.
+ASSESSABLE = (S.RECEIVED, S.ASSESSED, S.ASSESSMENT_FAILED)
+UNDECIDED = (S.RECEIVED, S.ASSESSING, S.ASSESSED, S.ASSESSMENT_FAILED)
+DECISION_STATES = (S.DECIDED, S.KNOWLEDGE_CAPTURED, S.CAPTURE_FAILED)
+
+_STATES = (
+    State(S.RECEIVED, S.RECEIVED.label,
+          "The alert opened its case; its assessment is queued and no agent has started.", "new"),
+    State(S.ASSESSING, S.ASSESSING.label,
+          "The five specialists and then the orchestrator are at work (a re-assessment: the "
+          "orchestrator alone, over this alert's own specialist findings).", "in_progress"),
+    State(S.ASSESSED, S.ASSESSED.label,
+          "The orchestrator assessed the alert (risk, priority, summary); it recommends, a person decides.",
+          "awaiting_decision"),
+    State(S.ASSESSMENT_FAILED, S.ASSESSMENT_FAILED.label,
+          "The orchestrator (or the whole run) failed or timed out: nothing was concluded. The rule-based "
+          "risk factors stand in, the assignee (or every investigator) was told, and a person must look.",
+          "in_progress"),
+    State(S.DECIDED, S.DECIDED.label,
+          "A person decided (confirmed fraud, false positive or escalated) and the case is closed; the "
+          "knowledge capture agent is recording what it taught us.", "awaiting_decision"),
+    State(S.KNOWLEDGE_CAPTURED, S.KNOWLEDGE_CAPTURED.label,
+          "Decided (the case is closed), and the pattern it taught is stored in the captured patterns.", "awaiting_decision",
+          final=True),
+    State(S.CAPTURE_FAILED, S.CAPTURE_FAILED.label,
+          "Decided (the case is closed), but knowledge capture failed: no pattern was stored. A person "
+          "may retry it.",
+          "awaiting_decision"),
+)
+
+FRAUD_LIFECYCLE = Lifecycle(
+    key="fraud_alert",
+    label="Fraud alert (seed 000)",
+    record="fraud.Alert",
+    field="status",
+    initial=S.RECEIVED,
+    audit_action="fraud.status_changed",
+    states=_STATES,
+    transitions=tuple(
+        move(ASSESSABLE, S.ASSESSING, SYSTEM,
+             note="an assessment run started (on the alert's arrival, or a person's Re-assess / Re-run all)")
+        + move(S.ASSESSING, S.ASSESSED, AGENT, note="the orchestrator answered")
+        + move([S.RECEIVED, S.ASSESSING], S.ASSESSMENT_FAILED, SYSTEM,
+               note="the orchestrator or the run failed or timed out; people are told")
+        + move(UNDECIDED, S.DECIDED, PERSON, note="only a person decides (closes the case)")
+        + move([S.DECIDED, S.CAPTURE_FAILED], S.KNOWLEDGE_CAPTURED, AGENT, SYSTEM,
+               note="the knowledge capture agent's pattern was stored (or a prepared one, by the demo)")
+        + move(S.DECIDED, S.CAPTURE_FAILED, SYSTEM, note="knowledge capture failed; nothing was stored")
+        + move(S.CAPTURE_FAILED, S.DECIDED, PERSON, SYSTEM, note="Retry knowledge capture")
+    ),
+)
+
+
+def alert_transition(*, actor, alert, to: str, reason: str = ""):
+    """Move a fraud alert to `to`, or refuse (a Conflict, 409, naming both states): the shared
+    lifecycle_transition over FRAUD_LIFECYCLE. Returns the locked, updated alert."""
+    from casework.cases.lifecycle.services import lifecycle_transition
+
+    return lifecycle_transition(actor=actor, lifecycle=FRAUD_LIFECYCLE, record=alert, to=to, reason=reason)
