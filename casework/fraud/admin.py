@@ -67,9 +67,9 @@ class AlertAddForm(forms.ModelForm):
 
 @admin.register(Alert)
 class AlertAdmin(admin.ModelAdmin):
-    list_display = ("case", "account", "risk_level", "fraud_probability", "score_source", "case_status",
+    list_display = ("case", "account", "status", "risk_level", "fraud_probability", "score_source", "case_status",
                     "created_at")
-    list_filter = ("risk_level", "score_source", "case__status", "case__priority")
+    list_filter = ("status", "risk_level", "score_source", "case__status", "case__priority")
     search_fields = ("case__reference", "case__title", "account__account_id")
     autocomplete_fields = ("account", "case")
     list_select_related = ("case", "account")
