@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import pytest
@@ -93,22 +94,33 @@ def test_the_offline_provider_summarises_for_the_context_manager():
     assert "failed" in completion.text and "noise" not in completion.text
 
 
-def test_a_broken_pipeline_module_does_not_stop_the_others(monkeypatch, caplog):
+def test_a_broken_pipeline_module_does_not_stop_the_others(monkeypatch, caplog, tmp_path):
+    """load_all over a folder of three fresh modules, the middle one half-written: the one
+    before and the one after it still load (their code runs and registers their pipelines)."""
     import importlib
 
     import agents.pipelines as pipelines
 
-    real_import = importlib.import_module
-
-    def flaky_import(name, *args, **kwargs):
-        if name == "agents.pipelines.fraud":
-            raise SyntaxError("half-written module")
-        return real_import(name, *args, **kwargs)
-
+    for name, body in {
+        "a_loads_first": 'register_pipeline(Pipeline(name="load_probe_first", modes={}))',
+        "b_half_written": "def broken(:",
+        "c_loads_after": 'register_pipeline(Pipeline(name="load_probe_after", modes={}))',
+    }.items():
+        (tmp_path / f"{name}.py").write_text(
+            f"from agents.runtime.pipeline import Pipeline, register_pipeline\n{body}\n", encoding="utf-8")
+    registry = dict(pipeline_module.PIPELINES)  # what the fresh modules register goes here, not into the real one
+    monkeypatch.setattr(pipeline_module, "PIPELINES", registry)
+    monkeypatch.setattr(pipelines, "__path__", [str(tmp_path)])
     monkeypatch.setattr(pipelines, "_loaded", False)
-    monkeypatch.setattr(importlib, "import_module", flaky_import)
-    pipelines.load_all()
-    assert "fraud failed to import" in caplog.text
+    importlib.invalidate_caches()
+    try:
+        pipelines.load_all()
+    finally:
+        for name in ("a_loads_first", "b_half_written", "c_loads_after"):
+            sys.modules.pop(f"agents.pipelines.{name}", None)
+
+    assert "b_half_written failed to import" in caplog.text
+    assert {"load_probe_first", "load_probe_after"} <= set(registry)
     assert pipelines._loaded
 
 
