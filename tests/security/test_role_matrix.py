@@ -123,6 +123,7 @@ MATRIX: dict[str, tuple[str, str]] = {
     "fraud:rerun": ("POST", "L 404 403 404 L"),
     "healthz": ("GET", "200 200 200 200 200"),
     "home": ("GET", "L 200 200 200 L"),
+    "lifecycles:index": ("GET", "L 200 200 200 L"),
     "login": ("GET", "200 302 302 302 200"),
     "logout": ("POST", "L L L L L"),
     "metrics": ("GET", "200 200 200 200 200"),
