@@ -8,6 +8,7 @@ from django.apps import apps
 from django.db import models, transaction
 
 from casework.cases.lifecycle.table import Lifecycle, actor_kind, lifecycle_get
+from casework.cases.sla import DONE_STATUSES
 from casework.errors import Conflict, DomainError
 
 
@@ -42,8 +43,8 @@ def lifecycle_transition(*, actor: Any, lifecycle: Lifecycle | str, record: mode
     the table (transition_check: the move exists, and this kind of actor may make it); write
     the field (with `save`, other fields the caller set on `record`, in the same UPDATE);
     audit the move (from, to, who, reason); bring the shared case's status along to the new
-    state's case_status, through the case's own table, unless the case is closed (a person's
-    decision stands; the type's state may still move, e.g. a late report). Returns the
+    state's case_status, through the case's own table, unless a person resolved or closed the
+    case (their word stands; the type's state may still move, e.g. a late report). Returns the
     locked, updated row; `record` is updated too.
     """
     from audit.services import audit_record
@@ -74,6 +75,6 @@ def lifecycle_transition(*, actor: Any, lifecycle: Lifecycle | str, record: mode
                            "to_label": lifecycle.label_of(to), "by": actor_kind(actor),
                            "reason": (reason or "")[:1000], **(data or {})})
         target = lifecycle.state(to).case_status
-        if target and not case.is_closed and case.status != target:
+        if target and case.status not in DONE_STATUSES and case.status != target:
             case_set_status(actor=actor, case=case, status=target)
     return locked
