@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import threading
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -208,12 +209,46 @@ def test_the_command_fails_for_a_missing_file():
         call_command("import_alerts", "/nonexistent/alerts.csv")
 
 
+@pytest.mark.django_db(transaction=True)  # real commits, seen from another connection
 def test_a_large_file_is_committed_in_batches(alice, monkeypatch):
-    from casework.fraud import csv_import
+    from agents.tasks import run_pipeline
+    from casework.fraud import csv_import, services
 
+    monkeypatch.setattr(run_pipeline, "delay", lambda run_id: None)  # the investigations are not the point
     monkeypatch.setattr(csv_import, "COMMIT_BATCH", 2)
+    seen_elsewhere: list[list[str]] = []  # after each batch: the alerts another connection sees
+    real_bulk = services.alerts_create_bulk
+
+    def bulk_then_look(**kwargs):
+        created = real_bulk(**kwargs)
+        seen_elsewhere.append(_committed_accounts())
+        return created
+
+    monkeypatch.setattr(services, "alerts_create_bulk", bulk_then_look)
     data = rows(5)
     data[2]["vpn_usage_pct"] = "101"
+
     report = import_alerts_csv(actor=alice, data=csv_text(data), skip_invalid=True)
+
     assert [a.account.account_id for a in report.created] == ["ACC-1", "ACC-2", "ACC-4", "ACC-5"]
     assert report.skipped == 1
+    # The first batch was committed (visible to others) before the second was written.
+    assert seen_elsewhere == [["ACC-1", "ACC-2"], ["ACC-1", "ACC-2", "ACC-4", "ACC-5"]]
+
+
+def _committed_accounts() -> list[str]:
+    """The alerts' accounts as another connection (another thread's) sees them: committed rows only."""
+    from django.db import connection
+
+    seen: list[str] = []
+
+    def look():
+        try:
+            seen.extend(Alert.objects.order_by("account__account_id").values_list("account__account_id", flat=True))
+        finally:
+            connection.close()
+
+    other = threading.Thread(target=look)
+    other.start()
+    other.join(timeout=30)
+    return seen
