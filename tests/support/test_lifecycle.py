@@ -238,3 +238,33 @@ def test_the_floor_never_lowers_a_model_that_ranks_higher(alice, support_data, m
     ticket = _fresh(ticket)
     assert ticket.urgency == "critical"
     assert not AuditEntry.objects.filter(case_id=ticket.case_id, action="support.guard_applied").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_maps_old_tickets_by_what_happened(alice, support_data, settings):
+    """0004: `completed` was a drafted answer, an escalation, a sent reply or a close; `active`
+    was routed (or failed)."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    from casework.support.services import ticket_close_no_action
+
+    settings.SUPPORT_AUTO_SEND = False
+    _, drafted = send(alice, "CUST-003", "How do I download an invoice?")
+    _, escalated = send(alice, "CUST-003", "Someone hacked my account!")
+    _, routed = send(alice, "CUST-002", "The CSV export stopped working, it fails with an error.")
+    _, closed = send(alice, "CUST-001", "We were charged twice for the March invoice.")
+    ticket_close_no_action(actor=alice, ticket=closed, reason="Duplicate.")
+    executor = MigrationExecutor(connection)
+    executor.migrate([("support", "0003_message_intake")])
+    old = MigrationExecutor(connection).loader.project_state([("support", "0003_message_intake")]).apps
+    OldTicket = old.get_model("support", "Ticket")
+    assert OldTicket.objects.get(pk=drafted.pk).lifecycle == "completed"
+    OldTicket.objects.filter(pk=routed.pk).update(lifecycle="active")
+    OldTicket.objects.filter(pk__in=[drafted.pk, escalated.pk, closed.pk]).update(lifecycle="completed")
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    states = dict(Ticket.objects.values_list("pk", "lifecycle"))
+    assert [states[t.pk] for t in (drafted, escalated, routed, closed)] == [
+        "answer_ready", "escalated", "routed", "closed_no_reply"]
