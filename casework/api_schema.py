@@ -2,9 +2,11 @@
 
 Each operation documents every status the shared machinery can answer with, each with the
 one error body `casework.api_errors.exception_handler` writes: 400 (bad JSON, a field or a
-query parameter), 401/403 (authentication, role), 404, 405, 406, 409, 410 (a used signed link),
-413, 415 and 429 (throttled; Retry-After). An operation's own description of a status wins:
-only what it leaves out is added. An operation with no authentication says so: `security: []`.
+query parameter), 401/403 (authentication, role), 404, 405, 406, 409 (every operation that
+changes something: a state it meets may refuse it, whether or not it takes a body, such as
+marking a done task done), 410 (a used signed link), 413 and 415 (a body) and 429 (throttled;
+Retry-After). An operation's own description of a status wins: only what it leaves out is
+added. An operation with no authentication says so: `security: []`.
 
 Operations that take an object or a list answer the same shape: their 201 is a oneOf."""
 
@@ -39,7 +41,8 @@ DESCRIPTIONS = {
 }
 ALL = ["400", "404", "405", "406", "429"]
 AUTHENTICATED = ["401", "403"]
-WITH_BODY = ["409", "413", "415"]
+CHANGES_STATE = ["409"]  # POST, PUT, PATCH and DELETE
+WITH_BODY = ["413", "415"]
 PUBLIC = ["410"]
 # Operations that take one object or a list and answer in kind.
 OBJECT_OR_LIST = {"fraud_alerts_create": "201"}
@@ -77,6 +80,7 @@ def document_errors(result, generator, request, public):
             if is_public:
                 operation["security"] = []
             statuses = [*ALL, *([] if is_public else AUTHENTICATED), *(PUBLIC if is_public else []),
+                        *(CHANGES_STATE if method != "get" else []),
                         *(WITH_BODY if "requestBody" in operation else [])]
             responses = operation.setdefault("responses", {})
             for status in statuses:

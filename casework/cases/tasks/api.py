@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import User
-from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -24,6 +24,10 @@ class TaskOutputSerializer(serializers.ModelSerializer):
         ref_name = "CaseTask"
         fields = ["id", "position", "title", "assignee", "due_on", "done", "done_by", "done_at", "created_by",
                   "created_at", "template_key"]
+
+
+# The Error body comes from casework.api_schema.document_errors, as for every status.
+CASE_CLOSED = OpenApiResponse(description="The case is closed; its tasks no longer change (`case_closed`).")
 
 
 def _user(value):
@@ -71,7 +75,7 @@ class TaskFromTemplateApi(APIView):
     permission_classes = [IsInvestigator]
 
     @extend_schema(operation_id="case_tasks_from_template", request=None,
-                   responses={201: TaskOutputSerializer(many=True)},
+                   responses={201: TaskOutputSerializer(many=True), 409: CASE_CLOSED},
                    description="Add the case type's checklist lines the case does not have yet; answers the "
                                "tasks added (none when every line is there).")
     def post(self, request, reference: str):
@@ -83,7 +87,10 @@ class TaskFromTemplateApi(APIView):
 class TaskDoneApi(APIView):
     permission_classes = [IsInvestigator]
 
-    @extend_schema(operation_id="case_tasks_done", request=None, responses=TaskOutputSerializer,
+    @extend_schema(operation_id="case_tasks_done", request=None,
+                   responses={200: TaskOutputSerializer, 409: OpenApiResponse(
+                       description="The task is already done (`task_done`, naming who did it and when), or the "
+                                   "case is closed (`case_closed`).")},
                    description="Mark the task done by the caller. A task already done answers 409 naming who did it.")
     def post(self, request, reference: str, pk: int):
         task = selectors.task_get(case_get_for_user(request.user, reference), pk)
@@ -93,7 +100,9 @@ class TaskDoneApi(APIView):
 class TaskReopenApi(APIView):
     permission_classes = [IsInvestigator]
 
-    @extend_schema(operation_id="case_tasks_reopen", request=None, responses=TaskOutputSerializer,
+    @extend_schema(operation_id="case_tasks_reopen", request=None,
+                   responses={200: TaskOutputSerializer, 409: OpenApiResponse(
+                       description="The task is not done (`task_open`), or the case is closed (`case_closed`).")},
                    description="Mark a done task undone. A task that is not done answers 409.")
     def post(self, request, reference: str, pk: int):
         task = selectors.task_get(case_get_for_user(request.user, reference), pk)
