@@ -69,7 +69,7 @@ class RightsCheckOutputSerializer(serializers.ModelSerializer):
 
 
 class ClaimOutputSerializer(serializers.ModelSerializer):
-    colleague = serializers.CharField(source="colleague.employee_id", default=None)
+    colleague = serializers.CharField(source="colleague.employee_id", default=None, allow_null=True)
 
     class Meta:
         model = EmployeeClaim
@@ -114,7 +114,7 @@ class MutationOutputSerializer(serializers.ModelSerializer):
     changed_for = serializers.CharField(source="changed_for.employee_id")
     system = serializers.CharField(source="system.code")
     access_level = serializers.CharField(source="access_level.name")
-    manager = serializers.CharField(source="manager.employee_id", default=None)
+    manager = serializers.CharField(source="manager.employee_id", default=None, allow_null=True)
     status = serializers.CharField(help_text="The access status (the seed's change_investigation).")
     status_label = serializers.CharField()
     changed_by_name = serializers.CharField(source="changed_by.name")

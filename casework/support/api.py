@@ -48,7 +48,7 @@ CONFLICT = {409: OpenApiResponse(ErrorSerializer, description="The ticket's case
 
 @extend_schema_serializer(component_name="SupportTicketMessage")
 class MessageOutputSerializer(serializers.ModelSerializer):
-    sent_by = serializers.CharField(source="sent_by.username", default=None)
+    sent_by = serializers.CharField(source="sent_by.username", default=None, allow_null=True)
 
     class Meta:
         model = TicketMessage

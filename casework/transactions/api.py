@@ -41,7 +41,7 @@ class ExecutionSerializer(serializers.ModelSerializer):
 
 
 class RecommendationSerializer(serializers.ModelSerializer):
-    decided_by = serializers.CharField(source="decided_by.username", default=None)
+    decided_by = serializers.CharField(source="decided_by.username", default=None, allow_null=True)
 
     class Meta:
         model = Recommendation
@@ -49,7 +49,7 @@ class RecommendationSerializer(serializers.ModelSerializer):
 
 
 class RuleSerializer(serializers.ModelSerializer):
-    promoted_by = serializers.CharField(source="promoted_by.username", default=None)
+    promoted_by = serializers.CharField(source="promoted_by.username", default=None, allow_null=True)
 
     class Meta:
         model = RuleDraft
