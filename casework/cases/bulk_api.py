@@ -23,8 +23,11 @@ class CaseBulkApi(APIView):
         action = serializers.ChoiceField(choices=list(ACTIONS))
         assignee = serializers.CharField(required=False, allow_null=True, default="me",
                                          help_text="assign: an investigator's username, `me`, or null to unassign.")
-        priority = serializers.ChoiceField(choices=Case.Priority.values, required=False, default="")
-        outcome = serializers.CharField(required=False, default="", help_text="close: one outcome for every case.")
+        # No default for priority and outcome: "" is neither a priority nor an outcome, and a schema
+        # whose default its own enum refuses makes client generators drop the operation.
+        priority = serializers.ChoiceField(choices=Case.Priority.values, required=False,
+                                           help_text="priority: the priority every case gets.")
+        outcome = serializers.CharField(required=False, help_text="close: one outcome for every case.")
         reason = serializers.CharField(required=False, default="", allow_blank=True, max_length=5_000)
 
         def validate_assignee(self, value):
@@ -61,5 +64,6 @@ class CaseBulkApi(APIView):
         values = data.validated_data
         result = cases_bulk_apply(actor=request.user, references=values["references"], action=values["action"],
                                   assignee=values["assignee"] if values["action"] == "assign" else None,
-                                  priority=values["priority"], outcome=values["outcome"], reason=values["reason"])
+                                  priority=values.get("priority", ""), outcome=values.get("outcome", ""),
+                                  reason=values["reason"])
         return Response(self.OutputSerializer(result).data)

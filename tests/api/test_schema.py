@@ -1,13 +1,21 @@
 """The OpenAPI schema documents every error an operation can answer with, says which
-operations are public, and says that a field that can answer null is nullable."""
+operations are public, and says what it means: every default is a value its own schema takes,
+and a field that can answer null is declared nullable."""
 
 from __future__ import annotations
 
 import pytest
 from drf_spectacular.generators import SchemaGenerator
+from jsonschema import Draft4Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT4
 from rest_framework import serializers
 
 pytestmark = pytest.mark.django_db
+
+# Where the defaults test puts the schema for its $refs; the keys that make a dict a schema object.
+ROOT = "urn:casework:openapi"
+SCHEMA_KEYS = {"type", "$ref", "allOf", "oneOf", "anyOf", "enum", "nullable"}
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +66,19 @@ def test_an_unrouted_api_path_answers_json(api):
     assert response.status_code == 404 and response.json()["code"] == "not_found"
 
 
+def test_every_default_is_a_value_its_own_schema_takes(schema):
+    """A default its own schema refuses is a broken contract: openapi-python-client drops the
+    model (and every operation that takes it) when a default is not among its enum's values,
+    as it dropped POST /api/cases/bulk/ for a priority defaulting to ""."""
+    registry = Registry().with_resource(ROOT, Resource(contents=_json_schema(schema), specification=DRAFT4))
+    refused = []
+    for where, node in _schemas_with_a_default(schema, "#"):
+        rest = _json_schema({key: value for key, value in node.items() if key != "default"})
+        for error in Draft4Validator(rest, registry=registry).iter_errors(node["default"]):
+            refused.append(f"{where}: default {node['default']!r}: {error.message}")
+    assert not refused, "\n".join(refused)
+
+
 def test_a_field_that_can_answer_null_is_declared_nullable():
     """A serializer field with default=None answers null when its source is missing (the
     `decided_by` of a recommendation nobody has decided); without allow_null=True the schema
@@ -74,6 +95,34 @@ def test_a_field_that_can_answer_null_is_declared_nullable():
                 undeclared.append(f"{serializer.__module__}.{serializer.__qualname__}.{name}")
     assert checked > 200  # the API's serializers were found
     assert not undeclared
+
+
+def _schemas_with_a_default(node, where):
+    """(JSON pointer, schema) for every schema object in the document that has a default."""
+    if isinstance(node, dict):
+        if "default" in node and SCHEMA_KEYS & set(node):
+            yield where, node
+        for key, value in node.items():
+            if key not in {"default", "example", "examples"}:
+                yield from _schemas_with_a_default(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _schemas_with_a_default(value, f"{where}/{index}")
+
+
+def _json_schema(node):
+    """OpenAPI 3.0's schema dialect as JSON Schema draft 4 (whose exclusiveMinimum it shares):
+    `nullable: true` admits null, and references point into the document under ROOT."""
+    if isinstance(node, list):
+        return [_json_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    converted = {key: (ROOT + value if key == "$ref" and isinstance(value, str) else _json_schema(value))
+                 for key, value in node.items()}
+    if converted.get("nullable") is True:
+        del converted["nullable"]
+        return {"anyOf": [converted, {"type": "null"}]}
+    return converted
 
 
 def _subclasses(cls):
