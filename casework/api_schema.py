@@ -8,7 +8,9 @@ marking a done task done), 410 (a used signed link), 413 and 415 (a body) and 42
 Retry-After). An operation's own description of a status wins: only what it leaves out is
 added. An operation with no authentication says so: `security: []`.
 
-Operations that take an object or a list answer the same shape: their 201 is a oneOf."""
+Operations that take an object or a list answer the same shape: their 201 is a oneOf. The
+object they take is a component (`pydantic_component`), referred to by both branches: an inline
+copy in each is, to a client generator, two models of one name, and it drops the operation."""
 
 from __future__ import annotations
 
@@ -46,6 +48,8 @@ WITH_BODY = ["413", "415"]
 PUBLIC = ["410"]
 # Operations that take one object or a list and answer in kind.
 OBJECT_OR_LIST = {"fraud_alerts_create": "201"}
+# Pydantic models the schema refers to by name (pydantic_component), added to its components.
+PYDANTIC_COMPONENTS: dict[str, dict] = {}
 
 
 def _error(status: str) -> dict:
@@ -70,8 +74,10 @@ def _openapi_30_bounds(node):
 
 def document_errors(result, generator, request, public):
     """drf-spectacular POSTPROCESSING_HOOKS entry."""
+    components = result.setdefault("components", {}).setdefault("schemas", {})
+    components.update(PYDANTIC_COMPONENTS)
+    components["Error"] = ERROR_SCHEMA
     _openapi_30_bounds(result)
-    result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
     for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
             if method not in {"get", "post", "put", "patch", "delete"}:
@@ -95,6 +101,13 @@ def document_errors(result, generator, request, public):
                 one = media["schema"]
                 media["schema"] = {"oneOf": [one, {"type": "array", "items": one}]}
     return result
+
+
+def pydantic_component(model) -> dict:
+    """A reference to the Pydantic model's schema, which document_errors puts under components
+    by the model's name: for a model an operation's schema names more than once."""
+    PYDANTIC_COMPONENTS[model.__name__] = pydantic_openapi_30(model.model_json_schema())
+    return {"$ref": f"#/components/schemas/{model.__name__}"}
 
 
 def pydantic_openapi_30(schema):

@@ -20,7 +20,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from casework.api_schema import pydantic_openapi_30
+from casework.api_schema import pydantic_component
 from casework.cases import selectors as case_selectors
 from casework.cases import services as case_services
 from casework.cases.api import DecisionOutputSerializer, IsInvestigator
@@ -30,7 +30,7 @@ from casework.fraud.models import Alert
 from casework.fraud.schemas import AlertIn
 from casework.fraud.states import AlertStatus
 
-_ALERT_SCHEMA = pydantic_openapi_30(AlertIn.model_json_schema())
+_ALERT_SCHEMA = pydantic_component(AlertIn)
 _EXAMPLE_ALERT = {
     "account_id": "ACC-1043",
     "declared_income_annual": 32000,
