@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from casework.cases.api import IsInvestigator
 from casework.cases.attachments import selectors, services
+from casework.cases.attachments.filetypes import KNOWN
 from casework.cases.attachments.http import file_response, refuse_oversized_body
 from casework.cases.attachments.models import Attachment
 from casework.cases.selectors import case_get_for_user
@@ -62,11 +63,22 @@ class AttachmentListApi(APIView):
         return Response(AttachmentOutputSerializer(attachment).data, status=status.HTTP_201_CREATED)
 
 
+# A file is served as the type its extension gives (filetypes.KNOWN), so each is a documented
+# 200; a .json file's body is any JSON. The PDF comes first: a client generator that takes one
+# type per response reads bytes then, not text.
+_DOWNLOADS = {
+    (200, content_type): OpenApiResponse(OpenApiTypes.ANY if content_type == "application/json" else
+                                         OpenApiTypes.BINARY,
+                                         description="The file as stored, in the type its extension gives.")
+    for content_type in dict.fromkeys(content_type for content_type, _ in KNOWN.values())
+}
+
+
 class AttachmentDownloadApi(APIView):
     permission_classes = [IsInvestigator]
 
     @extend_schema(operation_id="case_attachments_download",
-                   responses={(200, "application/octet-stream"): OpenApiTypes.BINARY,
+                   responses={**_DOWNLOADS,
                               409: OpenApiResponse(
                                   description="The stored file no longer matches its recorded SHA-256, or is missing.",
                                   response=inline_serializer("FileAlteredError", {
