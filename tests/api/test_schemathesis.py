@@ -4,29 +4,55 @@ Every operation gets up to EXAMPLES generated requests (derandomized: the same r
 every run), sent with an investigator's token, and each response is checked: no 5xx, a
 documented status, a documented content type, a body that matches the schema, and (the
 ignored_auth check) an authenticated operation that refuses the same request without the
-token. All failures are collected and reported together, operation by operation."""
+token. All failures are collected and reported together, operation by operation.
+
+Generated path parameters almost never name an object that exists, so on their own they test
+each one-object operation only for its 404: a closed case, a done task or a recommendation
+nobody has decided yet would never be read or acted on. So every operation with path
+parameters is also sent to real objects in each state the API answers differently
+(`_seeded_objects`): its documented example bodies, then SEEDED_EXAMPLES generated requests.
+The run must reach the answers in MUST_ANSWER and a 200 from every GET, and every operation
+with path parameters must have seeded objects: a state the requests stop reaching fails here
+instead of hiding a hole."""
 
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 
 import pytest
 import requests
 import schemathesis
+from django.contrib.auth.models import User
 from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, Phase, given
 from hypothesis import settings as hypothesis_settings
 from schemathesis import checks as st_checks
 from schemathesis.specs.openapi import checks as openapi_checks
 
+from agents.models import AgentRun
+from casework.access.models import HRMutation, InfoRequest
+from casework.cases.attachments.models import Attachment
 from casework.cases.demo import demo_load
+from casework.cases.models import Case
+from casework.cases.saved_views.services import saved_view_create
+from casework.cases.services import case_close
+from casework.cases.tasks.models import Task
+from casework.cases.tasks.services import task_add_from_template
 from casework.people.roles import INVESTIGATOR
 from casework.people.services import user_create
+from casework.releases.models import Release
 from casework.security.tokens import api_token_create
+from casework.support.models import Ticket
+from casework.transactions.models import Investigation, Recommendation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-EXAMPLES = 8  # per operation: about 35 operations x 8 requests, well inside the suite's budget
+EXAMPLES = 8  # per operation: about 50 operations x 8 requests, well inside the suite's budget
+# Per operation and real object: the first request meets the seeded state, the second the state
+# it left (a task marked done is done for the next request: 200, then 409). A GET changes
+# nothing, so one is enough (the case report's PDF takes about 2 s to render).
+SEEDED_EXAMPLES = {"get": 1, "other": 2}
 CHECKS = [
     st_checks.not_a_server_error,
     openapi_checks.status_code_conformance,
@@ -34,38 +60,152 @@ CHECKS = [
     openapi_checks.response_schema_conformance,
     openapi_checks.ignored_auth,
 ]
+# Answers the seeded requests must have met: the states a generated request does not reach.
+MUST_ANSWER = {
+    "POST /api/cases/{reference}/tasks/from-template/": {201, 409},  # an open case, a closed one
+    "POST /api/cases/{reference}/tasks/{id}/done/": {200, 409},  # an open task, a done one
+    "POST /api/cases/{reference}/tasks/{id}/reopen/": {200, 409},  # a done task, an open one
+    "POST /api/cases/{reference}/tasks/{id}/assign/": {409},  # a closed case's task
+    "POST /api/cases/{reference}/close/": {409},  # a closed case
+    "GET /api/cases/{reference}/attachments/{id}/download/": {200},
+}
+# The one GET an investigator may not read (the managers' inbox): its 200 is not reached here.
+GET_NOT_FOR_INVESTIGATORS = {"GET /api/access/inbox/"}
 
 
 def test_every_operation_keeps_its_contract(live_server):
     demo_load()
     user = user_create(actor="system", username="fuzz", password="fuzz-pass-123", role=INVESTIGATOR)
     _, secret = api_token_create(actor="system", user=user, name="schemathesis")
+    seeded = _seeded_objects(user)
     raw = SchemaGenerator().get_schema(request=None, public=True)
     schema = schemathesis.openapi.from_dict(raw)
     session = requests.Session()
     headers = {"Authorization": f"Token {secret}"}
     failures: list[str] = []
-    operations = 0
+    unseeded: list[str] = []
+    answered: dict[str, set[int]] = defaultdict(set)
 
-    for result in schema.get_all_operations():
-        operation = result.ok()
-        operations += 1
+    def record_status(ctx, response, case):
+        answered[case.operation.label].add(response.status_code)
 
-        @given(case=operation.as_strategy())
-        @hypothesis_settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+    checks = [*CHECKS, record_status]
+
+    def run_examples(operation, strategy, max_examples: int, label: str) -> None:
+        @given(case=strategy)
+        @hypothesis_settings(max_examples=max_examples, deadline=None, derandomize=True, database=None,
                              phases=[Phase.explicit, Phase.generate],
                              suppress_health_check=list(HealthCheck))
         def run(case):
-            case.call_and_validate(base_url=live_server.url, session=session, headers=headers, checks=CHECKS,
+            case.call_and_validate(base_url=live_server.url, session=session, headers=headers, checks=checks,
                                    timeout=30)
 
         try:
             run()
         except (Exception, BaseExceptionGroup) as exc:  # noqa: BLE001 - collect every operation's failure
-            failures.append(f"{operation.method.upper()} {operation.path}: {_summary(exc)}")
+            failures.append(f"{label}: {_summary(exc)}")
 
-    assert operations >= 30
+    operations = [result.ok() for result in schema.get_all_operations()]
+    for operation in operations:
+        run_examples(operation, operation.as_strategy(), EXAMPLES, operation.label)
+        names = set(re.findall(r"{(\w+)}", operation.path))
+        if not names:
+            continue
+        objects = _objects_for(operation.path, names, seeded)
+        if not objects:
+            unseeded.append(operation.label)
+        bodies = _documented_bodies(raw, operation)
+        for parameters in objects:
+            label = f"{operation.label} {parameters}"
+            # The documented example bodies first (a real assignee, a real outcome): they reach
+            # what a generated body's 400 stops short of.
+            for body in bodies:
+                run_examples(operation, operation.as_strategy(path_parameters=parameters, body=body,
+                                                              media_type="application/json"), 1, label)
+            run_examples(operation, operation.as_strategy(path_parameters=parameters),
+                         SEEDED_EXAMPLES["get" if operation.method.lower() == "get" else "other"], label)
+
+    assert len(operations) >= 45
     assert not failures, "\n\n".join(failures)
+    assert not unseeded, f"no real object seeded for: {unseeded}"
+    missed = {label: sorted(statuses - answered[label]) for label, statuses in MUST_ANSWER.items()
+              if statuses - answered[label]}
+    assert not missed, f"seeded requests did not reach these answers: {missed}"
+    unread = [op.label for op in operations if op.method.upper() == "GET" and 200 not in answered[op.label]]
+    assert sorted(unread) == sorted(GET_NOT_FOR_INVESTIGATORS), f"GETs that never answered 200: {unread}"
+
+
+def _documented_bodies(raw: dict, operation) -> list:
+    """The operation's documented JSON request examples (drf-spectacular's OpenApiExample)."""
+    body = raw["paths"][operation.path][operation.method.lower()].get("requestBody", {})
+    return [example["value"] for example in
+            body.get("content", {}).get("application/json", {}).get("examples", {}).values()]
+
+
+def _objects_for(path: str, names: set[str], seeded: dict[str, list[dict]]) -> list[dict]:
+    """The seeded objects for an operation: those of the longest seeded path that starts its
+    path and has the same parameters (`/api/cases/{reference}/` fills `.../tasks/from-template/`)."""
+    keys = [key for key in seeded if path.startswith(key) and set(re.findall(r"{(\w+)}", key)) == names]
+    return seeded[max(keys, key=len)] if keys else []
+
+
+def _seeded_objects(user: User) -> dict[str, list[dict]]:
+    """Path parameters of real objects, by the path they fill: an open case and a closed one,
+    an open task, a done one and a closed case's, and of every other kind one object in each
+    state the demo data has (a ticket per case status, an investigation per status, a
+    recommendation decided and one nobody has decided ...). Each mutating operation changes
+    its object, so the case, checklist, task and fraud alert groups use different cases."""
+    alice = User.objects.get(username="alice")
+    done = Task.objects.filter(done=True).exclude(case__status=Case.Status.CLOSED).select_related("case").first()
+    open_task = Task.objects.filter(case=done.case, done=False).first()
+    fraud = (Case.objects.filter(case_type="fraud_alert").exclude(status=Case.Status.CLOSED)
+             .filter(tasks__isnull=True, attachments__isnull=True).order_by("id"))
+    open_case, checklist_case, open_alert, closed = fraud[0], fraud[1], fraud[2], fraud[3]
+    closed_task = task_add_from_template(actor=alice, case=closed)[0]
+    case_close(actor=alice, case=closed, outcome="legit", reason="Seeded for the contract test.")
+    closed_alert = Case.objects.filter(case_type="fraud_alert", status=Case.Status.CLOSED).exclude(pk=closed.pk).first()
+    view = saved_view_create(actor=user, name="Fuzz's new cases", query="status=new")
+    manager_requests = InfoRequest.objects.filter(kind="manager_validation").order_by("pk")
+
+    def task(t):
+        return {"reference": t.case.reference, "id": t.pk}
+
+    return {
+        "/api/cases/{reference}/": [{"reference": open_case.reference}, {"reference": closed.reference}],
+        # Its own open case: /api/cases/{reference}/close/ closes the one above before the checklist's turn.
+        "/api/cases/{reference}/tasks/": [{"reference": checklist_case.reference}, {"reference": closed.reference}],
+        "/api/cases/{reference}/tasks/{id}/": [task(open_task), task(done), task(closed_task)],
+        "/api/cases/{reference}/attachments/{id}/": [{"reference": a.case.reference, "id": a.pk} for a in
+                                                     _one_per(Attachment.objects.select_related("case"),
+                                                              "content_type")],
+        "/api/fraud/alerts/{reference}/": [{"reference": open_alert.reference}, {"reference": closed_alert.reference}],
+        "/api/access/mutations/{reference}/": [{"reference": m.case.reference} for m in
+                                               _one_per(HRMutation.objects.select_related("case"), "case__status")],
+        "/api/access/requests/{id}/": [{"id": r.pk} for r in (manager_requests.filter(answered_at=None).first(),
+                                                              manager_requests.exclude(answered_at=None).first()) if r],
+        "/api/releases/{release_id}/": [{"release_id": r.release_id} for r in
+                                        _one_per(Release.objects.select_related("case"), "case__status")],
+        "/api/saved-views/{id}/": [{"id": view.pk}],
+        "/api/support/intake/{run_id}/": [{"run_id": run.pk} for run in
+                                          _one_per(AgentRun.objects.filter(pipeline="support", mode="intake"),
+                                                   "status")],
+        "/api/support/tickets/{ticket_id}/": [{"ticket_id": t.ticket_id} for t in
+                                              _one_per(Ticket.objects.select_related("case"), "case__status")],
+        "/api/transactions/investigations/{reference}/": [
+            {"reference": i.case.reference}
+            for i in _one_per(Investigation.objects.select_related("case"), "status", "case__status")],
+        "/api/transactions/investigations/{reference}/recommendations/{id}/": [
+            {"reference": r.investigation.case.reference, "id": r.pk}
+            for r in _one_per(Recommendation.objects.select_related("investigation__case"), "status")],
+    }
+
+
+def _one_per(queryset, *fields: str) -> list:
+    """The first object (by id) for each combination of the fields' values."""
+    first = {}
+    for values, pk in ((row[:-1], row[-1]) for row in queryset.order_by("pk").values_list(*fields, "pk")):
+        first.setdefault(values, pk)
+    return list(queryset.filter(pk__in=first.values()).order_by("pk"))
 
 
 def _summary(exc: BaseException) -> str:
@@ -81,4 +221,3 @@ def _summary(exc: BaseException) -> str:
         elif not in_body and line.strip():
             keep.append(line)
     return "\n".join(keep)[:4000]
-
