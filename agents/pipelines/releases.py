@@ -6,8 +6,11 @@ its output). The runtime saves the agent call and each tool call as AgentCall ro
 transaction. `finish` saves the report through casework.releases.services.risk_report_file:
 with the run that filed it (one report per run, a database constraint), the id the tool gave
 it, and what data was missing (a failed tool, a metric CI did not send); a report filed without
-its data is never low. A detective that failed (a 401, retries exhausted, no report filed)
-leaves the release "assessment failed" with the provider's message, shown on the case.
+its data is never low, and one on failing critical tests or metrics past the high thresholds is
+high, whatever the model said. A detective that failed (a 401, retries exhausted, no report
+filed, a run that failed) leaves the release "assessment failed" with the provider's message,
+shown on the case. The release's own status (casework/releases/states.py) is "being assessed"
+from the run's start.
 """
 
 from __future__ import annotations
@@ -105,9 +108,31 @@ def _finish(ctx: RunContext) -> None:
                      missing_data=_missing_data(tool_rows), provider=run.provider)
 
 
+def _release(ctx: RunContext):
+    from casework.releases.models import Release
+
+    return Release.objects.select_related("case").get(release_id=ctx.state["release_id"])
+
+
+def _prepare(ctx: RunContext) -> None:
+    from casework.releases.services import release_assessment_started
+
+    release_assessment_started(release=_release(ctx))
+
+
+def _on_failed(ctx: RunContext, exc: Exception) -> None:
+    """The run failed (e.g. while filing): the release says the assessment failed, not "being assessed"."""
+    from casework.releases.services import release_assessment_fail
+
+    release_assessment_fail(run=ctx.run, release_id=ctx.state["release_id"], error=f"{type(exc).__name__}: {exc}",
+                            actor="system")
+
+
 releases_pipeline = register_pipeline(Pipeline(
     name=PIPELINE,
     description="Release risk (seed 004): the detective's tool loop files one risk report.",
     modes={"assess": [Stage("detective", _calls)]},
+    prepare=_prepare,
     finish=_finish,
+    on_failed=_on_failed,
 ))

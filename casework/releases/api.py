@@ -45,7 +45,8 @@ class RiskReportSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = RiskReport
-        fields = ["report_id", "severity", "findings", "missing_data", "adjusted_from", "provider", "run", "filed_at"]
+        fields = ["report_id", "severity", "findings", "missing_data", "adjusted_from", "adjusted_reason", "provider",
+                  "run", "filed_at"]
 
 
 class ReleaseOutputSerializer(serializers.ModelSerializer):

@@ -24,3 +24,10 @@ class ReleasesConfig(AppConfig):
         from casework.releases.recommendation import RECOMMENDATION
 
         case_type_register_recommendation("release_risk", RECOMMENDATION)
+        # The assessment's declared lifecycle (casework/releases/states.py), drawn on /lifecycles/;
+        # a close from anywhere makes the release decided.
+        from casework.cases.types import case_type_register_lifecycle
+        from casework.releases import receivers  # noqa: F401 - connects the case_closed receiver
+        from casework.releases.states import RELEASE_LIFECYCLE
+
+        case_type_register_lifecycle("release_risk", RELEASE_LIFECYCLE)

@@ -7,15 +7,14 @@ from django.db import models
 from django.db.models import Q
 
 from casework.cases.models import Case
+from casework.releases.states import ReleaseStatus
 
 SEVERITIES = ("high", "medium", "low")
 
 
 class Release(models.Model):
-    class Assessment(models.TextChoices):
-        PENDING = "pending", "Being assessed"
-        FILED = "filed", "Report filed"
-        FAILED = "failed", "Assessment failed"
+    # The assessment's lifecycle (casework/releases/states.py); written only through release_transition.
+    Assessment = ReleaseStatus
 
     case = models.OneToOneField(Case, on_delete=models.CASCADE, related_name="release")
     release_id = models.CharField(max_length=64, unique=True)
@@ -27,7 +26,7 @@ class Release(models.Model):
     # Null: the CI did not send it (missing data, never assessed as low).
     error_rate = models.FloatField(null=True, blank=True, help_text="Fraction of failed requests (0.02 = 2 %).")
     response_time_p95 = models.FloatField(null=True, blank=True, help_text="Milliseconds.")
-    assessment = models.CharField(max_length=10, choices=Assessment.choices, default=Assessment.PENDING)
+    assessment = models.CharField(max_length=10, choices=ReleaseStatus.choices, default=ReleaseStatus.RECEIVED)
     assessment_error = models.TextField(blank=True)
     submitted_via = models.CharField(max_length=20, default="api")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -35,8 +34,7 @@ class Release(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.CheckConstraint(condition=Q(assessment__in=["pending", "filed", "failed"]),
-                                   name="release_assessment_valid"),
+            models.CheckConstraint(condition=Q(assessment__in=ReleaseStatus.values), name="release_assessment_valid"),
             models.CheckConstraint(condition=Q(error_rate__isnull=True) | Q(error_rate__gte=0, error_rate__lte=1),
                                    name="release_error_rate_fraction"),
         ]
@@ -94,8 +92,10 @@ class RiskReport(models.Model):
     findings = models.JSONField(default=list)
     # What the detective could not read (a failed tool, a metric the CI did not send).
     missing_data = models.JSONField(default=list, blank=True)
-    # Set when the filed severity was raised (a report filed without data is never low).
+    # Set when code raised the filed severity (a report filed without data is never low; one on
+    # failing critical tests or metrics past the high thresholds is high), with why.
     adjusted_from = models.CharField(max_length=8, blank=True)
+    adjusted_reason = models.TextField(blank=True)
     provider = models.CharField(max_length=40, blank=True)
     filed_at = models.DateTimeField(auto_now_add=True)
 

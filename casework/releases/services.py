@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.template.defaultfilters import pluralize
 
 from agents.tasks import pipeline_enqueue
 from audit.services import audit_record
-from casework.cases.models import Case
-from casework.cases.services import case_close, case_may_decide, case_set_priority, case_set_status
+from casework.cases.services import case_close, case_may_decide, case_set_priority
 from casework.errors import Conflict, DomainError
 from casework.releases.models import SEVERITIES, Release, ReleaseTest, RiskReport
 from casework.releases.schemas import release_validate
+from casework.releases.states import ReleaseStatus, release_transition
 
 PIPELINE = "releases"
 
@@ -65,6 +66,25 @@ def release_submit(*, actor, data: Any, via: str = "api") -> Release:
     return release
 
 
+def _move_if_allowed(*, actor, release: Release, to: str, reason: str, save: tuple[str, ...] = ()) -> Release | None:
+    """release_transition, or None when the table has no move from where the release stands
+    now (a person decided meanwhile, a late run): what the table refuses is left as it is."""
+    try:
+        locked = release_transition(actor=actor, release=release, to=to, reason=reason, save=save)
+    except Conflict as exc:
+        if exc.code != "transition_refused":
+            raise
+        return None
+    release.case.status = locked.case.status
+    return locked
+
+
+def release_assessment_started(*, release: Release) -> bool:
+    """The detective's run started: the release is being assessed (the case in progress)."""
+    return _move_if_allowed(actor="system", release=release, to=ReleaseStatus.PENDING,
+                            reason="The detective started.") is not None
+
+
 @transaction.atomic
 def release_reassess(*, actor, release: Release):
     """Ask the detective again (a new run; each run files at most one report)."""
@@ -74,49 +94,99 @@ def release_reassess(*, actor, release: Release):
 
     if AgentRun.objects.filter(case=release.case, pipeline=PIPELINE, status__in=AgentRun.ACTIVE).exists():
         raise Conflict(f"The detective is already assessing {release.release_id}.", code="already_running")
-    Release.objects.filter(pk=release.pk).update(assessment=Release.Assessment.PENDING, assessment_error="")
+    release.assessment_error = ""
+    release_transition(actor=actor, release=release, to=ReleaseStatus.PENDING, reason="Assess again.",
+                       save=("assessment_error",))
     audit_record(actor=actor, action="release.reassess_requested", case=release.case, obj=release, data={})
     return pipeline_enqueue(case=release.case, pipeline=PIPELINE, mode="assess", actor=actor,
                             initial_state={"release_id": release.release_id})
 
 
+def severity_floor(release: Release) -> tuple[str, list[str]]:
+    """What the release's own data demands, whatever the detective says: ("high", why) when a
+    failed test is critical (marked so, or in RELEASE_CRITICAL_AREAS) or a metric is at or past
+    its high threshold (RELEASE_ERROR_RATE_HIGH, RELEASE_P95_HIGH_MS); ("", []) otherwise."""
+    areas = settings.RELEASE_CRITICAL_AREAS
+    why = [f"critical test {t.name} ({t.area or 'no area'}) failed"
+           for t in release.test_details.filter(status=ReleaseTest.Status.FAILED)
+           if t.critical or t.area.lower() in areas][:5]
+    if release.error_rate is not None and release.error_rate >= settings.RELEASE_ERROR_RATE_HIGH:
+        why.append(f"error rate {release.error_rate * 100:.2f}% is at or above the high threshold "
+                   f"{settings.RELEASE_ERROR_RATE_HIGH * 100:.2f}%")
+    if release.response_time_p95 is not None and release.response_time_p95 >= settings.RELEASE_P95_HIGH_MS:
+        why.append(f"p95 response time {release.response_time_p95:g} ms is at or above the high threshold "
+                   f"{settings.RELEASE_P95_HIGH_MS:g} ms")
+    return ("high", why) if why else ("", [])
+
+
 @transaction.atomic
 def risk_report_file(*, run, release_id: str, report_id: str, severity: str, findings: list[str],
                      missing_data: list[str], provider: str = "") -> RiskReport:
-    """Save the report the detective filed. A report filed without all its data is never
-    low: its severity is raised to medium and the report says why."""
+    """Save the report the detective filed; the detective proposes, code decides what stands.
+
+    Steps: a report filed without all its data is never low (raised to medium); one on a
+    release with failing critical tests, or metrics at or past the high thresholds, is high
+    (`severity_floor`). A raised severity keeps what was filed (adjusted_from) and why
+    (adjusted_reason, and a finding), audited as release.severity_guarded. The release is
+    then "report filed" and the case awaits a release manager at the report's priority;
+    a report landing on a decided release is kept, and changes nothing else.
+    """
     release = Release.objects.select_related("case").get(release_id=release_id)
     if severity not in SEVERITIES:
         raise ValueError(f"Unknown severity {severity!r}.")
-    adjusted_from = ""
+    filed, reasons = severity, []
     findings = [str(f) for f in findings]
     if missing_data and severity == "low":
-        adjusted_from, severity = "low", "medium"
-        findings.append("Severity raised from low to medium: the report was filed without "
-                        + "; ".join(missing_data) + ".")
+        severity = "medium"
+        reasons.append("the report was filed without " + "; ".join(missing_data))
+    floor, why = severity_floor(release)
+    if floor and severity != floor:
+        severity = floor
+        reasons.append("; ".join(why))
+    adjusted_from, adjusted_reason = (filed, "; and ".join(reasons)) if severity != filed else ("", "")
+    if adjusted_from:
+        findings.append(f"Severity raised from {filed} to {severity}: {adjusted_reason}.")
     report = RiskReport(report_id=report_id, release=release, run=run, severity=severity, findings=findings,
-                        missing_data=missing_data, adjusted_from=adjusted_from, provider=provider)
+                        missing_data=missing_data, adjusted_from=adjusted_from, adjusted_reason=adjusted_reason,
+                        provider=provider)
     report.full_clean(exclude=["release", "run"])
     report.save()
-    Release.objects.filter(pk=release.pk).update(assessment=Release.Assessment.FILED, assessment_error="")
     actor = "agent:detective"
     audit_record(actor=actor, action="release.report_filed", case=release.case, obj=report,
                  data={"report_id": report_id, "severity": severity, "findings": findings,
                        "missing_data": missing_data, "adjusted_from": adjusted_from, "run": run.pk if run else None})
-    if not release.case.is_closed:
-        case_set_priority(actor=actor, case=release.case, priority=severity,
-                          reason=f"Risk report {report_id}: {severity}.")
+    if adjusted_from:
+        audit_record(actor="system", action="release.severity_guarded", case=release.case, obj=report,
+                     data={"report_id": report_id, "filed": filed, "applied": severity, "reason": adjusted_reason})
+    release.assessment_error = ""
+    locked = _move_if_allowed(actor=actor, release=release, to=ReleaseStatus.FILED,
+                              reason=f"Risk report {report_id}: {severity}.", save=("assessment_error",))
+    if locked is not None and not locked.case.is_closed:
         # The report is a recommendation: the case now waits for the release manager.
-        case_set_status(actor=actor, case=release.case, status=Case.Status.AWAITING_DECISION)
+        case_set_priority(actor=actor, case=locked.case, priority=severity,
+                          reason=f"Risk report {report_id}: {severity}."
+                                 + (f" Raised from {filed}: {adjusted_reason}." if adjusted_from else ""))
     return report
 
 
 @transaction.atomic
-def release_assessment_fail(*, run, release_id: str, error: str) -> None:
+def release_assessment_fail(*, run, release_id: str, error: str, actor: str = "agent:detective") -> None:
+    """The detective filed nothing: the release says the assessment failed, with why."""
     release = Release.objects.select_related("case").get(release_id=release_id)
-    Release.objects.filter(pk=release.pk).update(assessment=Release.Assessment.FAILED, assessment_error=error[:2000])
-    audit_record(actor="agent:detective", action="release.assessment_failed", case=release.case, obj=release,
+    release.assessment_error = error[:2000]
+    if _move_if_allowed(actor=actor, release=release, to=ReleaseStatus.FAILED, reason=error[:1000],
+                        save=("assessment_error",)) is None:
+        return
+    audit_record(actor=actor, action="release.assessment_failed", case=release.case, obj=release,
                  data={"error": error[:2000], "run": run.pk if run else None})
+
+
+def release_decided(*, actor, release: Release, outcome_label: str, reason: str) -> None:
+    """A person's decision closed the release's case (here, the generic close or a bulk close):
+    the release is decided. Nothing changes once it is."""
+    if release.assessment != ReleaseStatus.DECIDED:
+        release_transition(actor=actor, release=release, to=ReleaseStatus.DECIDED,
+                           reason=f"{outcome_label}: {reason}"[:1000])
 
 
 def override_of(outcome: str, severity: str | None) -> str:
@@ -140,6 +210,7 @@ def release_decide(*, actor, release: Release, outcome: str, reason: str, confir
         raise OverrideNeedsConfirmation(f"This is {override} ({report.report_id}). Confirm to decide against "
                                         "the report; it is recorded as an override.")
     decision = case_close(actor=actor, case=release.case, outcome=outcome, reason=reason)
+    release_decided(actor=actor, release=release, outcome_label=decision.outcome_label, reason=reason)
     data = {"report_id": report.report_id if report else None, "severity": severity, "override": bool(override)}
     type(decision).objects.filter(pk=decision.pk).update(data=data)
     decision.data = data

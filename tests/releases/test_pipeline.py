@@ -105,7 +105,8 @@ def test_a_failing_tool_goes_back_to_the_model_and_the_report_says_what_was_miss
     assert details.status == "error" and details.error_type == "ToolExecution"
     assert "test service unavailable" in details.error
     report = rel.reports.get()
-    assert report.severity == "medium"
+    # Filed medium without the details; the release's records show a failed critical test: high.
+    assert (report.adjusted_from, report.severity) == ("medium", "high")
     assert any("test details" in m and "test service unavailable" in m for m in report.missing_data)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django import template
 
 from casework.releases import selectors
+from casework.releases.states import RELEASE_LIFECYCLE, ReleaseStatus
 
 register = template.Library()
 
@@ -25,7 +26,9 @@ def release_view(case) -> dict:
         "tool_calls": selectors.release_tool_calls(release, shown.pk if shown else None),
         "failed_tests": [t for t in release.test_details.all() if t.status == "failed"],
         "context_events": context_events,
-        "pending": release.assessment == "pending",
+        # Queued or at work: the overview polls until the report (or the failure) lands.
+        "pending": release.assessment in (ReleaseStatus.RECEIVED, ReleaseStatus.PENDING),
+        "status_meaning": RELEASE_LIFECYCLE.state(release.assessment).meaning,
     }
 
 
