@@ -145,3 +145,29 @@ def test_assess_again_is_a_persons_move_and_refused_once_decided(fake_openai, al
     release_decide(actor=rita, release=rel, outcome="go", reason="Clean.")
     with pytest.raises(Conflict):
         release_reassess(actor=alice, release=rel)
+
+
+def test_the_migration_fills_received_and_decided_for_existing_releases(fake_openai, rita):  # noqa: F811
+    import importlib
+
+    from django.apps import apps
+
+    from casework.releases.models import Release, RiskReport
+    from casework.releases.services import release_decide
+
+    migration = importlib.import_module("casework.releases.migrations.0002_assessment_lifecycle")
+    fake_openai.handler = play_detective
+    filed, _ = submit(LOW)
+    decided, _ = submit(release(LOW, release_id="rel-9-9-9"))
+    release_decide(actor=rita, release=decided, outcome="go", reason="Clean.")
+    fresh, _ = submit(release(LOW, release_id="rel-9-9-8"))
+    # As the rows stood before: decided ones "filed", an untouched one "pending", a raised report without why.
+    Release.objects.filter(pk=decided.pk).update(assessment="filed")
+    Release.objects.filter(pk=fresh.pk).update(assessment="pending")
+    fresh.case.__class__.objects.filter(pk=fresh.case_id).update(status="new")
+    RiskReport.objects.filter(release=filed).update(adjusted_from="low", adjusted_reason="")
+
+    migration.fill(apps, None)
+    assert dict(Release.objects.values_list("pk", "assessment")) == {
+        filed.pk: "filed", decided.pk: "decided", fresh.pk: "received"}
+    assert RiskReport.objects.get(release=filed).adjusted_reason == "the report was filed without all its data"
