@@ -61,7 +61,25 @@ tool_user = Agent(id="test_offline_tools", system_prompt="Look up, then score.",
 orphan = Agent(id="test_offline_nobody_home", system_prompt="?", output_model=Score)
 
 
-def test_offline_is_the_default_provider():
+def test_offline_is_the_default_provider(tmp_path):
+    """With no provider and no key in the environment, settings choose the offline provider.
+    pytest's own environment sets LLM_PROVIDER=offline, so this is checked in a fresh process
+    without it."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LLM_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY",
+                        "ANTHROPIC_BASE_URL", "LLM_MODEL")}
+    env.update(VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="casework.settings", SECRET_KEY="test-only")
+    code = ("import django; django.setup(); from django.conf import settings; "
+            "from agents.llm.registry import get_provider; p = get_provider(); "
+            "print(settings.LLM_PROVIDER, type(p).__name__, p.name, p.model)")
+
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["offline", OfflineProvider.__name__, "offline", OFFLINE_MODEL]
+
+
+def test_the_test_settings_use_the_offline_provider():
     provider = get_provider()
     assert isinstance(provider, OfflineProvider)
     assert provider.name == "offline" and provider.model == OFFLINE_MODEL
