@@ -1,6 +1,7 @@
-"""The offline agent's questions that its case type's read-only tools answer (agents/chat/case_tools.py):
-fraud (the alert's facts, the account's history and links, similar decided cases), access (the
-rights check, the absences), transactions (the card's transactions, the investigation's record).
+"""The offline agent's questions that its case type's read-only tools answer (the tools each
+case type registers on its CaseType: casework.cases.types.Chat): fraud (the alert's facts, the
+account's history and links, similar decided cases), access (the rights check, the absences),
+transactions (the card's transactions, the investigation's record).
 
 Each intent asks for its tools on the first turn and answers from their results on the next,
 quoting only what the tools returned (the history holds no earlier question's tool results).

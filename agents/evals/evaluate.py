@@ -16,17 +16,15 @@ from agents.evals.runner import run_scenario
 from agents.evals.schema import CASE_TYPES, Scenario, load_suite
 from agents.evals.scoring import score
 
-PIPELINES = {"release_risk": "releases", "fraud_alert": "fraud", "access_change": "access",
-             "support_ticket": "support", "transaction_investigation": "transactions"}
-
 
 def prompt_version(suite: str) -> str:
     """A short hash of the suite's pipeline prompts: the agents' system prompts, the pipeline
     module's *PROMPT* strings and its *_agent() builders' prompts (as the settings fill them).
     Two runs with one prompt version ran the same prompts."""
     from agents.runtime.pipeline import get_pipeline
+    from casework.cases.types import CASE_TYPES as TYPES
 
-    name = PIPELINES[suite]
+    name = TYPES[suite].pipeline
     pipeline = get_pipeline(name)
     texts = [f"{key}:{agent.system_prompt}" for key, agent in sorted(pipeline.agents.items())]
     module = importlib.import_module(f"agents.pipelines.{name}")

@@ -155,25 +155,7 @@ def _flatten(prefix: str, value: dict, into: dict) -> None:
 
 
 def _extras(case_type: str, case) -> dict:
-    """Decision fields that live beside the record: the filed report, the rights check."""
-    extras: dict = {}
-    if case_type == "release_risk":
-        report = case.release.reports.order_by("-id").first()
-        if report is not None:
-            extras["extra.report_severity"] = report.severity
-            extras["extra.report_findings"] = " | ".join(report.findings)
-            extras["extra.report_missing_data"] = " | ".join(report.missing_data)
-    elif case_type == "access_change":
-        mutation = case.access_change
-        check = mutation.rights_checks.order_by("-id").first()
-        if check is not None:
-            extras["extra.authorized"] = check.authorized
-        report = mutation.reports.order_by("-id").first()
-        if report is not None:
-            extras["extra.report_recommendation"] = report.recommendation
-            extras["extra.report_kind"] = report.kind
-    elif case_type == "transaction_investigation":
-        inv = case.txn_investigation
-        extras["extra.recommendations"] = " | ".join(inv.recommendations.order_by("id").values_list("action", flat=True))
-        extras["extra.insights"] = inv.insights.count()
-    return extras
+    """Decision fields that live beside the record (the filed report, the rights check ...):
+    what the case type's Evaluation.observed reads."""
+    evaluation = adapters.evaluation_of(case_type)
+    return evaluation.observed(case) if evaluation is not None and evaluation.observed is not None else {}

@@ -9,6 +9,25 @@ class AccessConfig(AppConfig):
     verbose_name = "Access changes"
 
     def ready(self) -> None:
+        # What the change adds to the shared bulk close, chat, evaluation and a manager's
+        # dashboard (casework.cases.types).
+        from casework.access.chat_tools import access_chat_context, access_chat_tools
+        from casework.access.dashboard import PANEL
+        from casework.access.decide import access_decide
+        from casework.access.evals import EVALUATION
+        from casework.cases.types import (
+            Chat,
+            case_type_register_chat,
+            case_type_register_decide,
+            case_type_register_evaluation,
+            case_type_register_panel,
+        )
+
+        case_type_register_decide("access_change", access_decide)
+        case_type_register_chat("access_change", Chat(tools=access_chat_tools, context=access_chat_context))
+        case_type_register_evaluation("access_change", EVALUATION)
+        case_type_register_panel("access_change", PANEL)
+
         from casework.access import signals  # noqa: F401 - connects the case_closed receiver
         from casework.access.demo import demo_load_access
         from casework.cases.demo import demo_register

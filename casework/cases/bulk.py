@@ -1,13 +1,13 @@
 """Bulk actions on queue rows: assign, set priority, close with one outcome and reason.
 
 Each case goes through the same service call as the single action on its page (its own
-transaction, its own audit entries), so that one refused case does not undo the others.
+transaction, its own audit entries; a close, the decision service its case type registered,
+casework.cases.services.case_decide), so that one refused case does not undo the others.
 A case that cannot take the action is skipped and named, with the reason, in the result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
@@ -55,51 +55,39 @@ def bulk_outcome_choices() -> list[tuple[str, list[tuple[str, str]]]]:
     return [(ct.label, list(ct.outcomes)) for ct in CASE_TYPES.values()]
 
 
-# --- closing: the type's own decision service where it has one ---------------------------
-
-def _close_generic(*, actor, case: Case, outcome: str, reason: str):
-    return services.case_close(actor=actor, case=case, outcome=outcome, reason=reason)
-
-
-def _close_support(*, actor, case: Case, outcome: str, reason: str):
-    from casework.support import services as support
-
-    ticket = case.record
-    if outcome == "escalated":
-        return support.ticket_escalate(actor=actor, ticket=ticket, reason=reason)
-    if outcome == "no_action":
-        return support.ticket_close_no_action(actor=actor, ticket=ticket, reason=reason)
-    raise ValidationError("A reply needs its text; send it from the ticket's page.")
-
-
-def _close_access(*, actor, case: Case, outcome: str, reason: str):
-    from casework.access.services.decisions import mutation_decide
-
-    return mutation_decide(actor=actor, mutation=case.record, outcome=outcome, reason=reason)
-
-
-def _close_release(*, actor, case: Case, outcome: str, reason: str):
-    # A decision against the detective's report needs its own confirmation (an override):
-    # the bulk close never confirms one, and the case is skipped with the report's words.
-    from casework.releases.services import release_decide
-
-    return release_decide(actor=actor, release=case.record, outcome=outcome, reason=reason)
-
-
-CLOSERS: dict[str, Callable] = {
-    "support_ticket": _close_support,
-    "access_change": _close_access,
-    "release_risk": _close_release,
-}
-
+# --- closing: the type's own decision service where it registered one ---------------------
 
 def _close_one(*, actor, case: Case, outcome: str, reason: str):
     if case.is_closed:
         raise DomainError("already closed")
     if outcome not in dict(case.type_info.outcomes):
         raise ValidationError(f"“{outcome_label(outcome)}” is not an outcome of a {case.type_info.label.lower()}.")
-    closer = CLOSERS.get(case.case_type) if case.record is not None else None
-    return (closer or _close_generic)(actor=actor, case=case, outcome=outcome, reason=reason)
+    return services.case_decide(actor=actor, case=case, outcome=outcome, reason=reason)
+
+
+def bulk_validate(*, action: str, references: list[str], priority: str = "", outcome: str = "",
+                  reason: str = "") -> list[str]:
+    """The rules of a bulk action's arguments, for the service, the queue's form and the API:
+    every broken one is named in one ValidationError (field: message); the references come back
+    trimmed, upper-cased and without repeats, in the order given."""
+    errors: dict[str, str] = {}
+    if action not in ACTIONS:
+        errors["action"] = f"Choose one of: {', '.join(ACTIONS)}."
+    references = list(dict.fromkeys(r.strip().upper() for r in references if r and r.strip()))
+    if not references:
+        errors["references"] = "Select at least one case."
+    elif len(references) > BULK_MAX:
+        errors["references"] = f"At most {BULK_MAX} cases at a time."
+    if action == "priority" and priority not in Case.Priority.values:
+        errors["priority"] = f"Choose a priority: {', '.join(Case.Priority.values)}."
+    if action == "close":
+        if not any(outcome in dict(ct.outcomes) for ct in CASE_TYPES.values()):
+            errors["outcome"] = "Choose an outcome."
+        if not (reason or "").strip():
+            errors["reason"] = "Give a reason for the decision."
+    if errors:
+        raise ValidationError(errors)
+    return references
 
 
 def _running(cases: list[Case]) -> set[int]:
@@ -114,24 +102,13 @@ def cases_bulk_apply(*, actor: User, references: list[str], action: str, assigne
                      priority: str = "", outcome: str = "", reason: str = "") -> BulkResult:
     """Apply one action to each case, one service call and transaction per case.
 
-    Steps: validate the action's arguments once (ValidationError naming the field); fetch the
-    cases in the order given; for each, call the single action's service and record it as done,
-    or record why it was skipped; write one summary audit entry naming both lists."""
-    if action not in ACTIONS:
-        raise ValidationError({"action": f"Choose one of: {', '.join(ACTIONS)}."})
-    references = list(dict.fromkeys(r.strip().upper() for r in references if r and r.strip()))
-    if not references:
-        raise ValidationError({"references": "Select at least one case."})
-    if len(references) > BULK_MAX:
-        raise ValidationError({"references": f"At most {BULK_MAX} cases at a time."})
+    Steps: validate the action's arguments once (bulk_validate: a ValidationError naming each
+    broken field); fetch the cases in the order given; for each, call the single action's
+    service and record it as done, or record why it was skipped; write one summary audit entry
+    naming both lists."""
+    references = bulk_validate(action=action, references=references, priority=priority, outcome=outcome,
+                               reason=reason)
     reason = (reason or "").strip()
-    if action == "priority" and priority not in Case.Priority.values:
-        raise ValidationError({"priority": f"Choose one of: {', '.join(Case.Priority.values)}."})
-    if action == "close":
-        if not any(outcome in dict(ct.outcomes) for ct in CASE_TYPES.values()):
-            raise ValidationError({"outcome": "Choose an outcome."})
-        if not reason:
-            raise ValidationError({"reason": "Give a reason for the decision."})
 
     by_ref = {c.reference: c for c in Case.objects.select_related("assignee").filter(reference__in=references)}
     result = BulkResult(action=action)

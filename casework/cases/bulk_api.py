@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -9,7 +10,7 @@ from rest_framework.views import APIView
 
 from casework.cases.api import IsInvestigator
 from casework.cases.bulk import ACTIONS, BULK_MAX, cases_bulk_apply
-from casework.cases.filters import _investigators
+from casework.cases.filters import assignee_resolve
 from casework.cases.models import Case
 
 
@@ -31,14 +32,10 @@ class CaseBulkApi(APIView):
         reason = serializers.CharField(required=False, default="", allow_blank=True, max_length=5_000)
 
         def validate_assignee(self, value):
-            if value in (None, "none"):
-                return None
-            if value == "me":
-                return self.context["request"].user
-            user = _investigators().filter(username=value).first()
-            if user is None:
-                raise serializers.ValidationError(f"{value} is not an investigator.")
-            return user
+            try:
+                return assignee_resolve(value, user=self.context["request"].user)
+            except DjangoValidationError as exc:
+                raise serializers.ValidationError(exc.messages) from None
 
     @extend_schema_serializer(component_name="CaseBulkResult")
     class OutputSerializer(serializers.Serializer):

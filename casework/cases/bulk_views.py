@@ -13,8 +13,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from casework.cases import selectors
-from casework.cases.bulk import ACTIONS, BULK_MAX, bulk_describe, bulk_outcome_choices, cases_bulk_apply
-from casework.cases.filters import CaseFilter, _investigators
+from casework.cases.bulk import ACTIONS, BULK_MAX, bulk_describe, bulk_validate, cases_bulk_apply
+from casework.cases.filters import CaseFilter, assignee_resolve
 from casework.cases.models import Case
 from casework.errors import error_lines
 from casework.people.roles import investigator_required
@@ -34,31 +34,20 @@ class BulkForm(forms.Form):
         self.refs = references
 
     def clean_assignee(self):
-        value = (self.cleaned_data.get("assignee") or "").strip()
-        if value in ("", "me"):
-            return self.user
-        if value == "none":
-            return None
-        user = _investigators().filter(username=value).first()
-        if user is None:
-            raise ValidationError(f"{value} is not an investigator.")
-        return user
+        return assignee_resolve(self.cleaned_data.get("assignee"), user=self.user)
 
     def clean(self):
+        """The bulk service's rules (bulk_validate), shown on the form: the references' problem
+        for the whole form, the others on their fields."""
         data = super().clean()
-        if not self.refs:
-            self.add_error(None, "Select at least one case.")
-        elif len(self.refs) > BULK_MAX:
-            self.add_error(None, f"At most {BULK_MAX} cases at a time.")
-        action = data.get("action")
-        if action == "priority" and not data.get("priority"):
-            self.add_error("priority", "Choose a priority.")
-        if action == "close":
-            outcomes = {key for _, group in bulk_outcome_choices() for key, _ in group}
-            if data.get("outcome") not in outcomes:
-                self.add_error("outcome", "Choose an outcome.")
-            if not (data.get("reason") or "").strip():
-                self.add_error("reason", "Give a reason for the decision.")
+        if "action" not in data:  # the action's own error says it
+            return data
+        try:
+            bulk_validate(action=data["action"], references=self.refs, priority=data.get("priority") or "",
+                          outcome=data.get("outcome") or "", reason=data.get("reason") or "")
+        except ValidationError as exc:
+            for name, problems in exc.message_dict.items():
+                self.add_error(name if name in self.fields and name != "references" else None, problems)
         return data
 
 

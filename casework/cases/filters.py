@@ -10,6 +10,7 @@ import re
 
 import django_filters
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.db.models import Q
 from django_filters.fields import ModelChoiceField, ModelChoiceIterator
 
@@ -25,12 +26,31 @@ FULL_REFERENCE = re.compile(r"^[A-Za-z]{2,6}-\d{4,}$")
 REFERENCE_CHARACTERS = re.compile(r"^[A-Za-z0-9-]+$")
 
 
-def _investigators(request=None):
-    # django-filter calls a queryset callable with the request.
+def investigators(request=None):
+    """The people a case may be assigned to (investigators and admins), by username.
+    django-filter calls a queryset callable with the request."""
     return User.objects.filter(groups__name__in=[INVESTIGATOR, ADMIN]).distinct().order_by("username")
 
 
 ME = "me"
+NOBODY = "none"
+
+
+def assignee_resolve(value: str | None, *, user: User) -> User | None:
+    """An assignee as people and clients write it: `me` (or nothing) is `user`, `none` (or
+    null) is nobody, anything else an investigator's username (ValidationError if it is not
+    one). The queue's bulk form and the bulk API both read it here."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value in ("", ME):
+        return user
+    if value == NOBODY:
+        return None
+    found = investigators().filter(username=value).first()
+    if found is None:
+        raise ValidationError(f"{value} is not an investigator.")
+    return found
 
 
 class _AssigneeIterator(ModelChoiceIterator):
@@ -105,8 +125,8 @@ class CaseFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(choices=Case.Status.choices, empty_label="Any status")
     priority = django_filters.ChoiceFilter(choices=Case.Priority.choices, empty_label="Any priority")
     assignee = AssigneeFilter(
-        queryset=_investigators, to_field_name="username", empty_label="Anyone", null_label="Unassigned",
-        null_value="none", help_text="An investigator's username, `me` (you) or `none` (unassigned).",
+        queryset=investigators, to_field_name="username", empty_label="Anyone", null_label="Unassigned",
+        null_value=NOBODY, help_text="An investigator's username, `me` (you) or `none` (unassigned).",
     )
     # Deadlines (casework/cases/sla.py): past due_at and not decided, or due within CASE_SLA_WARN_HOURS.
     sla = django_filters.ChoiceFilter(choices=[("breached", "SLA breached"), ("due_soon", "Due soon")],

@@ -252,3 +252,13 @@ def case_close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
                  data={"outcome": outcome, "reason": reason})
     transaction.on_commit(lambda: case_closed.send(sender=Case, case=case, decision=decision, actor=actor))
     return decision
+
+
+def case_decide(*, actor, case: Case, outcome: str, reason: str) -> Decision:
+    """A person's decision made outside the type's own page (the bulk close): through the
+    decision service the case's type registered (casework.cases.types.case_type_register_decide:
+    a support ticket's escalate / no action, an access change's mutation_decide, a release's
+    release_decide with its role and override rules), or case_close when it has none or the
+    case has no record yet."""
+    decide = case.type_info.decide if case.record is not None else None
+    return (decide or case_close)(actor=actor, case=case, outcome=outcome, reason=reason)

@@ -1,5 +1,8 @@
-"""The five case types: reference prefix, outcomes a decision may take, and the tabs a
-case-type package adds to the case page (registered from its AppConfig.ready)."""
+"""The five case types: reference prefix, outcomes a decision may take, and what each case-type
+package adds to the shared core, registered on its CaseType from its AppConfig.ready (tabs,
+recommendation, lifecycle, decision on a close, chat tools, evaluation adapter, dashboard panels;
+the demo's loader registers with casework.cases.demo.demo_register). The shared core iterates
+these; it never imports a type's package (tests/cases/test_boundary.py)."""
 
 from __future__ import annotations
 
@@ -31,6 +34,45 @@ class Recommendation:
     labels: dict[str, str]
 
 
+@dataclass(frozen=True)
+class Chat:
+    """What a type adds to "Ask the agent" (agents.chat): `tools()` its read-only tools (built
+    when first asked for: they may live in its pipeline package), and `context(case)` its
+    record's data for the conversation (the ids its tools take); either may be None."""
+
+    tools: Callable[[], tuple] | None = None
+    context: Callable[[Any], dict] | None = None
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """How the evaluation harness (agents.evals) works a type's scenarios and cases.
+
+    `submit(input, reference)` makes the case from a scenario through the type's own services
+    (never starting a run itself); `export(record, mask)` turns a decided case's record into a
+    scenario's (input, reference, expected fields), `mask(kind, value)` pseudonymising personal
+    data; `decision_fields` maps the person's outcome to the fields the agents should have
+    reached; `observed(case)` adds the decision fields that live beside the record (a filed
+    report ...); `trajectory(case)` replaces the tools-in-order read from the case's runs."""
+
+    submit: Callable[[dict, dict], None]
+    export: Callable[[Any, Any], tuple[dict, dict, dict]] | None = None
+    decision_fields: dict[str, dict] = field(default_factory=dict)
+    observed: Callable[[Any], dict] | None = None
+    trajectory: Callable[[Any], list[str]] | None = None
+
+
+@dataclass(frozen=True)
+class Panel:
+    """A section a type adds to the dashboard of a manager: `rows(user)` what it lists for
+    them (empty: the section says there is nothing), drawn by `template` with `rows`."""
+
+    id: str
+    title: str
+    template: str
+    rows: Callable[[Any], list]
+
+
 @dataclass
 class CaseType:
     key: str
@@ -54,6 +96,13 @@ class CaseType:
     decider_role: str = ""
     # The type's own status table (casework.cases.lifecycle), set from its AppConfig.ready.
     lifecycle: Any = None
+    # The type's own decision on a close (case_type_register_decide): decide(*, actor, case,
+    # outcome, reason) -> Decision, used by the bulk close and the generic close in place of
+    # case_close; None: case_close decides.
+    decide: Callable[..., Any] | None = None
+    chat: Chat | None = None
+    evaluation: Evaluation | None = None
+    dashboard_panels: list[Panel] = field(default_factory=list)
 
     def outcome_label(self, outcome: str) -> str:
         return dict(self.outcomes).get(outcome, outcome)
@@ -134,3 +183,22 @@ def case_type_register_lifecycle(case_type: str, lifecycle) -> None:
     from casework.cases.lifecycle import lifecycle_register
 
     CASE_TYPES[case_type].lifecycle = lifecycle_register(lifecycle)
+
+
+def case_type_register_decide(case_type: str, decide: Callable[..., Any]) -> None:
+    """The type's decision service, for a close made outside its own page (bulk, generic)."""
+    CASE_TYPES[case_type].decide = decide
+
+
+def case_type_register_chat(case_type: str, chat: Chat) -> None:
+    CASE_TYPES[case_type].chat = chat
+
+
+def case_type_register_evaluation(case_type: str, evaluation: Evaluation) -> None:
+    CASE_TYPES[case_type].evaluation = evaluation
+
+
+def case_type_register_panel(case_type: str, panel: Panel) -> None:
+    panels = CASE_TYPES[case_type].dashboard_panels
+    if all(p.id != panel.id for p in panels):
+        panels.append(panel)

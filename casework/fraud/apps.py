@@ -18,6 +18,14 @@ class FraudConfig(AppConfig):
     verbose_name = "Fraud alerts"
 
     def ready(self) -> None:
+        # What the alert adds to the shared chat and evaluation (casework.cases.types).
+        from casework.cases.types import Chat, case_type_register_chat, case_type_register_evaluation
+        from casework.fraud.chat_tools import fraud_chat_context, fraud_chat_tools
+        from casework.fraud.evals import EVALUATION
+
+        case_type_register_chat("fraud_alert", Chat(tools=fraud_chat_tools, context=fraud_chat_context))
+        case_type_register_evaluation("fraud_alert", EVALUATION)
+
         from casework.cases.demo import demo_register
         from casework.cases.types import CASE_TYPES, Tab, case_type_register_tab
         from casework.fraud.demo import demo_load_fraud

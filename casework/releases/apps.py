@@ -9,6 +9,21 @@ class ReleasesConfig(AppConfig):
     verbose_name = "Release risk"
 
     def ready(self) -> None:
+        # What the release adds to the shared bulk close, chat and evaluation (casework.cases.types).
+        from casework.cases.types import (
+            Chat,
+            case_type_register_chat,
+            case_type_register_decide,
+            case_type_register_evaluation,
+        )
+        from casework.releases.chat_tools import release_chat_context, release_chat_tools
+        from casework.releases.decide import release_decide_case
+        from casework.releases.evals import EVALUATION
+
+        case_type_register_decide("release_risk", release_decide_case)
+        case_type_register_chat("release_risk", Chat(tools=release_chat_tools, context=release_chat_context))
+        case_type_register_evaluation("release_risk", EVALUATION)
+
         from casework.cases.demo import demo_register
         from casework.cases.types import CASE_TYPES, Tab, case_type_register_tab
         from casework.releases.demo import demo_load_releases

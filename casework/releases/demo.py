@@ -58,7 +58,7 @@ DEMO_DECISIONS = {
 
 def demo_load_releases(*, users: dict) -> int:
     from agents.models import AgentRun
-    from agents.runtime.pipeline import execute_run
+    from agents.tasks import run_pipeline
     from casework.cases.services import case_assign
     from casework.releases.models import Release
     from casework.releases.services import release_decide, release_submit
@@ -69,7 +69,7 @@ def demo_load_releases(*, users: dict) -> int:
             continue
         release = release_submit(actor="system", data=data, via="demo")
         run = AgentRun.objects.filter(case=release.case, pipeline="releases").latest("id")
-        execute_run(run.pk)  # here, now (a worker that got the message first finds it claimed)
+        run_pipeline.apply(args=(run.pk,))  # here, now (a worker that got the message first finds it claimed)
         created += 1
         decided = DEMO_DECISIONS.get(release.release_id)
         if decided:

@@ -9,6 +9,21 @@ class SupportConfig(AppConfig):
     verbose_name = "Support tickets"
 
     def ready(self) -> None:
+        # What the ticket adds to the shared bulk close, chat and evaluation (casework.cases.types).
+        from casework.cases.types import (
+            Chat,
+            case_type_register_chat,
+            case_type_register_decide,
+            case_type_register_evaluation,
+        )
+        from casework.support.chat_tools import support_chat_tools
+        from casework.support.decide import ticket_decide
+        from casework.support.evals import EVALUATION
+
+        case_type_register_decide("support_ticket", ticket_decide)
+        case_type_register_chat("support_ticket", Chat(tools=support_chat_tools))
+        case_type_register_evaluation("support_ticket", EVALUATION)
+
         from casework.cases.demo import demo_register
         from casework.cases.types import CASE_TYPES
         from casework.support import signals  # noqa: F401 - connects the case_closing/case_closed receivers

@@ -17,12 +17,12 @@ AUTO_SENT = 2
 def _run_now(run) -> None:
     """Run an enqueued run here and now (the worker, if one gets the message, finds it done)."""
     from agents.models import AgentRun
-    from agents.runtime.pipeline import execute_run
+    from agents.tasks import run_pipeline
 
-    execute_run(run.pk)
+    run_pipeline.apply(args=(run.pk,))
     run.refresh_from_db()
     for triage in AgentRun.objects.filter(case_id=run.case_id, mode="triage", status=AgentRun.Status.QUEUED):
-        execute_run(triage.pk)
+        run_pipeline.apply(args=(triage.pk,))
 
 
 def _receive(actor, customer_id: str, message: str, channel: str) -> Ticket | None:

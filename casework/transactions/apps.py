@@ -9,6 +9,15 @@ class TransactionsConfig(AppConfig):
     verbose_name = "Transaction investigations"
 
     def ready(self) -> None:
+        # What the investigation adds to the shared chat and evaluation (casework.cases.types).
+        from casework.cases.types import Chat, case_type_register_chat, case_type_register_evaluation
+        from casework.transactions.chat_tools import transaction_chat_context, transaction_chat_tools
+        from casework.transactions.evals import EVALUATION
+
+        case_type_register_chat("transaction_investigation",
+                                Chat(tools=transaction_chat_tools, context=transaction_chat_context))
+        case_type_register_evaluation("transaction_investigation", EVALUATION)
+
         from casework.cases.demo import demo_register
         from casework.cases.types import CASE_TYPES, Tab, case_type_register_tab
         from casework.transactions import signals  # noqa: F401 - connects the case_closed receiver

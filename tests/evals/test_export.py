@@ -109,7 +109,7 @@ def test_an_access_change_export_carries_its_organisation_slice_and_answers():
     assert data["input"]["employee_answer"]["colleague"] == "u002"
     assert data["input"]["manager_verdict"]["approved"] is True
     assert data["expect"]["fields"] == {"extra.report_recommendation": "accept"}
-    assert adapters.SUBMITTERS["access_change"]  # the adapter re-creates what the export describes
+    assert adapters.evaluation_of("access_change").submit  # the adapter re-creates what the export describes
     _, observed, result = rerun(text, "access_change")
     assert result.passed, (result.failures, observed.trajectory)
 

@@ -249,16 +249,11 @@ def agreement(now: datetime) -> dict:
     return {"rows": rows, "disagreements": disagreements}
 
 
-def manager_requests(user) -> list[dict]:
-    """A manager's open validation requests (access changes), oldest first, with their age."""
-    if not apps.is_installed("casework.access"):
-        return []
-    InfoRequest = apps.get_model("access", "InfoRequest")
-    now = timezone.now()
-    requests = (InfoRequest.objects.filter(kind="manager_validation", recipient__user=user, answered_at__isnull=True,
-                                           cancelled_at__isnull=True)
-                .select_related("mutation__case", "mutation__changed_by", "mutation__system").order_by("sent_at", "id"))
-    return [{"request": r, "age_hours": (now - r.sent_at).total_seconds() / 3600} for r in requests[:50]]
+def manager_panels(user) -> list[dict]:
+    """The sections the case types add to a manager's dashboard (casework.cases.types.Panel:
+    the access changes' validation requests ...), each with what it lists for this person."""
+    return [{"id": panel.id, "title": panel.title, "template": panel.template, "rows": panel.rows(user)}
+            for ct in CASE_TYPES.values() for panel in ct.dashboard_panels]
 
 
 def dashboard_figures(*, now: datetime | None = None) -> dict:

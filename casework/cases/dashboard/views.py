@@ -19,5 +19,5 @@ def dashboard(request):
         figures = selectors.dashboard_figures()
         context |= {"figures": figures, "chart_data": charts.chart_data(figures)}
     if context["manager"]:
-        context["requests"] = selectors.manager_requests(user)
+        context["panels"] = selectors.manager_panels(user)
     return render(request, "dashboard/dashboard.html", context)

@@ -43,8 +43,8 @@ def sort_header(context, key: str, label: str, css: str = ""):
 def bulk_options():
     """What the queue's bulk bar offers: investigators, priorities, outcomes grouped by type."""
     from casework.cases.bulk import bulk_outcome_choices
-    from casework.cases.filters import _investigators
+    from casework.cases.filters import investigators
     from casework.cases.models import Case
 
-    return {"investigators": list(_investigators().values_list("username", flat=True)),
+    return {"investigators": list(investigators().values_list("username", flat=True)),
             "outcomes": bulk_outcome_choices(), "priorities": Case.Priority.choices}

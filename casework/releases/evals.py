@@ -1,0 +1,46 @@
+"""What a release adds to the evaluation harness (agents.evals), registered on its CaseType
+(casework.cases.types.case_type_register_evaluation): a scenario is submitted as the API
+submits a release; a decided case becomes a scenario (the release as submitted, test messages
+masked); the filed risk report is the decision field beside the record."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from casework.cases.types import Evaluation
+
+ACTOR = "evaluation"
+
+# The person's outcome -> what the detective should have concluded.
+DECISION_FIELDS = {"go": {"extra.report_severity": ["low", "medium"]},
+                   "no_go": {"extra.report_severity": ["high", "medium"]},
+                   "deferred": {"extra.report_severity": ["medium", "high"]}}
+
+
+def submit_release(data: dict, reference: dict) -> None:
+    from casework.releases.services import release_submit
+
+    with transaction.atomic():
+        release_submit(actor=ACTOR, data=data, via="evaluation")
+
+
+def release_scenario_parts(release, mask):
+    data = {"release_id": release.release_id, "version": release.version, "changes": release.changes,
+            "tests": {"passed": release.tests_passed, "failed": release.tests_failed, "skipped": release.tests_skipped},
+            "deployment_metrics": {"error_rate": release.error_rate, "response_time_p95": release.response_time_p95},
+            "test_details": [{"name": t.name, "area": t.area, "status": t.status, "critical": t.critical,
+                              "message": mask.text(t.message)} for t in release.test_details.order_by("id")]}
+    return data, {}, {}
+
+
+def release_observed(case) -> dict:
+    """Decision fields that live beside the record: the filed report."""
+    report = case.release.reports.order_by("-id").first()
+    if report is None:
+        return {}
+    return {"extra.report_severity": report.severity, "extra.report_findings": " | ".join(report.findings),
+            "extra.report_missing_data": " | ".join(report.missing_data)}
+
+
+EVALUATION = Evaluation(submit=submit_release, export=release_scenario_parts, decision_fields=DECISION_FIELDS,
+                        observed=release_observed)

@@ -1,0 +1,10 @@
+"""What a support ticket adds to "Ask the agent" (agents.chat), registered on its CaseType
+(casework.cases.types.case_type_register_chat): the triage's read-only customer lookup."""
+
+from __future__ import annotations
+
+
+def support_chat_tools() -> tuple:
+    from agents.pipelines.support_agents.tools import CUSTOMER_LOOKUP
+
+    return (CUSTOMER_LOOKUP,)
