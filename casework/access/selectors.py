@@ -49,6 +49,8 @@ def mutation_overview(case) -> dict | None:
     verdict_request = next((r for r in reversed(requests) if r.kind == InfoRequest.Kind.MANAGER
                             and hasattr(r, "verdict")), None)
     report = mutation.reports.first()
+    open_manager = next((r for r in reversed(requests) if r.kind == InfoRequest.Kind.MANAGER
+                         and not r.cancelled_at), None)
     overview = {
         "mutation": mutation,
         "status": AccessStatus(mutation.status),
@@ -60,6 +62,11 @@ def mutation_overview(case) -> dict | None:
         "claim": claim_request.claim if claim_request else None,
         "verdict": verdict_request.verdict if verdict_request else None,
         "report": report,
+        "preselect": decision_preselect(mutation, report),
+        "overrides": mutation_overrides(case),
+        "validator": open_manager.recipient if open_manager else None,
+        "may_resend": mutation.status in (AccessStatus.AWAITING_USER_RESPONSE, AccessStatus.LINK_EXPIRED)
+        and not case.is_closed,
         "reports": list(mutation.reports.all()),
         "messages": list(mutation_messages(case)),
         "lanes": LANES,
@@ -67,6 +74,30 @@ def mutation_overview(case) -> dict | None:
     }
     case._access_overview = overview
     return overview
+
+
+def decision_preselect(mutation: HRMutation, report) -> str:
+    """The outcome the decision form pre-selects: the report's, as the case's facts allow it
+    (guards.recommendation_guard; a report stored before the guard, or imported, may say
+    accept on a denied change), or none without a report."""
+    from casework.access.guards import recommendation_guard
+    from casework.access.models import AdvisoryReport
+
+    if report is None:
+        return ""
+    recommendation, _ = recommendation_guard(mutation=mutation, recommendation=report.recommendation)
+    return AdvisoryReport.OUTCOME[recommendation]
+
+
+def mutation_overrides(case) -> list[dict]:
+    """Where code set an agent's answer aside on this case (guards.guard_override_record),
+    oldest first."""
+    from audit.models import AuditEntry
+    from casework.access.guards import OVERRIDE_ACTION
+
+    return [{**e["data"], "at": e["timestamp"]} for e in
+            AuditEntry.objects.filter(case_id=case.pk, action=OVERRIDE_ACTION).order_by("id")
+            .values("data", "timestamp")[:50]]
 
 
 def _path(mutation: HRMutation) -> list[dict]:

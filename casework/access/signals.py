@@ -14,4 +14,4 @@ def _on_case_closed(sender, case, decision, actor, **kwargs):
         return
     from casework.access.services import mutation_after_case_closed
 
-    mutation_after_case_closed(case=case, actor=actor)
+    mutation_after_case_closed(case=case, actor=actor, decision=decision)

@@ -6,12 +6,23 @@
                                            -> Manager Verification Requested -> Awaiting Manager Response
                                                  -> Approved / Rejected - Manager Denied ---^
                                      -> Manual Intervention Required ---------------------^
+    any state but Decided -> Decided by the Investigator (a person's decision closed the case)
 
 The seed draws the error/escalation edge only from Investigation Started; every later step
 can fail too (a tool failing three times in claim validation, the advisory agent failing),
-and an investigator can take a case over while it waits for a person, so every working
-state may also go to Manual Intervention Required. Nothing else is allowed:
-`mutation_transition` refuses any other move with a Conflict and audits every one it makes.
+so every working state may also go to Manual Intervention Required.
+
+Two states the seed does not draw, because its flow never says what happens then:
+- Link Expired: the employee's signed link expired unanswered. The periodic reminder task
+  moves the change there (it reads "Awaiting User Response" no longer: nobody can answer);
+  the investigator sends a fresh link (back to Awaiting User Response) or decides.
+- Decided by the Investigator: a person's decision closed the case, before or after the
+  report, through the access decision form, the generic close or a bulk close. It is the
+  only end state, and only a person reaches it (the move follows case_close, so the queue
+  status is already Closed).
+
+Nothing else is allowed: `mutation_transition` refuses any other move with a Conflict and
+audits every one it makes.
 
 Each status maps onto the shared Case.status so the investigators' queue shows where an
 access change stands (waiting for a person -> awaiting_response, report ready -> awaiting_decision: the
@@ -37,17 +48,23 @@ class AccessStatus(models.TextChoices):
     REJECTED_MANAGER_DENIED = "rejected_manager_denied", "Rejected - Manager Denied"
     MANUAL_INTERVENTION_REQUIRED = "manual_intervention_required", "Manual Intervention Required"
     ADVISORY_REPORT_GENERATED = "advisory_report_generated", "Advisory Report Generated"
+    LINK_EXPIRED = "link_expired", "Link Expired - No User Response"
+    DECIDED = "decided", "Decided by the Investigator"
 
 
 S = AccessStatus
 MANUAL = S.MANUAL_INTERVENTION_REQUIRED
+DECIDED = S.DECIDED
 
-# from -> the statuses it may move to. Nothing else is a legal move.
-TRANSITIONS: dict[str, frozenset[str]] = {
-    S.PENDING: frozenset({S.INVESTIGATION_STARTED}),
+# from -> the statuses it may move to (besides Decided, which a person reaches from every
+# other state). Nothing else is a legal move.
+_FLOW: dict[str, frozenset[str]] = {
+    S.PENDING: frozenset(),
     S.INVESTIGATION_STARTED: frozenset({S.APPROVED, S.CLARIFICATION_REQUESTED, MANUAL}),
     S.CLARIFICATION_REQUESTED: frozenset({S.AWAITING_USER_RESPONSE, MANUAL}),
-    S.AWAITING_USER_RESPONSE: frozenset({S.REJECTED_INVALID_CLAIM, S.MANAGER_VERIFICATION_REQUESTED, MANUAL}),
+    S.AWAITING_USER_RESPONSE: frozenset({S.REJECTED_INVALID_CLAIM, S.MANAGER_VERIFICATION_REQUESTED, MANUAL,
+                                         S.LINK_EXPIRED}),
+    S.LINK_EXPIRED: frozenset({S.AWAITING_USER_RESPONSE, MANUAL}),
     S.MANAGER_VERIFICATION_REQUESTED: frozenset({S.AWAITING_MANAGER_RESPONSE, MANUAL}),
     S.AWAITING_MANAGER_RESPONSE: frozenset({S.APPROVED, S.REJECTED_MANAGER_DENIED, MANUAL}),
     S.APPROVED: frozenset({S.ADVISORY_REPORT_GENERATED, MANUAL}),
@@ -55,6 +72,11 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     S.REJECTED_MANAGER_DENIED: frozenset({S.ADVISORY_REPORT_GENERATED, MANUAL}),
     MANUAL: frozenset({S.ADVISORY_REPORT_GENERATED}),
     S.ADVISORY_REPORT_GENERATED: frozenset(),
+}
+TRANSITIONS: dict[str, frozenset[str]] = {
+    **{source: targets | {DECIDED} for source, targets in _FLOW.items()},
+    S.PENDING: frozenset({S.INVESTIGATION_STARTED, DECIDED}),
+    DECIDED: frozenset(),
 }
 
 # Where each access status puts the shared case in the queue.
@@ -71,6 +93,11 @@ CASE_STATUS = {
     # A person has to act: it stays in the working part of the queue.
     MANUAL: "in_progress",
     S.ADVISORY_REPORT_GENERATED: "awaiting_decision",
+    # Nobody can answer the expired link: the investigator has to act (resend or decide).
+    S.LINK_EXPIRED: "in_progress",
+    # Reached only after the person's decision closed the case (case_close first), so the
+    # queue already shows Closed; lifecycle_transition never moves a closed case.
+    DECIDED: "closed",
 }
 
 # Waiting for a person (the run that got here ends WAITING).
@@ -80,12 +107,15 @@ WORKING = frozenset({S.PENDING, S.INVESTIGATION_STARTED, S.APPROVED, S.CLARIFICA
                      S.REJECTED_INVALID_CLAIM, S.MANAGER_VERIFICATION_REQUESTED, S.REJECTED_MANAGER_DENIED})
 # The advisory agent writes a report from these.
 REPORTABLE = frozenset({S.APPROVED, S.REJECTED_INVALID_CLAIM, S.REJECTED_MANAGER_DENIED, MANUAL})
-FINAL = frozenset({S.ADVISORY_REPORT_GENERATED})
+FINAL = frozenset({DECIDED})
+# The agents are done with these: a decision may follow; nothing else is in flight.
+SETTLED = frozenset({S.ADVISORY_REPORT_GENERATED, DECIDED})
 
 # The seed's happy and unhappy paths in order, for the progress strip on the case page.
 PATH_ORDER = [S.PENDING, S.INVESTIGATION_STARTED, S.CLARIFICATION_REQUESTED, S.AWAITING_USER_RESPONSE,
               S.MANAGER_VERIFICATION_REQUESTED, S.AWAITING_MANAGER_RESPONSE, S.APPROVED,
-              S.REJECTED_INVALID_CLAIM, S.REJECTED_MANAGER_DENIED, MANUAL, S.ADVISORY_REPORT_GENERATED]
+              S.REJECTED_INVALID_CLAIM, S.REJECTED_MANAGER_DENIED, MANUAL, S.LINK_EXPIRED,
+              S.ADVISORY_REPORT_GENERATED, DECIDED]
 
 
 MEANINGS = {
@@ -94,24 +124,31 @@ MEANINGS = {
     S.APPROVED: "The change is covered: by the changer's own rights, or by the manager's approval.",
     S.CLARIFICATION_REQUESTED: "The changer was not authorised; a request for an explanation is being sent.",
     S.AWAITING_USER_RESPONSE: "Waiting for the employee who made the change to explain it (signed link).",
-    S.REJECTED_INVALID_CLAIM: "The employee's explanation is not backed by the absence records.",
+    S.REJECTED_INVALID_CLAIM: ("The employee's explanation is not backed by the records: a record contradicts it, "
+                               "or no record could verify it (the claim's validation says which)."),
     S.MANAGER_VERIFICATION_REQUESTED: "The explanation holds; the manager's validation is being requested.",
     S.AWAITING_MANAGER_RESPONSE: "Waiting for the manager to approve or deny.",
     S.REJECTED_MANAGER_DENIED: "The manager denied the explanation.",
-    MANUAL: "A step failed three times, or a person took the case over: a person handles it.",
+    MANUAL: "A step failed three times: a person handles it (the advisory agent writes a manual-intervention report).",
     S.ADVISORY_REPORT_GENERATED: "The advisory report is written; the investigator decides.",
+    S.LINK_EXPIRED: ("The employee's link expired unanswered (the periodic task saw it): the investigator sends "
+                     "a fresh link or decides."),
+    DECIDED: ("A person decided and closed the case (the access decision, the generic close or a bulk close), "
+              "before or after the report; the decision's outcome and reason are on the case."),
 }
 
 # Who makes each move: the pipeline's agents (and the system, which runs their steps and the
-# reminders), the manager's verdict (a person), and Manual Intervention from anywhere.
-_PEOPLE_MOVES = {(S.AWAITING_MANAGER_RESPONSE, S.APPROVED), (S.AWAITING_MANAGER_RESPONSE, S.REJECTED_MANAGER_DENIED)}
+# reminders); people: the manager's verdict, the investigator's fresh link after an expired
+# one, and every decision. Manual Intervention is the agents' and the system's escalation.
+_PEOPLE_MOVES = {(S.AWAITING_MANAGER_RESPONSE, S.APPROVED), (S.AWAITING_MANAGER_RESPONSE, S.REJECTED_MANAGER_DENIED),
+                 (S.LINK_EXPIRED, S.AWAITING_USER_RESPONSE)}
 
 
 def _by(source: str, target: str) -> tuple[str, ...]:
-    if (source, target) in _PEOPLE_MOVES:
+    if (source, target) in _PEOPLE_MOVES or target == DECIDED:
         return (PERSON,)
-    if target == MANUAL:
-        return (PERSON, AGENT, SYSTEM)
+    if (source, target) == (S.AWAITING_USER_RESPONSE, S.LINK_EXPIRED):
+        return (SYSTEM,)  # the periodic task, reading the request's expiry
     return (AGENT, SYSTEM)
 
 

@@ -193,9 +193,10 @@ def test_a_tool_failing_three_times_ends_in_manual_intervention_with_a_report(or
 
 
 def test_an_explanation_no_record_can_confirm_is_rejected_as_an_invalid_claim(org, submit, client, alice):
-    """Issue 13 (seed 002, section 5): a claim is valid only if the records support it. Before,
-    every "other" claim went to the manager; now it is Rejected - Invalid User Claim, the
-    report says why, and the investigator can still override."""
+    """Issue 13 (seed 002, section 5): a claim is valid only if the records support it, so an
+    "other" explanation is Rejected - Invalid User Claim and the investigator decides. Issue
+    22: but no record contradicts it, and the claim and the move say so: no record could
+    verify it (before, it read "Contradicted by the records")."""
     mutation = submit()
     response = answer_as_employee(client, mutation, claim_type="other",
                                   explanation="My admin access should still be valid; I did it for the incident.")
@@ -204,18 +205,24 @@ def test_an_explanation_no_record_can_confirm_is_rejected_as_an_invalid_claim(or
     assert statuses(mutation)[-2:] == ["rejected_invalid_claim", "advisory_report_generated"]
     assert not mutation.requests.filter(kind="manager_validation").exists()
     claim = mutation.requests.get(kind="employee_clarification").claim
-    assert claim.validation_status == "invalid"
+    assert (claim.validation_status, claim.get_validation_status_display()) == (
+        "unverifiable", "No record could verify it")
     why = claim.validation["message"]
-    assert "no sick-leave or vacation record can confirm an explanation of another kind" in why
-    assert "the rights check contradicts it: A2 (Admin on FinanceApp) ended on 2024-12-31" in why
+    assert why.startswith("Not verified: no record could verify it")
+    assert "The rights check found: A2 (Admin on FinanceApp) ended on 2024-12-31" in why
+    rejected = AuditEntry.objects.filter(case_id=mutation.case_id, action="access.status_changed",
+                                         data__to="rejected_invalid_claim").get()
+    assert rejected.data["reason"].startswith("Not verified: no record could verify it")
     report = mutation.reports.get()
     assert report.recommendation == "reject_investigate"
-    assert any("the rights check contradicts it: A2" in line for line in report.details)
-    # The investigator overrides the recommendation.
+    assert "No record could verify the employee's explanation." in report.summary
+    assert "contradicted" not in report.summary
+    # The investigator decides, overriding the recommendation.
     client.force_login(alice)
     client.post(f"/access/cases/{mutation.case.reference}/decide/",
                 {"outcome": "accepted", "reason": "Confirmed by phone: an approved incident change."})
     assert fresh(mutation).case.decisions.get().outcome == "accepted"
+    assert fresh(mutation).status == "decided"
     decided = AuditEntry.objects.get(case_id=mutation.case_id, action="access.decided")
     assert decided.data["overrides_recommendation"] is True
 
@@ -248,7 +255,7 @@ def test_an_investigator_taking_over_withdraws_the_link(org, submit, client, ali
     assert response.status_code == 302
     mutation = fresh(mutation)
     assert mutation.case.status == "closed"
-    assert mutation.status == "manual_intervention_required"
+    assert mutation.status == "decided"  # issue 22: a person decided; nothing failed
     client.logout()
     refused = client.get(path)
     assert refused.status_code == 410
@@ -261,5 +268,5 @@ def test_closing_through_the_generic_close_form_also_withdraws_requests(org, sub
     client.post(f"/cases/{mutation.case.reference}/close/", {"outcome": "manual", "reason": "Handled by phone."})
     mutation = fresh(mutation)
     assert mutation.case.status == "closed"
-    assert mutation.status == "manual_intervention_required"
+    assert mutation.status == "decided"
     assert InfoRequest.objects.get(mutation=mutation).cancelled_at is not None

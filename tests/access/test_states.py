@@ -52,8 +52,22 @@ def test_the_seeds_edges_are_allowed(current, to):
 
 
 def test_nothing_leaves_the_final_status_and_nothing_reenters_pending():
-    assert TRANSITIONS[S.ADVISORY_REPORT_GENERATED] == frozenset()
+    assert TRANSITIONS[S.DECIDED] == frozenset()
+    assert TRANSITIONS[S.ADVISORY_REPORT_GENERATED] == frozenset({S.DECIDED})
     assert all(S.PENDING not in targets for targets in TRANSITIONS.values())
+
+
+def test_a_person_decides_from_every_other_state_and_only_a_person():
+    """Issue 22: a decision before the report left the change at Manual Intervention
+    Required; Decided by the Investigator is reachable from every state, by a person alone."""
+    from casework.access.states import ACCESS_LIFECYCLE
+
+    for status in S:
+        if status == S.DECIDED:
+            continue
+        move = ACCESS_LIFECYCLE.move(status, S.DECIDED)
+        assert move is not None and move.by == {"person"}, status
+    assert [s.key for s in ACCESS_LIFECYCLE.states if s.final] == ["decided"]
 
 
 def test_only_working_states_may_escalate_to_manual_intervention():
@@ -89,6 +103,7 @@ def test_a_transition_is_audited_and_moves_the_case_in_the_queue(submit):
     ([S.INVESTIGATION_STARTED, S.CLARIFICATION_REQUESTED, S.AWAITING_USER_RESPONSE], S.APPROVED),
     ([S.INVESTIGATION_STARTED, S.APPROVED], S.REJECTED_MANAGER_DENIED),
     ([S.INVESTIGATION_STARTED, S.APPROVED, S.ADVISORY_REPORT_GENERATED], S.MANUAL_INTERVENTION_REQUIRED),
+    ([S.INVESTIGATION_STARTED, S.CLARIFICATION_REQUESTED], S.LINK_EXPIRED),
     ([S.INVESTIGATION_STARTED, S.MANUAL_INTERVENTION_REQUIRED], S.APPROVED),
 ])
 def test_any_other_transition_is_refused_and_changes_nothing(submit, path, refused):

@@ -1,5 +1,7 @@
 """The claim check (seed 002, section 5): is the employee's explanation supported by the
-sick-leave and vacation records? Valid goes to the manager, invalid to Rejected - Invalid User Claim."""
+sick-leave and vacation records? The agent reads the records and explains; code decides
+(casework.access.guards.claim_verdict). Valid goes to the manager, anything else to
+Rejected - Invalid User Claim."""
 
 from __future__ import annotations
 
@@ -36,84 +38,39 @@ def _validate_needed(flow: Flow) -> bool:
 
 
 def _validate_accept(flow: Flow, key: str, output: dict) -> str:
-    """A claim the agent calls valid must cite records that really confirm it: approved
-    absences of the named colleague, of the claimed kind, covering the change date."""
-    from casework.access.models import SickLeave, Vacation
-
-    claim = current_claim(flow)
-    status = output.get("claim_status")
-    if status not in ("valid", "invalid", "unverifiable"):
+    """The agent must have answered the validation (a verdict to compare with the records');
+    whether the claim holds is the code's to say (_validate_done)."""
+    if output.get("claim_status") not in ("valid", "invalid", "unverifiable"):
         return "The claim validation gave no verdict (valid, invalid or unverifiable)."
-    if claim.claim_type == "other":
-        return "" if status in ("unverifiable", "invalid") else "A claim of type other cannot be confirmed by records."
-    if status == "unverifiable":
-        return "A sick-leave or vacation claim can be checked against the records; it cannot be unverifiable."
-    if status == "invalid":
-        return ""
-    model, prefix = (SickLeave, "sick_leave") if claim.claim_type == "sick_leave_cover" else (Vacation, "vacation")
-    day = flow.mutation.change_date
-    for ref in output.get("cited_records") or []:
-        kind, _, pk = str(ref).partition(":")
-        if kind != prefix or not pk.isdigit():
-            continue
-        record = model.objects.filter(pk=int(pk), employee=claim.colleague, status="approved").first()
-        if record and record.covers(day) and claim.period_start <= day <= claim.period_end:
-            return ""
-    return (f"The claim was called valid, but no cited {prefix.replace('_', ' ')} record of "
-            f"{claim.colleague.employee_id} covers {day} within the stated period.")
-
-
-def _rights_contradictions(flow: Flow) -> list[str]:
-    """What the rights check already found against the employee's own access on this system:
-    grants that had ended or were revoked by the day of the change."""
-    check = flow.mutation.rights_checks.first()
-    if check is None or check.authorized:
-        return []
-    system = flow.mutation.system.code
-    return [f"{row.get('reference')} ({row.get('level')} on {system}) {row.get('note')}"
-            for row in check.evidence
-            if row.get("source") == "direct" and row.get("system") == system
-            and str(row.get("note", "")).startswith(("ended on", "revoked", "not yet valid"))]
-
-
-def records_verdict(flow: Flow, claim, output: dict) -> tuple[str, str, list[dict]]:
-    """The claim's status as the records decide it (seed 002, section 5): only an approved
-    sick leave or vacation of the colleague on the day confirms a claim. A claim no record can
-    confirm (type other) is invalid, and so is one the rights check contradicts; the message
-    says exactly why. Returns (valid | invalid, message, checks)."""
-    status = output["claim_status"]
-    checks = list(output.get("checks") or [])
-    message = output.get("message", "")
-    if status == "valid":
-        return status, message, checks
-    if claim.claim_type == "other":
-        reasons = ["no sick-leave or vacation record can confirm an explanation of another kind: only an approved "
-                   "absence of a colleague covering the day of the change can"]
-        checks.append({"check": "A record confirms the explanation", "passed": False, "detail": reasons[0]})
-        contradictions = _rights_contradictions(flow)
-        if contradictions:
-            detail = "; ".join(contradictions)
-            reasons.append(f"the rights check contradicts it: {detail}")
-            checks.append({"check": "The employee's own access covered the change", "passed": False,
-                           "detail": detail})
-        message = "Claim invalid: " + "; and ".join(reasons) + "."
-    return "invalid", message, checks
+    return ""
 
 
 def _validate_done(flow: Flow, key: str, output: dict) -> dict:
+    """Record the claim's status as the records decide it (casework.access.guards.claim_verdict),
+    whatever the agent concluded; where they differ, the override is recorded on the case.
+    Valid goes to the manager; anything else is Rejected - Invalid User Claim, its reason
+    saying what happened (a record contradicts it, no record covers it, or no record could
+    verify it)."""
+    from casework.access.guards import claim_verdict, guard_override_record
     from casework.access.services import claim_record_validation
 
     claim = current_claim(flow)
-    status, message, checks = records_verdict(flow, claim, output)
-    claim_record_validation(claim=claim, status=status, result={
-        "checks": checks, "cited_records": output.get("cited_records", []), "agent_status": output["claim_status"],
-        "message": message, "run_id": flow.run_id, "call_key": key})
-    if status == "invalid":
-        flow.transition("rejected_invalid_claim", message[:1000] if message.startswith("Claim invalid")
-                        else f"Claim invalid: {message[:300]}")
+    verdict = claim_verdict(claim=claim, mutation=flow.mutation)
+    agent_status = output["claim_status"]
+    claim_record_validation(claim=claim, status=verdict.status, result={
+        "checks": verdict.checks, "cited_records": verdict.cited_records, "message": verdict.message,
+        "decided_by": "records", "agent_status": agent_status, "agent_message": output.get("message", "")[:2000],
+        "agent_cited_records": output.get("cited_records", []), "overridden": agent_status != verdict.status,
+        "run_id": flow.run_id, "call_key": key})
+    if agent_status != verdict.status:
+        guard_override_record(case=flow.mutation.case, obj=claim, guard="claim_validity", agent_said=agent_status,
+                              code_says=verdict.status, reason=verdict.message)
+    if verdict.status == "valid":
+        flow.transition("manager_verification_requested", verdict.message[:1000])
     else:
-        flow.transition("manager_verification_requested", f"Claim valid: {message[:300]}")
-    return {"claim_status": status, "message": message, "cited_records": output.get("cited_records", [])}
+        flow.transition("rejected_invalid_claim", verdict.message[:1000])
+    return {"claim_status": verdict.status, "message": verdict.message, "cited_records": verdict.cited_records,
+            "agent_status": agent_status}
 
 
 

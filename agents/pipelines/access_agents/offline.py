@@ -107,7 +107,8 @@ def _manager(data: dict, seen: dict):
     body = (f"{m['changed_by_name']} changed {m['field_changed']} for {m['changed_for_name']} on {m['system']} on "
             f"{m['change_date']} without holding {m['access_level']} access. Asked why, they answered: {story}. "
             f"\"{claim.get('explanation', '')}\"\n\nWhat the records show: {detail.get('message', 'not checked')}\n\n"
-            "As their manager, please approve the change if it was legitimate, or deny it.")
+            f"As their {(data.get('validator') or {}).get('role') or 'manager'}, please approve the change if it "
+            "was legitimate, or deny it.")
     return _notify(data, seen, "manager", f"Please validate a change {m['changed_by_name']} made on {m['system']}",
                    body)
 
@@ -185,7 +186,9 @@ def _recommend(data: dict) -> tuple[str, str]:
     if status == "manual_intervention_required":
         return "manual_intervention", "A step of the investigation failed; a person has to finish it."
     if status == "rejected_invalid_claim":
-        return "reject_investigate", "The employee's explanation is contradicted by the records."
+        if claim.get("validation") == "unverifiable":
+            return "reject_investigate", "No record could verify the employee's explanation."
+        return "reject_investigate", "The employee's explanation is not confirmed by the records."
     if status == "rejected_manager_denied":
         return "reject_investigate", "The manager denied the change."
     if rights.get("authorized"):

@@ -55,7 +55,9 @@ REQUEST_INFO = Agent(
         "validate_claim: check the employee's claim with lookup_data: for sick leave or vacation cover, read "
         "the colleague's sick_leave or vacation rows and employee record, and confirm that an approved absence "
         "covers the change date and that the period the employee states includes it. Answer valid (cite the "
-        "record_id values that confirm it), invalid, or unverifiable when the claim type is other."
+        "record_id values that confirm it), invalid (name the record that contradicts it, or say that no record "
+        "covers the day), or unverifiable when the claim type is other. The records decide: your verdict is "
+        "compared with the code's reading of the same records, and the code's stands."
     ),
     output_model=RequestInfoOutput,
     tools=(SEND_NOTIFICATION, LOOKUP_DATA),
@@ -69,7 +71,9 @@ ADVISORY = Agent(
         "the investigator. You may read the audit trail with lookup_data. Finish by calling generate_report: "
         "recommend accept when the change was authorised or the manager approved a claim the records "
         "confirm; reject_investigate when the claim was invalid or the manager denied it; "
-        "manual_intervention when a step failed or the claim could not be checked against records."
+        "manual_intervention when a step failed or the claim could not be checked against records. Never accept a "
+        "change nothing covers (the manager denied it, the explanation was not confirmed): code replaces such a "
+        "recommendation and records that it did."
     ),
     output_model=GenerateReportArgs,
     tools=(LOOKUP_DATA, GENERATE_REPORT),

@@ -59,11 +59,18 @@ def _clarification_input(flow: Flow) -> dict:
 
 
 def _manager_input(flow: Flow) -> dict:
+    from django.utils import timezone
+
+    from casework.access.guards import validator_choose
+
     claim = current_claim(flow)
     check = flow.mutation.rights_checks.first()
+    # Who will be asked is the code's choice (send_notification applies the same rule).
+    choice = validator_choose(mutation=flow.mutation, today=timezone.now().date())
     return {"action": "request_manager_validation", "mutation_id": flow.mutation.mutation_id,
             "context": facts(flow), "claim": claim_row(claim) if claim else None,
             "manager": employee_row(flow.mutation.manager) if flow.mutation.manager else None,
+            "validator": {**employee_row(choice.validator), "role": choice.role} if choice.validator else None,
             "rights_check": {"authorized": check.authorized, "message": check.message} if check else None}
 
 

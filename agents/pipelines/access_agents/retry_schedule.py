@@ -46,7 +46,8 @@ def schedule_retry(flow: Flow) -> dict | None:
     from agents.tasks import pipeline_enqueue
 
     scheduled = flow.ctx.state.get("retry_scheduled")
-    if not scheduled or flow.closed or flow.status in ("manual_intervention_required", "advisory_report_generated"):
+    if not scheduled or flow.closed or flow.status in ("manual_intervention_required", "advisory_report_generated",
+                                                      "decided"):
         return None
     state = {"access": {"steps": flow.state["steps"], "processed": [], "failures": []},
              "retry_due": {"step": scheduled["step"], "attempt": scheduled["attempt"]},
@@ -164,7 +165,7 @@ def _handle(flow: Flow, step: Step, attempt: int, key: str) -> None:
     if exhausted:
         flow.state["failures"].append({"step": step.name, "label": step.label, "attempts": attempt,
                                        "errors": info["errors"]})
-        if flow.status not in ("manual_intervention_required", "advisory_report_generated"):
+        if flow.status not in ("manual_intervention_required", "advisory_report_generated", "decided"):
             flow.transition("manual_intervention_required",
                             f"{step.label} failed {attempt} times; last error: {error[:300]}")
 

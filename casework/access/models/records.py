@@ -28,6 +28,13 @@ class System(models.Model):
     # When a system's authorisation registry cannot be queried, check_authorization fails
     # for it (and the investigation goes to manual intervention after three attempts).
     available = models.BooleanField(default=True, help_text="Untick when the system's authorisation registry is down.")
+    # Who validates an explanation when the changer's manager and their managers cannot (they
+    # made the change, benefit from it, are absent, have no login): casework.access.guards.
+    fallback_approver = models.ForeignKey(
+        "Employee", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="Validates changes on this system when the changer's manager and their managers cannot "
+                  "(absent, the changer or the beneficiary, no login). Needs a Casework login.",
+    )
 
     class Meta:
         ordering = ["code"]

@@ -86,8 +86,8 @@ class EmployeeClaim(models.Model):
     class Validation(models.TextChoices):
         PENDING = "pending", "Being checked"
         VALID = "valid", "Confirmed by the records"
-        INVALID = "invalid", "Contradicted by the records"
-        UNVERIFIABLE = "unverifiable", "Cannot be checked against records"
+        INVALID = "invalid", "Not confirmed by the records"
+        UNVERIFIABLE = "unverifiable", "No record could verify it"
 
     request = models.OneToOneField(InfoRequest, on_delete=models.CASCADE, related_name="claim")
     claim_type = models.CharField(max_length=20, choices=ClaimType.choices)

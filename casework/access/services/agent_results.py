@@ -48,16 +48,33 @@ def rights_check_record(*, mutation: HRMutation, result: dict, message: str, run
 @transaction.atomic
 def report_record(*, mutation: HRMutation, report_id: str, kind: str, summary: str, recommendation: str,
                   details: list[str], run_id: int | None = None) -> AdvisoryReport:
+    """Store the advisory report, its recommendation guarded by the case's facts
+    (guards.recommendation_guard): one the facts do not allow is replaced, the report says
+    so in its summary and details, and the override is recorded on the case."""
+    from casework.access.guards import guard_override_record, recommendation_guard
+
     existing = AdvisoryReport.objects.filter(report_id=report_id).first()
     if existing:
         return existing
-    report = AdvisoryReport(mutation=mutation, report_id=report_id, kind=kind, summary=summary,
-                            recommendation=recommendation, details=[str(d)[:2000] for d in details][:40],
-                            run_id=run_id)
+    details = [str(d)[:2000] for d in details][:39]
+    proposed = recommendation
+    recommendation, why = recommendation_guard(mutation=mutation, recommendation=proposed)
+    labels = dict(AdvisoryReport.Recommendation.choices)
+    if why:
+        note = (f"The agent recommended {labels.get(proposed, proposed)}; code changed it to "
+                f"{labels[recommendation]}: {why}.")
+        summary = f"{note} {summary}"
+        details.append(note)
+    report = AdvisoryReport(mutation=mutation, report_id=report_id, kind=kind, summary=summary[:4000],
+                            recommendation=recommendation, details=details, run_id=run_id)
     report.full_clean()
     report.save()
     audit_record(actor="agent:access_advisory", action="access.report_generated", case=mutation.case, obj=report,
-                 data={"report_id": report_id, "kind": kind, "recommendation": recommendation})
+                 data={"report_id": report_id, "kind": kind, "recommendation": recommendation,
+                       "agent_recommendation": proposed})
+    if why:
+        guard_override_record(case=mutation.case, obj=report, guard="recommendation", agent_said=proposed,
+                              code_says=recommendation, reason=why)
     return report
 
 

@@ -101,7 +101,8 @@ def verdict_submit(*, actor: User, request: InfoRequest, approved: bool, comment
                    now: datetime | None = None) -> ManagerVerdict:
     """The manager approves or denies the employee's validated claim.
 
-    Only the manager the request is addressed to may answer (PermissionDenied otherwise);
+    Only the validator the request is addressed to may answer, and never the changer or the
+    beneficiary (PermissionDenied otherwise);
     the request is taken with a conditional UPDATE so a double submission is refused; the
     status moves to Approved or Rejected - Manager Denied; on commit the advisory step starts.
     """
@@ -109,6 +110,9 @@ def verdict_submit(*, actor: User, request: InfoRequest, approved: bool, comment
     request = InfoRequest.objects.select_related("recipient", "mutation__case").get(pk=request.pk)
     if request.kind != InfoRequest.Kind.MANAGER or request.recipient.user_id != actor.pk:
         raise PermissionDenied("This validation request is addressed to another manager.")
+    if request.recipient_id in (request.mutation.changed_by_id, request.mutation.changed_for_id):
+        # validator_choose never asks them; a request written some other way is refused here.
+        raise PermissionDenied("The person who made the change, or benefits from it, cannot validate it.")
     comment = (comment or "").strip()
     if not comment:
         raise ValidationError({"comment": "Add a comment: the investigator reads it with your decision."})

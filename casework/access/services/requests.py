@@ -11,13 +11,14 @@ from django.urls import reverse
 from django.utils import timezone
 
 from audit.services import audit_record
+from casework.access.guards import guard_override_record, validator_choose
 from casework.access.links import link_url
 from casework.access.models import (
     HRMutation,
     InfoRequest,
 )
 from casework.access.services.notifications import notification_send
-from casework.access.states import AccessStatus
+from casework.access.states import AccessStatus, mutation_transition
 from casework.cases.notifications.models import Notification
 from casework.errors import Conflict, DomainError
 
@@ -62,11 +63,21 @@ def request_send(*, actor, mutation: HRMutation, kind: str, subject: str, body: 
             raise DomainError(f"{recipient} has no email address to send the request to.", code="no_email")
         expires_at = now + timedelta(days=settings.ACCESS_LINK_MAX_AGE_DAYS)
     else:
-        recipient = mutation.manager
+        # Code chooses who validates, never the agent: not the changer, not the beneficiary,
+        # not someone absent; the manager's manager, then the system's fallback approver.
+        choice = validator_choose(mutation=mutation, today=now.date())
+        recipient = choice.validator
         if recipient is None:
-            raise DomainError(f"{mutation.changed_by} has no manager to validate the claim.", code="no_manager")
-        if recipient.user_id is None or not recipient.user.is_active:
-            raise DomainError(f"The manager {recipient} has no Casework login to answer with.", code="no_login")
+            raise DomainError("Nobody can validate the claim: " + "; ".join(choice.skipped) + ".",
+                              code="no_validator")
+        if choice.is_fallback or choice.first is None:
+            why = "; ".join(choice.skipped)
+            body = (f"You are asked as the {choice.role}, because {why}.\n\n{body}")
+            guard_override_record(case=mutation.case, obj=mutation, guard="validator",
+                                  agent_said=f"the manager ({choice.first.employee_id})" if choice.first
+                                  else "the manager (none)",
+                                  code_says=f"{recipient.name} ({recipient.employee_id}, {choice.role})",
+                                  reason=why)
         expires_at = None
     request = InfoRequest.objects.create(mutation=mutation, kind=kind, recipient=recipient, subject=subject[:200],
                                          body=body[:4000], correlation_id=correlation_id, sent_at=now,
@@ -115,7 +126,8 @@ def _notify_request(request: InfoRequest, *, actor, reminder: bool) -> Notificat
 @transaction.atomic
 def request_resend(*, actor, request: InfoRequest, now: datetime | None = None) -> InfoRequest:
     """Send the employee a fresh link (the old one stops working), for a request that expired
-    unanswered or whose email went astray. Only while the flow still waits for that answer."""
+    unanswered or whose email went astray. Only while the flow still waits for that answer
+    (Awaiting User Response, or Link Expired, which it moves back to Awaiting User Response)."""
     now = now or timezone.now()
     request = InfoRequest.objects.select_related("mutation__case", "recipient").get(pk=request.pk)
     mutation = request.mutation
@@ -124,7 +136,8 @@ def request_resend(*, actor, request: InfoRequest, now: datetime | None = None) 
                           code="not_a_link")
     if request.answered_at or request.cancelled_at:
         raise Conflict("This request is already answered or withdrawn.", code="request_closed")
-    if mutation.status != AccessStatus.AWAITING_USER_RESPONSE or mutation.case.is_closed:
+    if mutation.status not in (AccessStatus.AWAITING_USER_RESPONSE, AccessStatus.LINK_EXPIRED) \
+            or mutation.case.is_closed:
         raise Conflict("The change is no longer waiting for the employee.", code="not_waiting")
     taken = InfoRequest.objects.filter(pk=request.pk, answered_at__isnull=True, cancelled_at__isnull=True).update(
         cancelled_at=now, cancel_reason="replaced by a new link")
@@ -135,6 +148,9 @@ def request_resend(*, actor, request: InfoRequest, now: datetime | None = None) 
                                        correlation_id=request.correlation_id, sent_at=now,
                                        expires_at=now + timedelta(days=settings.ACCESS_LINK_MAX_AGE_DAYS))
     _notify_request(fresh, actor=actor, reminder=False)
+    if mutation.status == AccessStatus.LINK_EXPIRED:
+        mutation_transition(actor=actor, mutation=mutation, to=AccessStatus.AWAITING_USER_RESPONSE,
+                            reason=f"A fresh link was sent to {request.recipient.name} (request #{fresh.pk}).")
     audit_record(actor=actor, action="access.request_resent", case=mutation.case, obj=fresh,
                  data={"replaces": request.pk, "to": request.recipient.employee_id,
                        "expires_at": fresh.expires_at.isoformat()})
