@@ -152,6 +152,18 @@ def _by(source: str, target: str) -> tuple[str, ...]:
     return (AGENT, SYSTEM)
 
 
+def _note(source: str, target: str) -> str:
+    if target == DECIDED:
+        return "a person decided and closed the case (decision form, generic or bulk close)"
+    if target == S.LINK_EXPIRED:
+        return "the periodic task: the employee's link expired unanswered"
+    if source == S.LINK_EXPIRED and target == S.AWAITING_USER_RESPONSE:
+        return "the investigator sent a fresh link"
+    if target == MANUAL:
+        return "a step failed three times"
+    return ""
+
+
 ACCESS_LIFECYCLE = Lifecycle(
     key="access_change",
     label="Access change (seed 002)",
@@ -162,7 +174,8 @@ ACCESS_LIFECYCLE = Lifecycle(
     states=tuple(State(str(status), status.label, MEANINGS[status], CASE_STATUS[status], final=status in FINAL)
                  for status in AccessStatus),
     transitions=tuple(t for source, targets in TRANSITIONS.items() for target in sorted(targets)
-                      for t in move(str(source), str(target), *_by(source, target))),
+                      for t in move(str(source), str(target), *_by(source, target),
+                                    note=_note(source, target))),
 )
 
 
