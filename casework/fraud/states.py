@@ -14,10 +14,9 @@ capture that failed, which a person (or the system) may retry. Every move goes t
 `alert_transition` (the shared lifecycle_transition over FRAUD_LIFECYCLE), which audits it as
 `fraud.status_changed` and brings the shared Case.status along unless the case is closed.
 
-The three decision states come after the case closed, so their case_status is never applied
-(a closed case stays closed: lifecycle_transition leaves it). It is declared as
-awaiting_decision, the queue state a decision ends, because the shared table has no open
-state for "decided" and agents never put a case in resolved or closed.
+The three decision states come with or after a person's close, so they say Closed: only a
+person enters them from an open state (tests/cases/test_lifecycles.py holds every type to
+that); the capture agent and the system move among them on the closed case.
 """
 
 from __future__ import annotations
@@ -58,14 +57,14 @@ _STATES = (
           "in_progress"),
     State(S.DECIDED, S.DECIDED.label,
           "A person decided (confirmed fraud, false positive or escalated) and the case is closed; the "
-          "knowledge capture agent is recording what it taught us.", "awaiting_decision"),
+          "knowledge capture agent is recording what it taught us.", "closed"),
     State(S.KNOWLEDGE_CAPTURED, S.KNOWLEDGE_CAPTURED.label,
-          "Decided (the case is closed), and the pattern it taught is stored in the captured patterns.", "awaiting_decision",
+          "Decided (the case is closed), and the pattern it taught is stored in the captured patterns.", "closed",
           final=True),
     State(S.CAPTURE_FAILED, S.CAPTURE_FAILED.label,
           "Decided (the case is closed), but knowledge capture failed: no pattern was stored. A person "
           "may retry it.",
-          "awaiting_decision"),
+          "closed"),
 )
 
 FRAUD_LIFECYCLE = Lifecycle(

@@ -9,10 +9,8 @@ The system starts the assessment (the detective's run picked up), the detective 
 report or fails (a provider error, no report, a run that stopped), a person asks for it
 again, and only a person decides. Every move goes through `release_transition` (the shared
 lifecycle_transition over RELEASE_LIFECYCLE): audited as `release.status_changed`, with the
-shared Case.status brought along unless the case is closed. "Decided" comes with the close,
-so its case_status is never applied (a closed case stays closed); it is declared as
-awaiting_decision, the queue state a decision ends, since agents never put a case in
-resolved or closed.
+shared Case.status brought along unless the case is closed. "Decided" comes with a person's
+close, so it says Closed (only a person enters it).
 """
 
 from __future__ import annotations
@@ -54,7 +52,7 @@ RELEASE_LIFECYCLE = Lifecycle(
               "Assess again, or decide without it.", "in_progress"),
         State(S.DECIDED, S.DECIDED.label,
               "A release manager (or an admin) decided go, no-go or deferred, with a reason; the case is closed.",
-              "awaiting_decision", final=True),
+              "closed", final=True),
     ),
     transitions=tuple(
         move(S.RECEIVED, S.PENDING, SYSTEM, note="the detective's run started")

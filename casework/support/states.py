@@ -24,9 +24,8 @@ support queue).
 Each state puts the shared case in the queue (State.case_status). The two end states are
 reached by a person's decision, which has closed the case already (the transition service then
 leaves it closed); only an auto-sent reply reaches "replied" on an open case, which then awaits
-the customer until a person confirms it. A state's case_status may not be "closed" (only a
-decision closes a case), so closed_no_reply names awaiting_decision, where the case was until
-the person's decision.
+the customer until a person confirms it. closed_no_reply says Closed: only a person's move
+enters it (tests/cases/test_lifecycles.py holds every type to that).
 """
 
 from __future__ import annotations
@@ -75,7 +74,7 @@ CASE_STATUS = {
     S.ANSWER_READY: "awaiting_decision",
     S.ESCALATED: "awaiting_decision",
     S.REPLIED: "awaiting_response",
-    S.CLOSED_NO_REPLY: "awaiting_decision",
+    S.CLOSED_NO_REPLY: "closed",
 }
 
 FINAL = frozenset({S.REPLIED, S.CLOSED_NO_REPLY})
