@@ -10,6 +10,9 @@ from casework.cases.signals import case_closed
 # Sent with run=<AgentRun> once a run that ended failed or timed out has committed
 # (agents.runtime.pipeline._end).
 run_failed = Signal()
+# Sent with run=<AgentRun> inside the transaction that ends a run (any end state, waiting
+# included), so what a receiver writes commits or rolls back with the run's end.
+run_ended = Signal()
 
 
 @receiver(case_closed, sender=Case, dispatch_uid="agents_end_waiting_runs")
@@ -31,3 +34,21 @@ def _on_run_failed(sender, run, **kwargs):
     case = Case.objects.select_related("assignee").get(pk=run.case_id)
     notify_run_failed(case=case, run_label=f"{run.pipeline} #{run.pk}",
                       error=run.error or run.get_status_display())
+
+
+@receiver(run_ended, dispatch_uid="agents_run_ended_event")
+def _on_run_ended(sender, run, **kwargs):
+    """run.completed / run.failed for outgoing webhooks (the outbox, casework/outbox). A run
+    waiting for a person, or cancelled with its case, has not ended with a result."""
+    from agents.models import AgentRun
+    from casework.outbox.services import case_data, event_record
+
+    kind = ("run.completed" if run.status in AgentRun.DONE
+            else "run.failed" if run.status in (AgentRun.Status.FAILED, AgentRun.Status.TIMED_OUT) else None)
+    if kind is None:
+        return
+    case = Case.objects.select_related("assignee").get(pk=run.case_id) if run.case_id else None
+    event_record(type=kind, case=case, data={
+        "run": {"id": run.pk, "pipeline": run.pipeline, "mode": run.mode, "status": run.status, "error": run.error,
+                "steps": run.step_count, "finished_at": run.finished_at.isoformat() if run.finished_at else None},
+        "case": case_data(case) if case is not None else None})

@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "casework.cases.attachments",
     "casework.cases.notifications",
     "casework.cases.saved_views",
+    "casework.outbox",
     "casework.ops",
     "casework.security",
     "agents",
@@ -309,6 +310,7 @@ CELERY_TASK_ROUTES = {
     "audit.tasks.audit_sequence_pending": {"queue": "ops"},
     "casework.access.tasks.access_send_reminders": {"queue": "ops"},
     "casework.cases.notifications.tasks.cases_sla_check": {"queue": "ops"},
+    "casework.outbox.tasks.outbox_deliver_due": {"queue": "ops"},
 }
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
@@ -359,6 +361,8 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "casework.api_schema.document_errors",
+        # The outgoing webhooks' event catalogue as components (casework/outbox/catalogue.py).
+        "casework.outbox.catalogue.add_event_components",
     ],
     # Several case types have status/priority fields; name the shared enums once.
     "ENUM_NAME_OVERRIDES": {
@@ -573,6 +577,38 @@ CELERY_BEAT_SCHEDULE["audit-sequence-pending"] = {
     "schedule": AUDIT_SEQUENCE_INTERVAL_SECONDS,
     # A pass that waited longer than one interval in the queue is redundant: the next one comes.
     "options": {"expires": AUDIT_SEQUENCE_INTERVAL_SECONDS},
+}
+
+# --- Outgoing webhooks (casework/outbox) ------------------------------------------------
+# Seconds to wait after each failed attempt (Svix's schedule: 5 s, 5 min, 30 min, 2 h, 5 h,
+# 10 h, 10 h: eight attempts over about 27 hours), each with +/- WEBHOOK_RETRY_JITTER of
+# itself at random; after the last, the delivery is dead and the endpoint's owner is told.
+WEBHOOK_RETRY_SCHEDULE = [int(s) for s in env.list("WEBHOOK_RETRY_SCHEDULE",
+                                                   default=["5", "300", "1800", "7200", "18000", "36000", "36000"])]
+WEBHOOK_RETRY_JITTER = env.float("WEBHOOK_RETRY_JITTER", default=0.2)
+if not WEBHOOK_RETRY_SCHEDULE or min(WEBHOOK_RETRY_SCHEDULE) < 1 or not 0 <= WEBHOOK_RETRY_JITTER < 1:
+    raise ImproperlyConfigured("WEBHOOK_RETRY_SCHEDULE needs at least one delay of 1 s or more, "
+                               "and WEBHOOK_RETRY_JITTER a fraction from 0 up to (not including) 1.")
+# Circuit breaker: this many failed attempts in a row pause an endpoint for the cool-off;
+# its deliveries wait (spending no attempt), then the next attempt tries it again.
+WEBHOOK_BREAKER_THRESHOLD = env.int("WEBHOOK_BREAKER_THRESHOLD", default=5)
+WEBHOOK_BREAKER_COOLOFF_SECONDS = env.int("WEBHOOK_BREAKER_COOLOFF_SECONDS", default=300)
+# Host names, addresses or CIDRs an endpoint may point at although they are loopback,
+# private, link-local or metadata addresses (SSRF guard), and where plain http is allowed:
+# e.g. WEBHOOK_ALLOWED_HOSTS=hooks.internal,10.1.0.0/16. Empty by default.
+WEBHOOK_ALLOWED_HOSTS = env.list("WEBHOOK_ALLOWED_HOSTS", default=[])
+# How often the sweep sends due deliveries (retries, and any whose broker message was lost),
+# and how long after a message was sent the sweep sends another for the same delivery.
+WEBHOOK_SWEEP_INTERVAL_SECONDS = env.float("WEBHOOK_SWEEP_INTERVAL_SECONDS", default=5.0)
+WEBHOOK_REDELIVER_AFTER_SECONDS = env.int("WEBHOOK_REDELIVER_AFTER_SECONDS", default=60)
+# A rotated-out secret keeps signing (a second signature) for this long.
+WEBHOOK_SECRET_OVERLAP_HOURS = env.int("WEBHOOK_SECRET_OVERLAP_HOURS", default=24)
+# Characters of a receiver's answer kept in the delivery log.
+WEBHOOK_RESPONSE_KEEP_CHARS = env.int("WEBHOOK_RESPONSE_KEEP_CHARS", default=2000)
+CELERY_BEAT_SCHEDULE["outbox-deliver-due"] = {
+    "task": "casework.outbox.tasks.outbox_deliver_due",
+    "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS,
+    "options": {"expires": WEBHOOK_SWEEP_INTERVAL_SECONDS},
 }
 
 # --- LLM providers ---------------------------------------------------------------------

@@ -13,6 +13,7 @@
 /cases/<ref>/ask/ "Ask the agent" on every case page              agents/chat/urls.py
 /cases/<ref>/report.pdf  the case report (PDF) on every case page   casework/cases/report/urls.py
 /api/             REST API (OpenAPI at /api/schema/, Swagger at /api/docs/)
+/api/webhooks/    outgoing webhook endpoints and their delivery logs (admins)   casework/outbox/api_urls.py
 /admin/           reference data and read-only audit entries
 /healthz /metrics operations                                     casework/ops/views.py
 """
@@ -39,6 +40,7 @@ api_urlpatterns = [
     path("", include("casework.cases.attachments.api_urls")),
     path("", include("casework.cases.report.api_urls")),
     path("", include("casework.cases.saved_views.api_urls")),
+    path("", include("casework.outbox.api_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's setup as a script URL: the CSP allows no inline script.
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="swagger-ui"),

@@ -513,3 +513,7 @@ def _end(run: AgentRun, status: str, error: str, unsaved: list[str]) -> None:
         actor="system", action=f"agent.run_{status}", case=run.case, obj=run,
         data={"pipeline": run.pipeline, "mode": run.mode, "error": error, "steps": run.step_count,
               "input_tokens": run.input_tokens, "output_tokens": run.output_tokens})])
+    from agents.signals import run_ended
+
+    # In the run's ending transaction (outgoing webhooks are written there: the outbox).
+    run_ended.send(sender=AgentRun, run=run)

@@ -16,6 +16,7 @@ from casework.cases.signals import case_assigned, case_closed, case_closing
 from casework.cases.sla import sla_due_at
 from casework.cases.types import CASE_TYPES
 from casework.errors import Conflict
+from casework.outbox.services import case_data, event_record
 from casework.people.roles import has_role, is_investigator
 
 COMMENT_MAX_LENGTH = 10_000
@@ -59,6 +60,7 @@ def case_create(
         data={"case_type": case_type, "title": case.title, "priority": case.priority,
               "due_at": case.due_at.isoformat() if case.due_at else None},
     )
+    event_record(type="case.created", case=case, data={"case": case_data(case)})
     if assignee is not None:
         transaction.on_commit(lambda: case_assigned.send(sender=Case, case=case, assignee=assignee, actor=actor))
     return case
@@ -98,6 +100,10 @@ def case_assign(*, actor, case: Case, assignee: User | None) -> Case:
         fields += _status_change(actor=actor, case=case, status=Case.Status.IN_PROGRESS, entries=entries)
     _save_changed(case, fields)
     audit_record_many(entries)
+    if assignee != previous:
+        event_record(type="case.assigned", case=case, data={
+            "case": case_data(case), "previous_assignee": previous.get_username() if previous else None,
+            "assignee": assignee.get_username() if assignee else None})
     if assignee is not None and assignee != previous:
         transaction.on_commit(lambda: case_assigned.send(sender=Case, case=case, assignee=assignee, actor=actor))
     return case
@@ -250,6 +256,10 @@ def case_close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
     case.save(update_fields=["status", "closed_at", "updated_at"])
     audit_record(actor=actor, action="case.closed", case=case, obj=decision,
                  data={"outcome": outcome, "reason": reason})
+    event_record(type="case.decided", case=case, data={"case": case_data(case), "decision": {
+        "outcome": outcome, "outcome_label": str(outcomes[outcome]), "reason": reason,
+        "decided_by": actor.get_username() if isinstance(actor, User) else None,
+        "decided_at": decision.decided_at.isoformat()}})
     transaction.on_commit(lambda: case_closed.send(sender=Case, case=case, decision=decision, actor=actor))
     return decision
 

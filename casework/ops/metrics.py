@@ -85,6 +85,13 @@ class DatabaseCollector:
                 value=max(0.0, (timezone.now() - oldest).total_seconds()) if oldest else 0.0)
         except Exception:  # noqa: BLE001
             pass
+        outbox = []
+        try:
+            from casework.outbox.metrics import outbox_metric_families
+
+            outbox = outbox_metric_families()
+        except Exception:  # noqa: BLE001
+            pass
         finally:
             if not connection.in_atomic_block:
                 connection.close_if_unusable_or_obsolete()
@@ -92,6 +99,7 @@ class DatabaseCollector:
         yield runs
         if queued_oldest is not None:
             yield queued_oldest
+        yield from outbox
 
 
 _registered = False

@@ -39,6 +39,7 @@ from casework.cases.saved_views.services import saved_view_create
 from casework.cases.services import case_close
 from casework.cases.tasks.models import Task
 from casework.cases.tasks.services import task_add_from_template
+from casework.outbox.models import Delivery, Endpoint, OutboxEvent
 from casework.people.roles import INVESTIGATOR
 from casework.people.services import user_create
 from casework.releases.models import Release
@@ -69,8 +70,10 @@ MUST_ANSWER = {
     "POST /api/cases/{reference}/close/": {409},  # a closed case
     "GET /api/cases/{reference}/attachments/{id}/download/": {200},
 }
-# The one GET an investigator may not read (the managers' inbox): its 200 is not reached here.
-GET_NOT_FOR_INVESTIGATORS = {"GET /api/access/inbox/"}
+# The GETs an investigator may not read (the managers' inbox, the admins' webhook endpoints):
+# their 200 is not reached here.
+GET_NOT_FOR_INVESTIGATORS = {"GET /api/access/inbox/", "GET /api/webhooks/endpoints/",
+                             "GET /api/webhooks/endpoints/{id}/", "GET /api/webhooks/endpoints/{id}/deliveries/"}
 
 
 def test_every_operation_keeps_its_contract(live_server):
@@ -165,6 +168,10 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
     case_close(actor=alice, case=closed, outcome="legit", reason="Seeded for the contract test.")
     closed_alert = Case.objects.filter(case_type="fraud_alert", status=Case.Status.CLOSED).exclude(pk=closed.pk).first()
     view = saved_view_create(actor=user, name="Fuzz's new cases", query="status=new")
+    # Written directly: the endpoint service resolves the URL's host, and this run has no DNS.
+    endpoint = Endpoint.objects.create(url="https://hooks.example.com/casework", enabled=False)
+    delivery = Delivery.objects.create(endpoint=endpoint, event=OutboxEvent.objects.create(
+        type="case.created", payload={}), state=Delivery.State.DEAD)
     manager_requests = InfoRequest.objects.filter(kind="manager_validation").order_by("pk")
 
     def task(t):
@@ -186,6 +193,9 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
         "/api/releases/{release_id}/": [{"release_id": r.release_id} for r in
                                         _one_per(Release.objects.select_related("case"), "case__status")],
         "/api/saved-views/{id}/": [{"id": view.pk}],
+        # Admins' only: the investigator's token meets the 403 (and ignored_auth the 401).
+        "/api/webhooks/endpoints/{id}/": [{"id": endpoint.pk}],
+        "/api/webhooks/deliveries/{id}/": [{"id": delivery.pk}],
         "/api/support/intake/{run_id}/": [{"run_id": run.pk} for run in
                                           _one_per(AgentRun.objects.filter(pipeline="support", mode="intake"),
                                                    "status")],

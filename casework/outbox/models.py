@@ -1,0 +1,148 @@
+"""The outbox: events written in the transaction of what caused them, and one delivery per
+(event, endpoint) that a worker takes with a conditional UPDATE (casework/outbox/services.py)."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+def event_id_new() -> str:
+    """The event's stable id, sent as `webhook-id` on every attempt: a receiver drops repeats by it."""
+    return f"evt_{uuid.uuid4().hex}"
+
+
+def secret_new() -> str:
+    """A Standard Webhooks secret: `whsec_` and 32 random bytes, base64."""
+    import base64
+
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+class OutboxEvent(models.Model):
+    id = models.CharField(primary_key=True, max_length=40, default=event_id_new, editable=False)
+    type = models.CharField(max_length=80, db_index=True)
+    version = models.PositiveSmallIntegerField(default=1)
+    case = models.ForeignKey("cases.Case", null=True, blank=True, on_delete=models.SET_NULL,
+                             related_name="outbox_events")
+    case_type = models.CharField(max_length=40, blank=True, default="")
+    # The whole body every endpoint receives: {"id", "type", "version", "timestamp", "data"}.
+    payload = models.JSONField()
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["case", "created_at"], name="outbox_event_case_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.id}"
+
+
+class Endpoint(models.Model):
+    """A receiver of signed webhooks. `secret` signs; during a rotation `previous_secret` signs
+    too, until `previous_secret_expires_at` (both signatures in one header)."""
+
+    url = models.URLField(max_length=500)
+    description = models.CharField(max_length=200, blank=True, default="")
+    enabled = models.BooleanField(default=True)
+    disabled_reason = models.CharField(max_length=300, blank=True, default="")
+    # Empty: every event type / every case type.
+    event_types = models.JSONField(default=list, blank=True)
+    case_types = models.JSONField(default=list, blank=True)
+    timeout_seconds = models.PositiveSmallIntegerField(default=10)
+    secret = models.CharField(max_length=100, default=secret_new, editable=False)
+    previous_secret = models.CharField(max_length=100, blank=True, default="", editable=False)
+    previous_secret_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="webhook_endpoints",
+                              help_text="Notified when a delivery is dead-lettered or the endpoint is disabled.")
+    # Circuit breaker: after WEBHOOK_BREAKER_THRESHOLD failures in a row the endpoint is paused
+    # until paused_until; its deliveries wait (no attempt is spent) and resume after it.
+    consecutive_failures = models.PositiveIntegerField(default=0, editable=False)
+    paused_until = models.DateTimeField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["pk"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(timeout_seconds__gte=1, timeout_seconds__lte=60),
+                                   name="outbox_endpoint_timeout_range"),
+        ]
+
+    def __str__(self) -> str:
+        return self.description or self.url
+
+    def signing_secrets(self, now) -> list[str]:
+        keep_previous = self.previous_secret and (self.previous_secret_expires_at is None
+                                                  or self.previous_secret_expires_at > now)
+        return [self.secret, *([self.previous_secret] if keep_previous else [])]
+
+    def subscribes(self, event_type: str, case_type: str) -> bool:
+        return ((not self.event_types or event_type in self.event_types)
+                and (not self.case_types or not case_type or case_type in self.case_types))
+
+    def is_paused(self, now) -> bool:
+        return self.paused_until is not None and self.paused_until > now
+
+
+class Delivery(models.Model):
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DELIVERING = "delivering", "Delivering"
+        DELIVERED = "delivered", "Delivered"
+        RETRYING = "retrying", "Retrying"  # an attempt failed; the next is at next_attempt_at
+        DEAD = "dead", "Dead"  # the last attempt failed, or the receiver answered 410
+
+    event = models.ForeignKey(OutboxEvent, on_delete=models.CASCADE, related_name="deliveries")
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="deliveries")
+    state = models.CharField(max_length=12, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    # `attempts` when it was last replayed: the retry schedule counts from here.
+    retry_base = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    # The worker's claim: writes after the attempt are conditional on it; a claim whose
+    # lease_until has passed (the worker died mid-request) may be taken again.
+    claim_token = models.CharField(max_length=32, blank=True, default="")
+    lease_until = models.DateTimeField(null=True, blank=True)
+    # When a broker message for it was last sent (on commit, or by the sweep): the sweep
+    # re-sends only after WEBHOOK_REDELIVER_AFTER_SECONDS, so a backlog is not sent twice.
+    woken_at = models.DateTimeField(null=True, blank=True)
+    last_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    last_response = models.TextField(blank=True, default="")
+    last_error = models.CharField(max_length=300, blank=True, default="")
+    last_latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [models.UniqueConstraint(fields=["event", "endpoint"], name="outbox_delivery_once")]
+        indexes = [
+            models.Index(fields=["state", "next_attempt_at"], name="outbox_delivery_due_idx"),
+            models.Index(fields=["endpoint", "state", "created_at"], name="outbox_delivery_endpoint_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_id} → {self.endpoint_id}: {self.state}"
+
+
+class DeliveryAttempt(models.Model):
+    """One HTTP request of a delivery: the log per endpoint and per case."""
+
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_log")
+    number = models.PositiveIntegerField()
+    at = models.DateTimeField()
+    status = models.PositiveSmallIntegerField(null=True, blank=True)  # None: no HTTP answer
+    response = models.TextField(blank=True, default="")  # truncated (WEBHOOK_RESPONSE_KEEP_CHARS)
+    error = models.CharField(max_length=300, blank=True, default="")
+    latency_ms = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["delivery", "number"]
+        constraints = [models.UniqueConstraint(fields=["delivery", "number"], name="outbox_attempt_once")]

@@ -1,0 +1,251 @@
+"""Events leave through the outbox to a real receiver: signed, retried under one id, and only
+for what committed. The schedule is driven by `now=`, never by waiting."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.db import transaction
+from django.utils import timezone
+from jsonschema import Draft4Validator
+
+from casework.cases.models import Case
+from casework.cases.notifications.models import Notification
+from casework.cases.services import case_assign, case_close, case_create
+from casework.outbox.catalogue import EVENT_TYPES, envelope_schema
+from casework.outbox.models import Delivery, DeliveryAttempt, Endpoint, OutboxEvent
+from casework.outbox.services import delivery_attempt, endpoint_update
+from casework.outbox.tasks import outbox_deliver_due
+
+pytestmark = pytest.mark.django_db
+
+HOUR = timedelta(hours=1)
+
+
+def _open_case(alice, capture) -> Case:
+    with capture(execute=True):
+        return case_create(actor=alice, case_type="fraud_alert", title="Card used in two countries")
+
+
+def _json_schema(schema):
+    """OpenAPI 3.0's `nullable` as JSON Schema's type list, to validate with jsonschema."""
+    if isinstance(schema, dict):
+        out = {k: _json_schema(v) for k, v in schema.items() if k not in ("nullable", "example")}
+        if schema.get("nullable") and "type" in schema:
+            out["type"] = [schema["type"], "null"]
+        return out
+    return [_json_schema(v) for v in schema] if isinstance(schema, list) else schema
+
+
+def validate(body: dict) -> None:
+    Draft4Validator(_json_schema(envelope_schema(EVENT_TYPES[body["type"]]))).validate(body)
+
+
+def _payload(received) -> dict:
+    return json.loads(received.body)
+
+
+def test_an_event_arrives_signed_under_one_id_across_its_retries(alice, receiver, endpoint,
+                                                                 django_capture_on_commit_callbacks, settings):
+    settings.WEBHOOK_RETRY_JITTER = 0
+    receiver.script = [500, 500]
+    case = _open_case(alice, django_capture_on_commit_callbacks)  # first attempt on commit: 500
+    delivery = Delivery.objects.get()
+    assert delivery.state == Delivery.State.RETRYING and delivery.attempts == 1
+    t = timezone.now()
+    assert outbox_deliver_due(now=t) == 0  # not due for 5 s
+    assert outbox_deliver_due(now=t + timedelta(seconds=10)) == 1  # second attempt: 500
+    assert outbox_deliver_due(now=t + HOUR) == 1  # third: 200
+    assert outbox_deliver_due(now=t + 2 * HOUR) == 0  # nothing left
+
+    delivery.refresh_from_db()
+    assert (delivery.state, delivery.attempts, delivery.last_status) == (Delivery.State.DELIVERED, 3, 200)
+    assert [a.status for a in DeliveryAttempt.objects.order_by("number")] == [500, 500, 200]
+    assert len(receiver.received) == 3
+    assert {r.headers["webhook-id"] for r in receiver.received} == {delivery.event_id}
+    assert all(r.verified_by == receiver.secrets for r in receiver.received)
+    body = _payload(receiver.received[-1])
+    assert body["id"] == delivery.event_id and body["type"] == "case.created" and body["version"] == 1
+    assert body["data"]["case"]["reference"] == case.reference
+    validate(body)
+
+
+def test_a_decision_that_rolls_back_emits_nothing(alice, receiver, endpoint, django_capture_on_commit_callbacks):
+    case = _open_case(alice, django_capture_on_commit_callbacks)
+    receiver.received.clear()
+    with pytest.raises(RuntimeError), django_capture_on_commit_callbacks(execute=True):  # noqa: PT012
+        with transaction.atomic():
+            case_close(actor=alice, case=case, outcome="legit", reason="Customer confirmed.")
+            raise RuntimeError("the decision's transaction fails after the close")
+    assert not OutboxEvent.objects.filter(type="case.decided").exists()
+    outbox_deliver_due(now=timezone.now() + 30 * HOUR)
+    assert [_payload(r)["type"] for r in receiver.received] == []
+
+
+def test_assign_and_decide_emit_their_documented_events(alice, ivan, receiver, endpoint,
+                                                        django_capture_on_commit_callbacks):
+    case = _open_case(alice, django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        case_assign(actor=alice, case=case, assignee=ivan)
+    with django_capture_on_commit_callbacks(execute=True):
+        case_close(actor=ivan, case=case, outcome="legit", reason="Customer confirmed.")
+    every = [_payload(r) for r in receiver.received]
+    for body in every:
+        validate(body)
+    bodies = [b for b in every if b["type"].startswith("case.")]
+    assert [b["type"] for b in bodies] == ["case.created", "case.assigned", "case.decided"]
+    # Closing queued knowledge capture, which fails on a case with no alert record: run.failed.
+    runs = [b for b in every if b["type"].startswith("run.")]
+    assert [b["type"] for b in runs] == ["run.failed"] and runs[0]["data"]["case"]["reference"] == case.reference
+    assert bodies[1]["data"]["assignee"] == "ivan"
+    assert bodies[2]["data"]["decision"]["outcome"] == "legit"
+    assert bodies[2]["data"]["decision"]["decided_by"] == "ivan"
+
+
+def test_subscriptions_choose_the_endpoints(alice, receiver, admin_user, django_capture_on_commit_callbacks):
+    from casework.outbox.services import endpoint_create
+
+    decided_only, _ = endpoint_create(actor=admin_user, url=receiver.url, event_types=["case.decided"])
+    other_type, _ = endpoint_create(actor=admin_user, url=receiver.url, case_types=["support_ticket"])
+    _open_case(alice, django_capture_on_commit_callbacks)
+    assert not Delivery.objects.filter(endpoint__in=[decided_only, other_type]).exists()
+
+
+def test_410_disables_the_endpoint_and_tells_its_owner(alice, admin_user, receiver, endpoint,
+                                                       django_capture_on_commit_callbacks):
+    receiver.script = [410]
+    _open_case(alice, django_capture_on_commit_callbacks)
+    endpoint.refresh_from_db()
+    assert not endpoint.enabled and "410" in endpoint.disabled_reason
+    assert Delivery.objects.get().state == Delivery.State.DEAD
+    assert Notification.objects.filter(recipient_user=admin_user, subject__contains="disabled").exists()
+    # Nothing more goes to a disabled endpoint, not even new events.
+    _open_case(alice, django_capture_on_commit_callbacks)
+    assert outbox_deliver_due(now=timezone.now() + 30 * HOUR) == 0
+    assert len(receiver.received) == 1
+
+
+def test_the_circuit_breaker_pauses_the_endpoint_without_spending_attempts(
+        alice, receiver, endpoint, settings, django_capture_on_commit_callbacks):
+    settings.WEBHOOK_BREAKER_THRESHOLD = 2
+    settings.WEBHOOK_BREAKER_COOLOFF_SECONDS = 3600
+    receiver.script = [503, 503]
+    _open_case(alice, django_capture_on_commit_callbacks)  # attempt 1: 503
+    _open_case(alice, django_capture_on_commit_callbacks)  # attempt 1 of the second: 503, breaker opens
+    endpoint.refresh_from_db()
+    assert endpoint.consecutive_failures == 2 and endpoint.paused_until is not None
+    t = timezone.now()
+    assert outbox_deliver_due(now=t + timedelta(minutes=30)) == 0  # paused: they wait
+    first = Delivery.objects.order_by("pk").first()
+    assert delivery_attempt(first.pk, now=t + timedelta(minutes=30)) is None  # a stray message does nothing
+    assert set(Delivery.objects.values_list("attempts", flat=True)) == {1}
+    assert outbox_deliver_due(now=t + 2 * HOUR) == 2  # cool-off over: both go, and are accepted
+    assert set(Delivery.objects.values_list("state", flat=True)) == {Delivery.State.DELIVERED}
+    endpoint.refresh_from_db()
+    assert endpoint.consecutive_failures == 0 and endpoint.paused_until is None
+
+
+def test_after_the_last_attempt_the_delivery_is_dead_and_the_owner_is_told(
+        alice, admin_user, receiver, endpoint, settings, django_capture_on_commit_callbacks):
+    settings.WEBHOOK_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000]
+    settings.WEBHOOK_BREAKER_THRESHOLD = 100
+    receiver.script = [500] * 8
+    case = _open_case(alice, django_capture_on_commit_callbacks)
+    t = timezone.now()
+    for hours in range(1, 40):
+        outbox_deliver_due(now=t + hours * HOUR)
+    delivery = Delivery.objects.get()
+    assert (delivery.state, delivery.attempts) == (Delivery.State.DEAD, 8)
+    # Spread over more than a day: the last attempt came more than 24 h after the first.
+    attempts = list(DeliveryAttempt.objects.order_by("number"))
+    assert attempts[-1].at - attempts[0].at > timedelta(hours=24)
+    note = Notification.objects.get(recipient_user=admin_user, subject__contains="failed for good")
+    assert note.case == case and delivery.event_id in note.body
+    assert len({r.headers["webhook-id"] for r in receiver.received}) == 1
+
+
+def test_replay_sends_a_dead_delivery_again_under_the_same_id(
+        alice, admin_user, receiver, endpoint, settings, django_capture_on_commit_callbacks):
+    from audit.models import AuditEntry
+    from casework.outbox.services import delivery_replay, endpoint_replay_failed
+
+    settings.WEBHOOK_RETRY_SCHEDULE = [5]
+    receiver.script = [500, 500]
+    _open_case(alice, django_capture_on_commit_callbacks)
+    outbox_deliver_due(now=timezone.now() + HOUR)
+    delivery = Delivery.objects.get()
+    assert delivery.state == Delivery.State.DEAD
+    with django_capture_on_commit_callbacks(execute=True):
+        assert endpoint_replay_failed(actor=admin_user, endpoint=endpoint) == 1
+    delivery.refresh_from_db()
+    assert delivery.state == Delivery.State.DELIVERED and delivery.attempts == 3
+    with django_capture_on_commit_callbacks(execute=True):
+        delivery_replay(actor=admin_user, delivery=delivery)
+    assert len({r.headers["webhook-id"] for r in receiver.received}) == 1 and len(receiver.received) == 4
+    assert AuditEntry.objects.filter(action__in=["webhook.deliveries_replayed", "webhook.delivery_replayed"]).count() == 2
+
+
+def test_a_lost_broker_message_is_sent_by_the_sweep(alice, receiver, endpoint, settings):
+    # No on-commit wake-up at all (as if the broker lost the message).
+    case_create(actor=alice, case_type="fraud_alert", title="Lost message")
+    t = timezone.now()
+    assert outbox_deliver_due(now=t) == 0  # its message may still be on its way
+    assert outbox_deliver_due(now=t + timedelta(seconds=settings.WEBHOOK_REDELIVER_AFTER_SECONDS + 1)) == 1
+    assert Delivery.objects.get().state == Delivery.State.DELIVERED
+
+
+def test_a_worker_that_died_mid_request_leaves_a_claim_another_takes_over(alice, receiver, endpoint):
+    from casework.outbox.services import delivery_claim
+
+    case_create(actor=alice, case_type="fraud_alert", title="Dead worker")
+    delivery = Delivery.objects.select_related("endpoint").get()
+    t = timezone.now()
+    assert delivery_claim(delivery, now=t) is not None  # a worker took it, then died
+    assert delivery_claim(delivery, now=t) is None  # a duplicate message: nothing
+    assert outbox_deliver_due(now=t + timedelta(seconds=5)) == 0  # its lease still runs
+    assert outbox_deliver_due(now=t + timedelta(minutes=5)) == 1
+    delivery.refresh_from_db()
+    assert delivery.state == Delivery.State.DELIVERED and delivery.attempts == 2
+
+
+def test_reenabling_an_endpoint_resumes_its_waiting_deliveries(alice, admin_user, receiver, endpoint):
+    endpoint_update(actor=admin_user, endpoint=endpoint, enabled=False)
+    case_create(actor=alice, case_type="fraud_alert", title="While disabled")
+    assert not Delivery.objects.exists()  # a disabled endpoint subscribes to nothing
+    endpoint_update(actor=admin_user, endpoint=endpoint, enabled=True)
+    assert Endpoint.objects.get().enabled
+
+
+def test_the_case_page_says_what_happened_and_no_more(alice, alice_client, receiver, endpoint, settings,
+                                                      django_capture_on_commit_callbacks):
+    settings.WEBHOOK_RETRY_JITTER = 0
+    receiver.script = [500]
+    case = _open_case(alice, django_capture_on_commit_callbacks)
+    page = alice_client.get(f"/cases/{case.reference}/").content.decode()
+    assert "Outgoing events" in page and "case.created" in page
+    assert "retrying (attempt 1 failed: HTTP 500; next at" in page
+    outbox_deliver_due(now=timezone.now() + HOUR)
+    page = alice_client.get(f"/cases/{case.reference}/").content.decode()
+    assert "delivered (HTTP 200," in page and " ms)" in page
+
+
+def test_a_run_that_ends_emits_run_completed_in_its_transaction(alice, receiver, endpoint):
+    from agents.models import AgentRun
+    from agents.signals import run_ended
+
+    case = case_create(actor=alice, case_type="fraud_alert", title="Assessed")
+    run = AgentRun.objects.create(case=case, pipeline="fraud", mode="full", status=AgentRun.Status.COMPLETED,
+                                  finished_at=timezone.now())
+    with pytest.raises(RuntimeError), transaction.atomic():  # noqa: PT012
+        run_ended.send(sender=AgentRun, run=run)
+        raise RuntimeError("the run's end rolls back")
+    assert not OutboxEvent.objects.filter(type__startswith="run.").exists()
+    run_ended.send(sender=AgentRun, run=run)
+    event = OutboxEvent.objects.get(type__startswith="run.")
+    assert event.type == "run.completed" and event.case == case
+    validate(event.payload)
+    run.status = AgentRun.Status.WAITING
+    run_ended.send(sender=AgentRun, run=run)  # waiting for a person: not an end
+    assert OutboxEvent.objects.filter(type__startswith="run.").count() == 1
