@@ -22,9 +22,10 @@ class Conflict(DomainError):
     status_code = 409
 
 
-def error_lines(errors) -> list[str]:
-    """Each problem as "field: message" ("message" alone when it is about the whole form),
-    from a ValidationError, a form's `errors`, a DomainError, or any other exception."""
+def error_lines(errors, *, named: bool = True) -> list[str]:
+    """Each problem as "field: message" ("message" alone when it is about the whole form, or
+    with named=False where the form has one field the page already shows), from a
+    ValidationError, a form's `errors`, a DomainError, or any other exception."""
     if isinstance(errors, DomainError):
         return [errors.message]
     if isinstance(errors, ValidationError):
@@ -35,9 +36,10 @@ def error_lines(errors) -> list[str]:
         return [str(errors) or type(errors).__name__]
     else:
         items = errors.items()
-    return [m if field in (NON_FIELD_ERRORS, None) else f"{field}: {m}" for field, msgs in items for m in msgs]
+    return [m if field in (NON_FIELD_ERRORS, None) or not named else f"{field}: {m}"
+            for field, msgs in items for m in msgs]
 
 
-def error_text(errors) -> str:
+def error_text(errors, *, named: bool = True) -> str:
     """error_lines, joined for one message."""
-    return "; ".join(error_lines(errors))
+    return "; ".join(error_lines(errors, named=named))

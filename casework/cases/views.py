@@ -109,7 +109,7 @@ def comment_add(request, reference: str):
         return render(request, "cases/_comments.html",
                       {"case": case, "comments": selectors.case_comments(case), "comment_form": form})
     if form.errors:
-        messages.error(request, error_text(form.errors))
+        messages.error(request, error_text(form.errors, named=False))
     return redirect("cases:detail", reference=case.reference)
 
 

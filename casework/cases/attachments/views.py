@@ -42,7 +42,7 @@ def upload(request, reference: str):
     except DomainError as exc:
         error, status = exc.message, exc.status_code
     except ValidationError as exc:
-        error, status = error_text(exc), 400
+        error, status = error_text(exc, named=False), 400
     if request.htmx:
         # htmx swaps 4xx answers here too (casework.js lets #case-evidence take them), so the
         # refusal is read where the file was chosen and the status stays honest.
