@@ -52,7 +52,7 @@ class EndpointAdmin(admin.ModelAdmin):
     actions = ["rotate_secret", "replay_failed"]
 
     def save_model(self, request, obj, form, change):
-        data = {name: form.cleaned_data[name] for name in form.Meta.fields}
+        data = {name: form.cleaned_data[name] for name in EndpointForm.Meta.fields}
         try:
             if change:
                 services.endpoint_update(actor=request.user, endpoint=obj, **data)

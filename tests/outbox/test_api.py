@@ -78,3 +78,19 @@ def test_the_delivery_log_and_replay(admin_api, alice, receiver, endpoint, setti
     with django_capture_on_commit_callbacks(execute=True):
         assert admin_api.post(f"/api/webhooks/endpoints/{endpoint.pk}/replay-failed/").json() == {"replayed": 0}
     assert Endpoint.objects.count() == 1
+
+
+def test_the_admin_adds_an_endpoint_and_shows_its_secret_once(admin_user, client, receiver):
+    client.force_login(admin_user)
+    assert client.get("/admin/outbox/endpoint/add/").status_code == 200
+    added = client.post("/admin/outbox/endpoint/add/", {
+        "url": receiver.url, "description": "From the admin", "enabled": "on", "event_types": ["case.decided"],
+        "timeout_seconds": "5", "owner": admin_user.pk}, follow=True)
+    endpoint = Endpoint.objects.get()
+    assert endpoint.event_types == ["case.decided"] and endpoint.secret in added.content.decode()
+    assert endpoint.secret not in client.get(f"/admin/outbox/endpoint/{endpoint.pk}/change/").content.decode()
+    rotated = client.post("/admin/outbox/endpoint/", {"action": "rotate_secret", "_selected_action": [endpoint.pk]},
+                          follow=True)
+    endpoint.refresh_from_db()
+    assert endpoint.secret in rotated.content.decode() and endpoint.previous_secret
+    assert AuditEntry.objects.filter(action="webhook.secret_rotated").exists()
