@@ -50,7 +50,7 @@ def test_the_employee_answers_by_link_and_the_manager_approves_in_the_inbox(page
     assert page.locator(".nav-count").first.inner_text() == "1"
     with page.expect_navigation():
         page.get_by_role("button", name="Review").click()
-    assert page.get_by_text("Confirmed by the records").is_visible()
+    assert page.get_by_text("Confirmed by the records", exact=True).is_visible()  # the badge; the reason says it too
     assert page.get_by_role("cell", name="Write is below the required Admin").is_visible()
     page.get_by_label("Approve the change").check()
     page.get_by_label("Comment").fill("I asked Priya to stand in for Kees.")
