@@ -11,7 +11,8 @@ from casework.cases.lifecycle.table import Lifecycle
 BOX_W, BOX_H = 170, 46
 COL_GAP, ROW_GAP = 48, 26
 PAD = 16
-TOP = 70  # room above the first row for moves that skip columns
+# A cubic curve whose two control points sit at `bow` reaches 3/4 of the way there.
+REACH = 0.75
 
 
 @dataclass(frozen=True)
@@ -70,9 +71,9 @@ def diagram(lifecycle: Lifecycle) -> Diagram:
     for col, keys in sorted(columns.items()):
         for row, key in enumerate(keys):
             state = lifecycle.state(key)
-            where[key] = Box(key, state.label, PAD + col * (BOX_W + COL_GAP), TOP + row * (BOX_H + ROW_GAP),
+            where[key] = Box(key, state.label, PAD + col * (BOX_W + COL_GAP), row * (BOX_H + ROW_GAP),
                              state.final, key == lifecycle.initial)
-    arrows = []
+    arrows, lowest, highest = [], 0.0, 0.0
     for t in lifecycle.transitions:
         a, b = where[t.source], where[t.target]
         back = b.x <= a.x
@@ -81,22 +82,29 @@ def diagram(lifecycle: Lifecycle) -> Diagram:
             # Past the boxes between them: over the top, higher the further it goes.
             x1, x2, y = a.cx + 12, b.cx - 12, a.y
             bow = y - 14 - (b.x - a.x) // 16
-            path = f"M{x1},{y} C{x1},{bow} {x2},{bow} {x2},{y}"
+            highest = min(highest, y + REACH * (bow - y))
+            path = (x1, y, x1, bow, x2, bow, x2, y)
         elif not back:
             x1, y1, x2, y2 = a.x + BOX_W, a.cy, b.x, b.cy
             mid = (x1 + x2) // 2
-            path = f"M{x1},{y1} C{mid},{y1} {mid},{y2} {x2},{y2}"
+            path = (x1, y1, mid, y1, mid, y2, x2, y2)
         else:
             # Backwards or within a column: leave from the bottom, arrive at the bottom, bowing down.
             x1, y1, x2, y2 = a.cx + 12, a.y + BOX_H, b.cx - 12, b.y + BOX_H
             bow = max(y1, y2) + 30 + abs(a.x - b.x) // 12
-            path = f"M{x1},{y1} C{x1},{bow} {x2},{bow} {x2},{y2}"
+            lowest = max(lowest, max(y1, y2) + REACH * (bow - max(y1, y2)))
+            path = (x1, y1, x1, bow, x2, bow, x2, y2)
         by = ", ".join(sorted(t.by))
         title = f"{a.label} → {b.label}: by {by}" + (f" ({t.note})" if t.note else "")
-        arrows.append(Arrow(path, "person" if t.by == {"person"} else "any", title, back))
-    width = max(b.x for b in where.values()) + BOX_W + PAD
-    height = max(b.y for b in where.values()) + BOX_H + PAD + 60
-    return Diagram(width, height, list(where.values()), arrows)
+        arrows.append((path, "person" if t.by == {"person"} else "any", title, back))
+    # Room above the first row for the highest arc, and below the last for the lowest.
+    top = PAD + int(-highest) + 4
+    boxes = [Box(b.key, b.label, b.x, b.y + top, b.final, b.initial) for b in where.values()]
+    drawn = [Arrow("M{},{} C{},{} {},{} {},{}".format(*[v + (top if i % 2 else 0) for i, v in enumerate(path)]),
+                   by, title, back) for path, by, title, back in arrows]
+    width = max(b.x for b in boxes) + BOX_W + PAD
+    height = top + int(max(lowest, max(b.y - top for b in boxes) + BOX_H)) + PAD + 4
+    return Diagram(width, height, boxes, drawn)
 
 
 def box_lines(box: Box) -> list[tuple[int, str]]:
