@@ -176,23 +176,6 @@ def _priority_change(*, actor, case: Case, priority: str, reason: str, entries: 
     return ["priority", "due_at", "sla_warned_at"]
 
 
-@transaction.atomic
-def case_agents_done(*, actor, case: Case, priority: str | None = None, reason: str = "") -> Case | None:
-    """The agents finished: the case awaits a person's decision, at the priority they assessed
-    (if any). One lock and one UPDATE for both changes, and one INSERT of their audit entries.
-    None if the case was closed meanwhile: a person decided before the agents finished, and
-    their decision stands."""
-    case = _lock(case)
-    if case.is_closed:
-        return None
-    entries = []
-    fields = _status_change(actor=actor, case=case, status=Case.Status.AWAITING_DECISION, entries=entries)
-    if priority is not None:
-        fields += _priority_change(actor=actor, case=case, priority=priority, reason=reason, entries=entries)
-    _save_changed(case, fields)
-    audit_record_many(entries)
-    return case
-
 
 @transaction.atomic
 def case_comment(*, actor, case: Case, body: str) -> Comment:
