@@ -47,7 +47,7 @@ def _on_run_ended(sender, run, **kwargs):
             else "run.failed" if run.status in (AgentRun.Status.FAILED, AgentRun.Status.TIMED_OUT) else None)
     if kind is None:
         return
-    case = Case.objects.select_related("assignee").get(pk=run.case_id) if run.case_id else None
+    case = run.case if run.case_id else None  # loaded with the run (execute_run): no query
     event_record(type=kind, case=case, data={
         "run": {"id": run.pk, "pipeline": run.pipeline, "mode": run.mode, "status": run.status, "error": run.error,
                 "steps": run.step_count, "finished_at": run.finished_at.isoformat() if run.finished_at else None},
