@@ -17,7 +17,8 @@ def dashboard(request):
     context = {"team": team, "manager": is_manager(user)}
     if team:
         figures = selectors.dashboard_figures()
-        context |= {"figures": figures, "chart_data": charts.chart_data(figures)}
+        data = charts.chart_data(figures)
+        context |= {"figures": figures, "chart_data": data, "charts": charts.chart_tables(data)}
     if context["manager"]:
         context["panels"] = selectors.manager_panels(user)
     return render(request, "dashboard/dashboard.html", context)
