@@ -1,9 +1,9 @@
 """axe-core in the browser tests (issue 31): the vendored, pinned copy, run for WCAG 2.0 and 2.1,
 levels A and AA, and its findings as one line per element.
 
-The script is never served to users: the tests add it to their own browser contexts with
-Playwright's add_init_script, which the page's Content-Security-Policy does not apply to (the
-policy allows no inline script, so add_script_tag(content=...) would be blocked and reported).
+The script is never served to users: the tests evaluate it in the page they check, when they
+first need it there (page.evaluate is not subject to the page's Content-Security-Policy, which
+allows no inline script: add_script_tag(content=...) would be blocked and reported).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ _source: str | None = None
 
 
 def axe_source() -> str:
-    """The script, for context.add_init_script(script=axe_source()) (read once per session)."""
+    """The script's source (read once per session)."""
     global _source
     if _source is None:
         _source = AXE_JS.read_text(encoding="utf-8")
