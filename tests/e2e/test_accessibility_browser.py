@@ -12,16 +12,18 @@ endpoints, fragments htmx swaps into a page (checked in that page, each tab's pa
 content loaded), files and redirects are not. Every role visits the pages it may open
 (anonymous: those marked login_not_required).
 
-Time (about 75 s on two cores, 10 s of it the demo data): one demo database and live server
-for the whole check; one browser context per role; one visit per page for both widths (the
-window narrowed in place); axe on the whole document the first time a page is seen at a width,
-then only on the parts that changed (a tab's panel, another role's navigation); a role's page
-is not visited at all when the server gave it exactly what a checked role got (_server_view).
+Time (about 60 s on two cores, 10 s of it the demo data): one demo database and live server
+for the whole check; two browsers side by side (the investigator's pages, the other roles');
+one browser context per role; one visit per page for both widths (the window narrowed in
+place); axe on the whole document the first time a page is seen at a width, then only on the
+parts that changed (a tab's panel, another role's navigation); a role's page is not visited at
+all when the server gave it exactly what a checked role got (_server_view).
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,7 +40,7 @@ from playwright.sync_api import expect
 
 from tests.chat.fixtures import worker_thread  # noqa: F401 - fixture
 from tests.e2e.axe import axe_violations, describe
-from tests.e2e.conftest import TIMEOUT_MS
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -285,15 +287,29 @@ def _settle(page) -> None:
 
 @dataclass
 class Check:
-    """The violations found, and what was checked at each width (by signature)."""
+    """The violations found, and what was checked (by signature; pages whole, by width and
+    status), shared by the two browsers that do the checking (claims under the lock)."""
 
     found: list[str] = field(default_factory=list)
     seen: set = field(default_factory=set)
+    whole: set = field(default_factory=set)
+    visits: dict = field(default_factory=dict)  # (role, width, url) -> status
+    blocked: list[str] = field(default_factory=list)
     runs: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def claim(self, done: set, keys) -> list:
+        """The keys nobody checked yet, now marked as checked."""
+        with self.lock:
+            new = [key for key in keys if key not in done]
+            done.update(keys)
+            return new
 
     def axe(self, page, where: str, selector: str | None = None) -> None:
-        self.found += describe(axe_violations(page, selector), where)
-        self.runs += 1
+        found = describe(axe_violations(page, selector), where)
+        with self.lock:
+            self.found += found
+            self.runs += 1
 
     def reflow(self, page, width: int, where: str) -> None:
         """WCAG 1.4.10: the page fits the window's width; only a wide table scrolls, in its box."""
@@ -301,17 +317,17 @@ class Check:
             page.set_viewport_size({"width": width, "height": 900})
         wide = page.evaluate("() => document.documentElement.scrollWidth")
         if wide > width:
-            self.found.append(f"{where} at {width}px: reflow (the page is {wide} px wide: it scrolls sideways)")
+            with self.lock:
+                self.found.append(f"{where} at {width}px: reflow (the page is {wide} px wide: it scrolls sideways)")
 
     def parts(self, page, width: int, where: str, selectors, whole: bool) -> None:
         """axe on the parts not yet seen at this width (the whole document when `whole`)."""
-        signatures = {selector: (width, page.evaluate(SIGNATURE, selector)) for selector in selectors}
-        new = [selector for selector, signature in signatures.items() if signature not in self.seen]
+        signatures = {(width, page.evaluate(SIGNATURE, selector)): selector for selector in selectors}
+        new = [signatures[signature] for signature in self.claim(self.seen, list(signatures))]
         if whole:
             self.axe(page, where)
         for selector in new if not whole else []:
             self.axe(page, f"{where} {selector}", selector)
-        self.seen.update(signatures.values())
 
 
 def _click_tab(page, tab_id: str) -> str:
@@ -336,22 +352,60 @@ def _check_width(page, check: Check, width: int, where: str, whole: bool) -> Non
     check.reflow(page, width, where)
 
 
-def _context(browser, live_server, username: str | None):
-    context = browser.new_context(base_url=live_server.url, viewport={"width": WIDTHS[0], "height": 900})
+@dataclass
+class Plan:
+    """One role's pages, and its browser's session cookie (None: not signed in)."""
+
+    role: str
+    session: str | None
+    urls: list[str]
+
+
+def _browse(browser, base_url: str, plan: Plan, check: Check) -> None:
+    """The role's pages in one browser context: each at 1366 and 390 px (one visit, the window
+    narrowed in place as a person narrows or zooms theirs), then at 683 px for reflow."""
+    context = browser.new_context(base_url=base_url, viewport={"width": WIDTHS[0], "height": 900})
     context.set_default_timeout(TIMEOUT_MS)
     context.add_init_script(script=HTMX_IDLE_SCRIPT)
-    if username:
-        client = Client()
-        client.force_login(get_user_model().objects.get(username=username))
-        context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "url": live_server.url,
-                              "value": client.cookies[settings.SESSION_COOKIE_NAME].value}])
+    if plan.session:
+        context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "url": base_url, "value": plan.session}])
     page = context.new_page()
     page.js_errors = []
     page.on("pageerror", lambda exc: page.js_errors.append(str(exc)))
-    blocked: list[str] = []
-    page.on("console", lambda message: blocked.append(f"{page.url}: {message.text}")
+    page.on("console", lambda message: check.blocked.append(f"{page.url}: {message.text}")
             if "Content Security Policy" in message.text else None)
-    return context, page, blocked
+    try:
+        for url in plan.urls:
+            if page.viewport_size["width"] != WIDTHS[0]:
+                page.set_viewport_size({"width": WIDTHS[0], "height": 900})
+            status = page.goto(url).status
+            where = f"{plan.role} {url} ({status})"
+            for width in WIDTHS:
+                check.visits[(plan.role, width, url)] = status
+                first = bool(check.claim(check.whole, [(width, url, status)]))
+                _check_width(page, check, width, where, whole=first)
+            # 200 % zoom of a 1366 px window lays the page out 683 px wide: nothing lost
+            check.reflow(page, ZOOMED, f"{where} zoomed to 200 %")
+            assert not page.js_errors, f"{where}: {page.js_errors}"
+    finally:
+        context.close()
+
+
+def _second_browser(plans: list[Plan], base_url: str, check: Check, failures: list) -> None:
+    """A thread's own Chromium (Playwright's sync API keeps to its thread) for some roles: the
+    server renders one page while the other browser runs axe on another."""
+    from playwright.sync_api import sync_playwright
+
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                for plan in plans:
+                    _browse(browser, base_url, plan, check)
+            finally:
+                browser.close()
+    except BaseException as exc:  # noqa: BLE001 - raised again in the test's thread
+        failures.append(exc)
 
 
 def test_every_page_and_tab_meets_wcag_21_aa_for_every_role_at_both_widths(browser, live_server, settings,
@@ -367,11 +421,9 @@ def test_every_page_and_tab_meets_wcag_21_aa_for_every_role_at_both_widths(brows
     seeded = time.monotonic()
 
     check = Check()
-    visits: dict[tuple, int] = {}  # (role, width, url) -> status
-    whole: set[tuple] = set()  # (width, url, status) checked as a whole document
-    shown: set[tuple] = set()  # what the server gave someone whose browser was checked (_server_view)
+    shown: set[tuple] = set()  # what the server gave someone whose browser is checked (_server_view)
     same = 0
-    blocked_all: list[str] = []
+    plans = []
     for role, username in PEOPLE.items():
         client = Client()
         if username:
@@ -387,36 +439,33 @@ def test_every_page_and_tab_meets_wcag_21_aa_for_every_role_at_both_widths(brows
             todo.append(url)
         if role == "admin":
             todo += admin_pages
-        context, page, blocked = _context(browser, live_server, username)
-        try:
-            for url in todo:
-                # One visit for both widths: the window is narrowed as a person narrows or
-                # zooms theirs (the layout follows; a11y.js sees boxes start scrolling).
-                page.set_viewport_size({"width": WIDTHS[0], "height": 900})
-                status = page.goto(url).status
-                for width in WIDTHS:
-                    visits[(role, width, url)] = status
-                    first = (width, url, status) not in whole
-                    whole.add((width, url, status))
-                    _check_width(page, check, width, f"{role} {url} ({status})", whole=first)
-                # 200 % zoom of a 1366 px window lays the page out 683 px wide: nothing lost
-                check.reflow(page, ZOOMED, f"{role} {url} ({status}) zoomed to 200 %")
-                assert not page.js_errors, f"{role} {url}: {page.js_errors}"
-        finally:
-            context.close()
-            blocked_all += blocked
+        session = client.cookies[settings.SESSION_COOKIE_NAME].value if username else None
+        plans.append(Plan(role, session, todo))
+
+    # Two browsers: the investigator's pages (the most) in this thread, the other roles' in another.
+    failures: list[BaseException] = []
+    investigator = next(plan for plan in plans if plan.role == "investigator")
+    rest = [plan for plan in plans if plan is not investigator]
+    others = threading.Thread(target=_second_browser, args=(rest, live_server.url, check, failures))
+    others.start()
+    try:
+        _browse(browser, live_server.url, investigator, check)
+    finally:
+        others.join()
+    if failures:
+        raise failures[0]
 
     elapsed = time.monotonic() - started
     print(f"\naxe: {len(pages) + len(admin_pages)} pages, {len(PEOPLE)} roles (anonymous included), "
-          f"{len(WIDTHS)} widths: {len(visits) // len(WIDTHS)} page visits ({same} role-pages skipped: the server "
+          f"{len(WIDTHS)} widths: {len(check.visits) // len(WIDTHS)} page visits ({same} role-pages skipped: the server "
           f"gave them what another checked browser had), {check.runs} axe runs, {elapsed:.0f} s "
           f"(seeding {seeded - started:.0f} s)")
-    assert not blocked_all, "The Content-Security-Policy blocked something:\n" + "\n".join(blocked_all)
+    assert not check.blocked, "The Content-Security-Policy blocked something:\n" + "\n".join(check.blocked)
     assert not check.found, f"{len(check.found)} WCAG 2.1 A/AA violations:\n" + "\n".join(check.found)
     # every case type's page was seen, with its tabs, at both widths
     for case in demo.cases.values():
         for width in WIDTHS:
-            assert visits.get(("investigator", width, f"/cases/{case.reference}/")) == 200
+            assert check.visits.get(("investigator", width, f"/cases/{case.reference}/")) == 200
 
 
 def test_an_unlabelled_input_fails_the_check_naming_the_rule_and_the_element(page):
