@@ -73,6 +73,15 @@ class Panel:
     rows: Callable[[Any], list]
 
 
+def recommends(field: str, values: dict[str, tuple[str, ...]]):
+    """The `rec` annotation for Recommendation.records: the recommendation whose values the
+    record's `field` holds, NULL (no clear recommendation) otherwise."""
+    from django.db.models import Case, CharField, Value, When
+
+    return Case(*[When(**{f"{field}__in": list(held)}, then=Value(rec)) for rec, held in values.items()],
+                default=Value(None), output_field=CharField())
+
+
 @dataclass
 class CaseType:
     key: str

@@ -4,17 +4,13 @@ recommends clearing the alert (marked legit or dismissed); medium is no clear re
 
 from __future__ import annotations
 
-from django.db.models import Case, CharField, Value, When
-
 from agents.models import AgentCall
-from casework.cases.types import Recommendation
+from casework.cases.types import Recommendation, recommends
 
 
 def _records(case_ref):
     return (AgentCall.objects.filter(run__case_id=case_ref, key="orchestrator", status="ok")
-            .annotate(rec=Case(When(output__risk_level__in=["high", "critical"], then=Value("fraud")),
-                               When(output__risk_level="low", then=Value("clear")), default=Value(None),
-                               output_field=CharField()))
+            .annotate(rec=recommends("output__risk_level", {"fraud": ("high", "critical"), "clear": ("low",)}))
             .order_by("-id"))
 
 

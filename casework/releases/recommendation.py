@@ -4,16 +4,13 @@ shipping; medium is no clear recommendation."""
 
 from __future__ import annotations
 
-from django.db.models import Case, CharField, Value, When
-
-from casework.cases.types import Recommendation
+from casework.cases.types import Recommendation, recommends
 from casework.releases.models import RiskReport
 
 
 def _records(case_ref):
     return (RiskReport.objects.filter(release__case_id=case_ref)
-            .annotate(rec=Case(When(severity="high", then=Value("hold")), When(severity="low", then=Value("ship")),
-                               default=Value(None), output_field=CharField()))
+            .annotate(rec=recommends("severity", {"hold": ("high",), "ship": ("low",)}))
             .order_by("-filed_at", "-id"))
 
 

@@ -4,17 +4,13 @@ or critical, no action at low; medium asks the cardholder first: no clear recomm
 
 from __future__ import annotations
 
-from django.db.models import Case, CharField, Value, When
-
-from casework.cases.types import Recommendation
+from casework.cases.types import Recommendation, recommends
 from casework.transactions.models import Investigation
 
 
 def _records(case_ref):
     return (Investigation.objects.filter(case_id=case_ref, status=Investigation.Status.COMPLETED)
-            .annotate(rec=Case(When(severity__in=["CRITICAL", "HIGH"], then=Value("fraud")),
-                               When(severity="LOW", then=Value("not_fraud")), default=Value(None),
-                               output_field=CharField()))
+            .annotate(rec=recommends("severity", {"fraud": ("CRITICAL", "HIGH"), "not_fraud": ("LOW",)}))
             .order_by("-id"))
 
 
