@@ -174,6 +174,10 @@ def test_a_triage_that_raises_leaves_the_ticket_in_the_queue_as_failed(alice, al
     assert move.actor == "system" and move.data["from"] == "received"
     page = alice_client.get(f"/cases/{ticket.case.reference}/").content.decode()
     assert "Triage failed" in page and "the summary could not be built" in page
+    # The dashboard's agreement counts no recommendation from a triage that failed.
+    from casework.support.recommendation import RECOMMENDATION
+
+    assert not RECOMMENDATION.records(ticket.case_id).exists()
     # Still the seed's activated ticket: a follow-up joins it and is triaged again.
     monkeypatch.undo()
     run, again = send(alice, "CUST-003", "How do I download an invoice? Still waiting.")
