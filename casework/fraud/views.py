@@ -42,40 +42,35 @@ def assessment(request, reference: str):
     return render(request, "fraud/_assessment_poll.html", {"case": case, "fraud": fraud})
 
 
-@require_POST
-@investigator_required
-def reassess(request, reference: str):
+def _act(request, reference: str, service, done: str):
+    """A button on the alert's page: call the service, say what happens or why it cannot."""
     case, alert = _case_and_alert(request, reference)
     try:
-        services.alert_reassess(actor=request.user, alert=alert)
-        messages.success(request, "Re-assessing: the orchestrator reads the cached specialist findings again.")
+        service(actor=request.user, alert=alert)
+        messages.success(request, done)
     except DomainError as exc:
         messages.error(request, exc.message)
     return redirect("cases:detail", reference=case.reference)
+
+
+@require_POST
+@investigator_required
+def reassess(request, reference: str):
+    return _act(request, reference, services.alert_reassess,
+                "Re-assessing: the orchestrator reads the cached specialist findings again.")
 
 
 @require_POST
 @investigator_required
 def rerun(request, reference: str):
-    case, alert = _case_and_alert(request, reference)
-    try:
-        services.alert_rerun_all(actor=request.user, alert=alert)
-        messages.success(request, "Re-running all six agents.")
-    except DomainError as exc:
-        messages.error(request, exc.message)
-    return redirect("cases:detail", reference=case.reference)
+    return _act(request, reference, services.alert_rerun_all, "Re-running all six agents.")
 
 
 @require_POST
 @investigator_required
 def capture_retry(request, reference: str):
-    case, alert = _case_and_alert(request, reference)
-    try:
-        services.alert_capture_retry(actor=request.user, alert=alert)
-        messages.success(request, "Retrying knowledge capture: the agent reads the decision again.")
-    except DomainError as exc:
-        messages.error(request, exc.message)
-    return redirect("cases:detail", reference=case.reference)
+    return _act(request, reference, services.alert_capture_retry,
+                "Retrying knowledge capture: the agent reads the decision again.")
 
 
 @require_http_methods(["GET", "POST"])
