@@ -189,13 +189,28 @@ def _endpoint_disable(*, endpoint: Endpoint, reason: str) -> None:
 
 
 def _notify_owner(endpoint: Endpoint, *, subject: str, body: str, case=None) -> None:
-    if endpoint.owner_id is None:
-        logger.warning("%s (endpoint %s has no owner to notify)", subject, endpoint.pk)
-        return
+    """Tell the endpoint's owner; an endpoint with no (active) owner is the admins' to mend,
+    so every active admin is told instead. Nobody at all to tell: a warning in the log."""
     from casework.cases.notifications.services import notification_send
 
-    notification_send(actor="system", kind="webhook", subject=subject, body=body, user=endpoint.owner,
-                      url=f"/admin/outbox/endpoint/{endpoint.pk}/change/", case=case)
+    owner = endpoint.owner if endpoint.owner_id and endpoint.owner.is_active else None
+    recipients = [owner] if owner is not None else _admins()
+    if not recipients:
+        logger.warning("%s (endpoint %s has no owner and there is no admin to notify)", subject, endpoint.pk)
+        return
+    if owner is None:
+        body += " This endpoint has no owner: you are told as an admin; set its owner in the admin."
+    for user in recipients:
+        notification_send(actor="system", kind="webhook", subject=subject, body=body, user=user,
+                          url=f"/admin/outbox/endpoint/{endpoint.pk}/change/", case=case)
+
+
+def _admins() -> list[User]:
+    """Active users holding the admin role (the group, or a superuser: casework.people.roles)."""
+    from casework.people.roles import ADMIN
+
+    return list(User.objects.filter(Q(groups__name=ADMIN) | Q(is_superuser=True), is_active=True)
+                .distinct().order_by("pk"))
 
 
 # --- Replay -------------------------------------------------------------------------------

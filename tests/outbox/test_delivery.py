@@ -316,3 +316,31 @@ def test_a_run_that_ends_emits_run_completed_in_its_transaction(alice, receiver,
     run.status = AgentRun.Status.WAITING
     run_ended.send(sender=AgentRun, run=run)  # waiting for a person: not an end
     assert OutboxEvent.objects.filter(type__startswith="run.").count() == 1
+
+
+def test_an_endpoint_with_no_owner_has_its_failures_told_to_the_admins(
+        alice, admin_user, receiver, settings, django_capture_on_commit_callbacks):
+    from casework.outbox.services import endpoint_create
+    from casework.people.roles import ADMIN
+    from casework.people.services import user_create
+
+    user_create(actor="system", username="ada", password="ada-pass-123", role=ADMIN)
+    gone = user_create(actor="system", username="gone", password="gone-pass-123", role=ADMIN)
+    gone.is_active = False
+    gone.save()
+    endpoint, secret = endpoint_create(actor="system", url=receiver.url, description="Nobody's")
+    assert endpoint.owner is None
+    receiver.secrets = [secret]
+    settings.WEBHOOK_RETRY_SCHEDULE = [5]
+    settings.WEBHOOK_BREAKER_THRESHOLD = 100
+    receiver.script = [500, 500, 410]
+    _open_case(alice, django_capture_on_commit_callbacks)
+    outbox_deliver_due(now=timezone.now() + HOUR)  # the last try: dead-lettered
+    dead = Notification.objects.filter(subject__contains="failed for good")
+    assert sorted(dead.values_list("recipient_user__username", flat=True)) == ["ada", "root"]
+    assert all("no owner" in note.body for note in dead)
+    _open_case(alice, django_capture_on_commit_callbacks)  # 410: disabled
+    disabled = Notification.objects.filter(subject__contains="disabled")
+    assert sorted(disabled.values_list("recipient_user__username", flat=True)) == ["ada", "root"]
+    # Nobody else hears of it: not the investigator, not an admin whose account is closed.
+    assert not Notification.objects.filter(recipient_user__in=[alice, gone], kind="webhook").exists()
