@@ -383,13 +383,15 @@ def _record(delivery: Delivery, *, token: str, answer, now: datetime) -> None:
     DeliveryAttempt.objects.create(delivery=delivery, number=delivery.attempts, at=now, status=answer.status,
                                    response=answer.body, error=answer.error, latency_ms=answer.latency_ms)
     metrics.DELIVERIES.labels(outcome).inc()
+    probe = endpoint.paused_until is not None  # read before the attempt: it went as the probe
     if answer.ok:
         if Endpoint.objects.filter(pk=endpoint.pk, paused_until__isnull=False).update(
                 consecutive_failures=0, paused_until=None, probe_until=None):
             # The probe (or a request sent before the breaker opened) got through: the breaker
             # closes, and what waited behind it goes at the next sweep (its wake-ups, sent while
             # the endpoint was paused, did nothing).
-            logger.info("Webhook endpoint %s answered: circuit breaker closed.", endpoint.pk)
+            logger.info("Webhook endpoint %s answered %s: circuit breaker closed.", endpoint.pk,
+                        "the probe" if probe else "a request sent before its breaker opened")
             Delivery.objects.filter(endpoint=endpoint, state__in=WAITING).update(woken_at=None)
         else:
             Endpoint.objects.filter(pk=endpoint.pk).update(consecutive_failures=0)
@@ -399,14 +401,20 @@ def _record(delivery: Delivery, *, token: str, answer, now: datetime) -> None:
         _endpoint_disable(endpoint=endpoint, reason="The receiver answered 410 Gone.")
         return
     Endpoint.objects.filter(pk=endpoint.pk).update(consecutive_failures=F("consecutive_failures") + 1)
-    probe = endpoint.paused_until is not None  # read before the attempt: it went as the probe
-    endpoint.refresh_from_db(fields=["consecutive_failures"])
+    endpoint.refresh_from_db(fields=["consecutive_failures", "paused_until"])
     if endpoint.consecutive_failures >= settings.WEBHOOK_BREAKER_THRESHOLD or probe:
         # Opens, or (a failed probe) opens again for another cool-off.
         until = now + timedelta(seconds=settings.WEBHOOK_BREAKER_COOLOFF_SECONDS)
         Endpoint.objects.filter(pk=endpoint.pk).update(paused_until=until, probe_until=None)
-        logger.warning("Webhook endpoint %s paused until %s after %d failures in a row.",
-                       endpoint.pk, until, endpoint.consecutive_failures)
+        if probe:
+            logger.warning("Webhook endpoint %s failed its probe: circuit breaker open again until %s.",
+                           endpoint.pk, until)
+        elif endpoint.paused_until is not None:
+            logger.info("Webhook endpoint %s: a request sent before its breaker opened failed too; "
+                        "open until %s.", endpoint.pk, until)
+        else:
+            logger.warning("Webhook endpoint %s: circuit breaker open until %s after %d failures in a row.",
+                           endpoint.pk, until, endpoint.consecutive_failures)
     if outcome == "dead":
         event = delivery.event
         what = f"HTTP {answer.status}" if answer.status is not None else answer.error
