@@ -360,9 +360,13 @@ def figures(args, requests: list[dict], OutboxEvent, Delivery, kill: dict, logs:
     db_delivered = set(Delivery.objects.filter(state=Delivery.State.DELIVERED).values_list("event_id", flat=True))
     lost = set(events) - (delivered_ids & db_delivered)
     latencies = {i: first_ok[i] - events[i] for i in delivered_ids if i in events}
-    # A request the receiver logged but no worker recorded: the killed worker's, in flight.
+    # A claim (attempts counts claims) with no attempt recorded: the killed worker took it and
+    # died before recording the answer, whether its request had left (the receiver logged it)
+    # or not yet.
     recorded = Counter(DeliveryAttempt.objects.values_list("delivery__event_id", flat=True))
-    held = {i for i, rs in by_id.items() if len(rs) > recorded.get(i, 0)}
+    claims = dict(Delivery.objects.values_list("event_id", "attempts"))
+    held = {i for i, n in claims.items() if n > recorded.get(i, 0)}
+    unrecorded_requests = sum(max(0, len(by_id[i]) - recorded.get(i, 0)) for i in by_id)
     resent_after = sorted(round(min((r["arrived"] for r in by_id[i] if r["arrived"] > kill["at"]), default=0)
                                 - kill["at"], 1) for i in held) if kill else []
     ok_twice = sum(1 for rs in by_id.values() if sum(r["status"] == 200 for r in rs) > 1)
@@ -392,7 +396,8 @@ def figures(args, requests: list[dict], OutboxEvent, Delivery, kill: dict, logs:
         "max_ms": 1000 * lat[-1] if lat else None,
         "first_try_p50_ms": 1000 * statistics.median([latencies[i] for i in latencies if len(by_id[i]) == 1] or [0]),
         "held_by_killed": len(held),
-        "held_requests_unrecorded": sum(len(by_id[i]) - recorded.get(i, 0) for i in held),
+        "held_claims": sum(claims[i] - recorded.get(i, 0) for i in held),
+        "held_requests_unrecorded": unrecorded_requests,
         "held_latency_ms": sorted(round(1000 * latencies[i]) for i in held if i in latencies),
         "held_resent_after_kill_s": resent_after,
         "kill": kill,
@@ -458,10 +463,11 @@ def report(r: dict, m: dict) -> str:
         f"| **delivery latency p50 / p95** (created -> first 2xx) | **{r['p50_ms']:.0f} ms / {r['p95_ms']:.0f} ms**"
         f" (max {r['max_ms']:.0f} ms) |",
         f"| latency p50 of events delivered at the first attempt | {r['first_try_p50_ms']:.0f} ms |",
-        f"| requests the receiver logged and no worker recorded (the killed worker's, in flight) | "
-        f"{r['held_requests_unrecorded']}, for {r['held_by_killed']} event(s) |",
-        f"| those events: latency (created -> first 2xx); sent again after the kill | "
-        f"{', '.join(f'{v} ms' for v in held) or '-'}; "
+        f"| claims the killed worker held (taken, answer never recorded) / of them, requests the receiver "
+        f"had logged | {r['held_claims']} / {r['held_requests_unrecorded']} |",
+        f"| those {r['held_by_killed']} events: latency (created -> first 2xx) | "
+        f"{', '.join(f'{v / 1000:.1f} s' for v in held) or '-'} |",
+        f"| those events: sent again after the kill (the lease is 35 s) | "
         f"{', '.join(f'{v} s' for v in r['held_resent_after_kill_s']) or '-'} |",
         f"| circuit breaker: opened; probes failed (open again) / succeeded (closed); closed by a 2xx to a "
         f"request sent before it opened | {r['breaker_opened']}; {r['probes_failed']} / {r['probes_ok']}; "
