@@ -458,7 +458,7 @@ def report(r: dict, m: dict) -> str:
         f"| attempts recorded in the delivery log | {r['recorded_attempts']} |",
         f"| events created (one thread) | {r['created_s']:.1f} s, {r['creation_per_s']:.0f}/s |",
         f"| **events/s** (first created -> last first 2xx) | **{r['events_per_s']:.1f}** ({r['wall_s']:.1f} s) |",
-        f"| events/s until 95% had their first 2xx (without the tail the kill leaves) | "
+        f"| events/s until 95% had their first 2xx (without the tail of retries and the lease) | "
         f"{r['events_per_s_95']:.1f} ({r['t95_s']:.1f} s) |",
         f"| **delivery latency p50 / p95** (created -> first 2xx) | **{r['p50_ms']:.0f} ms / {r['p95_ms']:.0f} ms**"
         f" (max {r['max_ms']:.0f} ms) |",
