@@ -31,11 +31,13 @@ def start_worker(transactional_db, tmp_path, monkeypatch):
     monkeypatch.setitem(app.conf, "task_always_eager", False)  # through the broker, to the worker
     workers: list[Worker] = []
 
-    def start() -> Worker:
-        worker = Worker(tmp_path / f"worker-{len(workers)}.log", WEBHOOK_ALLOWED_HOSTS="127.0.0.1")
-        workers.append(worker)
-        worker.wait_until_serving()
-        return worker
+    def start(count: int) -> list[Worker]:
+        """Started together (their start-up, about 3 s each, overlaps), returned once serving."""
+        started = [Worker(tmp_path / f"worker-{n}.log", WEBHOOK_ALLOWED_HOSTS="127.0.0.1") for n in range(count)]
+        workers.extend(started)
+        for worker in started:
+            worker.wait_until_serving()
+        return started
 
     yield start
     for worker in workers:
@@ -52,18 +54,18 @@ def _wait_for(condition, worker: Worker, what: str):
 
 
 def test_a_worker_killed_mid_request_loses_no_delivery(start_worker, alice, receiver, endpoint):
-    first = start_worker()
-    receiver.hold()  # the request stays in flight until the worker is dead
-    case_create(actor=alice, case_type="fraud_alert", title="Card used in two countries")  # wakes it on commit
-    assert receiver.wait_for_request(DEADLINE_SECONDS), f"No request arrived:\n{first.log()}"
+    workers = start_worker(2)
+    receiver.hold()  # the request stays in flight until its worker is dead
+    case_create(actor=alice, case_type="fraud_alert", title="Card used in two countries")  # wakes one on commit
+    assert receiver.wait_for_request(DEADLINE_SECONDS), "No request arrived:\n" + "\n".join(w.log() for w in workers)
     delivery = Delivery.objects.select_related("endpoint").get()
     assert (delivery.state, delivery.attempts) == (Delivery.State.DELIVERING, 1)
     assert delivery.claim_token and delivery.lease_until is not None
+    [first] = [w for w in workers if "outbox.tasks.outbox_deliver[" in w.log()]  # the one sending it
+    [second] = [w for w in workers if w is not first]
 
     first.stop()  # SIGKILL to its process group, the request still unanswered
     receiver.release()  # the answer goes to a dead socket: nobody records it
-
-    second = start_worker()
     # The dead worker's claim holds until its lease runs out; no other worker may take it before.
     assert outbox_deliver_due(now=timezone.now()) == 0
     assert Delivery.objects.get().attempts == 1
