@@ -50,13 +50,13 @@ class EndpointAdmin(admin.ModelAdmin):
     list_filter = ("enabled",)
     readonly_fields = ("disabled_reason", "breaker", "consecutive_failures", "paused_until", "probe_until",
                        "previous_secret_expires_at", "created_at", "updated_at")
+    actions = ["rotate_secret", "replay_failed"]
 
     @admin.display(description="circuit breaker")
     def breaker(self, obj):
         from django.utils import timezone
 
         return obj.breaker_state(timezone.now())
-    actions = ["rotate_secret", "replay_failed"]
 
     def save_model(self, request, obj, form, change):
         data = {name: form.cleaned_data[name] for name in EndpointForm.Meta.fields}

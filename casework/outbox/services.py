@@ -354,12 +354,12 @@ def delivery_attempt(delivery_id: int, *, now: datetime | None = None) -> Delive
                           timestamp=timezone.now(), keep_chars=settings.WEBHOOK_RESPONSE_KEEP_CHARS)
     metrics.LATENCY.observe(answer.latency_ms / 1000)
     with transaction.atomic():
-        _record(delivery, token=token, answer=answer, now=now)
+        _record(delivery, token=token, answer=answer, now=now, probe=probe is not None)
     delivery.refresh_from_db()
     return delivery
 
 
-def _record(delivery: Delivery, *, token: str, answer, now: datetime) -> None:
+def _record(delivery: Delivery, *, token: str, answer, now: datetime, probe: bool = False) -> None:
     endpoint = delivery.endpoint
     common = {"claim_token": "", "lease_until": None, "last_status": answer.status,
               "last_response": answer.body, "last_error": answer.error, "last_latency_ms": answer.latency_ms,
@@ -383,7 +383,6 @@ def _record(delivery: Delivery, *, token: str, answer, now: datetime) -> None:
     DeliveryAttempt.objects.create(delivery=delivery, number=delivery.attempts, at=now, status=answer.status,
                                    response=answer.body, error=answer.error, latency_ms=answer.latency_ms)
     metrics.DELIVERIES.labels(outcome).inc()
-    probe = endpoint.paused_until is not None  # read before the attempt: it went as the probe
     if answer.ok:
         if Endpoint.objects.filter(pk=endpoint.pk, paused_until__isnull=False).update(
                 consecutive_failures=0, paused_until=None, probe_until=None):
