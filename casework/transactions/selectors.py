@@ -70,8 +70,3 @@ def _stalled_run(investigation: Investigation):
     if latest is None or latest.status in AgentRun.ACTIVE:
         return None
     return latest
-
-
-def rules_promoted() -> QuerySet[RuleDraft]:
-    return (RuleDraft.objects.filter(status=RuleDraft.Status.PROMOTED)
-            .select_related("investigation__case", "promoted_by").order_by("-promoted_at", "-id"))
