@@ -70,7 +70,7 @@ def active_versions() -> list[tuple[RuleVersion, list[rules.Condition]]]:
 
 def _card_case(account_id: int, last4: str, *, since: datetime):
     """The card's open TXN case to join: one that a live hit opened or joined since `since`
-    (newest first), else one opened on the card since `since` (by a person, say)."""
+    (newest first), else one a person opened on the card since `since` (no hit in it)."""
     from casework.cases.sla import DONE_STATUSES
     from casework.transactions.models import Investigation
 
@@ -80,7 +80,7 @@ def _card_case(account_id: int, last4: str, *, since: datetime):
     if hit is not None:
         return hit.case
     investigation = (Investigation.objects.filter(transaction__account_id=account_id, transaction__card_last4=last4,
-                                                  created_at__gte=since)
+                                                  created_at__gte=since, case__rule_hits__isnull=True)
                      .exclude(case__status__in=DONE_STATUSES).select_related("case").order_by("-created_at").first())
     return investigation.case if investigation else None
 

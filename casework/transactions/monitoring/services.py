@@ -82,7 +82,7 @@ def _propose(*, actor, rule, conditions, action, mode, note, now) -> RuleVersion
 
 
 def _locked(version: RuleVersion) -> RuleVersion:
-    return RuleVersion.objects.select_for_update().select_related("rule", "author").get(pk=version.pk)
+    return RuleVersion.objects.select_for_update(of=("self",)).select_related("rule", "author").get(pk=version.pk)
 
 
 def _activate(*, actor, version: RuleVersion, now: datetime, reason: str) -> RuleVersion:
