@@ -12,10 +12,10 @@ from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
 from casework.cases.models import Case
+from casework.transactions.models import Transaction
 from casework.transactions.monitoring.evaluate import pending_ids, transactions_evaluate
 from casework.transactions.monitoring.models import RuleHit, RuleVersion
 from casework.transactions.monitoring.services import rate_set, rule_create, rule_version_approve
-from casework.transactions.models import Transaction
 
 pytestmark = pytest.mark.django_db
 
