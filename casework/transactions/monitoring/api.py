@@ -66,8 +66,17 @@ def _rule_out(rule: DetectionRule, code=status.HTTP_200_OK) -> Response:
     return Response(RuleSerializer(rule, context={"stats": stats}).data, status=code)
 
 
+class ReadOrInvestigator(IsInvestigator):
+    """Anyone signed in reads (managers approve what they read); investigators write."""
+
+    def has_permission(self, request, view):
+        if request.method in ("GET", "HEAD", "OPTIONS"):
+            return bool(request.user and request.user.is_authenticated)
+        return super().has_permission(request, view)
+
+
 class RuleListApi(APIView):
-    permission_classes = [IsInvestigator]
+    permission_classes = [ReadOrInvestigator]
     parser_classes = [JSONParser]
 
     @extend_schema(operation_id="txn_rules_list", responses={200: RuleSerializer(many=True)})
@@ -133,7 +142,7 @@ class RateSerializer(serializers.ModelSerializer):
 
 
 class RateApi(APIView):
-    permission_classes = [IsInvestigator]
+    permission_classes = [IsAuthenticated]
     parser_classes = [JSONParser]
 
     @extend_schema(operation_id="txn_rates_list", responses={200: RateSerializer(many=True)})
