@@ -56,13 +56,14 @@ def transactions_import(*, actor, rows: Sequence[Any], via: str = "api", numbers
         raise ValidationError({"__all__": [f"Nothing was imported: {bad} of {len(rows)} {label}s are invalid."],
                                **errors})
     accounts = {a.account_id: a for a in CardAccount.objects.filter(account_id__in={t.account_id for t in valid})}
+    # New accounts in one statement (their fields were validated with the row).
+    new = {}
     for row in valid:
-        if row.account_id not in accounts:
-            account = CardAccount(account_id=row.account_id, home_country=row.home_country,
-                                  holder_name=row.holder_name)
-            account.full_clean()
-            account.save()
-            accounts[row.account_id] = account
+        if row.account_id not in accounts and row.account_id not in new:
+            new[row.account_id] = CardAccount(account_id=row.account_id, home_country=row.home_country,
+                                              holder_name=row.holder_name)
+    for account in CardAccount.objects.bulk_create(list(new.values()), batch_size=1000):
+        accounts[account.account_id] = account
     created = Transaction.objects.bulk_create([
         Transaction(transaction_id=row.transaction_id, account=accounts[row.account_id], card_last4=row.card_last4,
                     amount=row.amount, currency=row.currency, merchant=row.merchant, mcc=row.mcc,
