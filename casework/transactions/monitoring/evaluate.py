@@ -90,6 +90,7 @@ def transactions_evaluate(ids: list[int], *, now: datetime | None = None) -> dic
     """Evaluate the active rules on these transactions (those not evaluated yet). Returns counts."""
     from casework.transactions.models import Transaction
 
+    given = now is not None
     now = now or timezone.now()
     rows = list(Transaction.objects.select_for_update(skip_locked=True, of=("self",))
                 .filter(pk__in=ids, evaluated_at__isnull=True).order_by("pk")
@@ -131,7 +132,8 @@ def transactions_evaluate(ids: list[int], *, now: datetime | None = None) -> dic
             hit.case = case
     RuleHit.objects.bulk_create(hits, ignore_conflicts=True)
     _audit_cases(by_card, allowed, txn_ids)
-    Transaction.objects.filter(pk__in=[r[0] for r in rows]).update(evaluated_at=now)
+    # Stamped when the decision is made (the end of this evaluation), unless a test gives the clock.
+    Transaction.objects.filter(pk__in=[r[0] for r in rows]).update(evaluated_at=now if given else timezone.now())
     return {"evaluated": len(rows), "hits": len(hits), "opened": opened, "joined": joined}
 
 
