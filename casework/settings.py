@@ -371,6 +371,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "CaseStatusEnum": "casework.cases.models.Case.Status",
         "CasePriorityEnum": "casework.cases.models.Case.Priority",
+        "RuleActionEnum": "casework.transactions.monitoring.models.RuleVersion.Action",
+        "RuleModeEnum": "casework.transactions.monitoring.models.RuleVersion.Mode",
     },
 }
 
