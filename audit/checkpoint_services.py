@@ -132,7 +132,8 @@ def audit_checkpoint_publish(*, now: dt.datetime | None = None, force: bool = Fa
             why = "asked for"
         signed = None
         if why is not None:
-            checkpoint = Checkpoint(settings.AUDIT_CHECKPOINT_ORIGIN, head[0], head[1], now)
+            # Whole seconds: what the signed text holds, so the object equals what is read back.
+            checkpoint = Checkpoint(settings.AUDIT_CHECKPOINT_ORIGIN, head[0], head[1], now.replace(microsecond=0))
             signed = checkpoint_sign(checkpoint, key)
             storage = checkpoint_storage()
             if not storage.exists(checkpoint.file_name):
@@ -249,3 +250,33 @@ def audit_verify_checkpoints(files: Iterable[tuple[str, str]], keys: list[Verifi
             matched += 1
             last_good = c.position
     return CheckpointCheck(matched, last_good, "")
+
+
+# --- What people are shown ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckpointStatus:
+    """The key and the newest checkpoint, for the /audit/key/ page and the case report."""
+
+    key: VerifierKey | None
+    retired: list[VerifierKey]
+    latest: SignedCheckpoint | None
+    problem: str  # a key or keyring that cannot be read, a checkpoint store that cannot be read
+
+
+def checkpoint_status() -> CheckpointStatus:
+    from audit.checkpoints import current_key, keyring
+
+    problem = ""
+    key, retired, latest = None, [], None
+    try:
+        key = current_key()
+        retired = [k for k in keyring() if k != key]
+    except CheckpointError as exc:
+        problem = str(exc)
+    try:
+        latest = checkpoint_latest()
+    except (CheckpointError, OSError) as exc:
+        problem = problem or f"The newest checkpoint cannot be read: {exc}"
+    return CheckpointStatus(key, retired, latest, problem)

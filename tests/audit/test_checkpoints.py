@@ -268,3 +268,19 @@ def test_an_auditor_verifies_a_checkpoint_and_the_exported_trail_offline(signing
     other.write_text(base64.b64encode(b"\x01" * 32).decode())
     with pytest.raises(CommandError, match="not in the keyring"):
         call_command("verify_checkpoint", str(cp_file), "--key", str(other))
+
+
+def test_the_key_page_shows_the_key_the_newest_checkpoint_and_the_retired_keys(signing, settings, client, mona):
+    _add(2)
+    old_vkey = current_key().vkey
+    Path(settings.AUDIT_CHECKPOINT_KEYRING).write_text(old_vkey + "\n")
+    settings.AUDIT_SIGNING_KEY = signing_key_generate().decode()
+    published = _publish().signed
+    client.force_login(mona)  # any signed-in person: a manager too
+    page = client.get("/audit/key/").content.decode()
+    assert current_key().key_id in page and current_key().vkey in page
+    assert "BEGIN PUBLIC KEY" in page
+    assert published.checkpoint.head_hash in page and "Position 3" in page
+    assert "Retired keys" in page and old_vkey in page
+    settings.AUDIT_SIGNING_KEY = ""
+    assert "No signing key is configured" in client.get("/audit/key/").content.decode()
