@@ -241,12 +241,13 @@ def audit_verify_checkpoints(files: Iterable[tuple[str, str]], keys: list[Verifi
                     f"{name} ({signed_at}) vouches for position {c.position}: entries {head_position + 1} to "
                     f"{c.position} are gone."), first_bad=head_position + 1)
             if hashes.get(c.position) != c.head_hash:
-                since = f"after position {last_good}" if last_good else "from the first entry"
+                agrees = (f"the checkpoints confirm the chain up to position {last_good}" if last_good
+                          else "no earlier checkpoint confirms any of it")
                 return CheckpointCheck(matched, last_good, (
                     f"Audit chain does not match checkpoint {name} ({signed_at}): at position {c.position} "
                     f"the database has hash {hashes.get(c.position)}, the checkpoint signed {c.head_hash}. "
-                    f"The first position that differs is {c.position} or before it, {since} (the last position a "
-                    f"checkpoint confirms is {last_good})."), first_bad=c.position)
+                    f"The first checkpoint that differs is at position {c.position}; {agrees}, so the first "
+                    f"rewritten entry is between positions {last_good + 1} and {c.position}."), first_bad=c.position)
             matched += 1
             last_good = c.position
     return CheckpointCheck(matched, last_good, "")

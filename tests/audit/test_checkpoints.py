@@ -99,7 +99,8 @@ def test_a_rewritten_chain_with_every_hash_recomputed_fails_naming_the_position(
         _verify(signing)
     message = str(failure.value)
     assert "does not match checkpoint checkpoint-000000000006.txt" in message
-    assert "at position 6" in message and "after position 3" in message
+    assert "The first checkpoint that differs is at position 6" in message
+    assert "the first rewritten entry is between positions 4 and 6" in message
     assert AuditEntry.objects.get(position=6).hash in message
 
 
@@ -107,7 +108,7 @@ def test_a_chain_rewritten_from_its_first_entry_fails_at_the_first_checkpoint(si
     _add(2)
     _publish()
     _rewrite_from(1)
-    with pytest.raises(CommandError, match=r"at position 2 .*from the first entry"):
+    with pytest.raises(CommandError, match=r"at position 2 .*between positions 1 and 2"):
         _verify(signing)
 
 
