@@ -285,3 +285,13 @@ def test_the_key_page_shows_the_key_the_newest_checkpoint_and_the_retired_keys(s
     assert "Retired keys" in page and old_vkey in page
     settings.AUDIT_SIGNING_KEY = ""
     assert "No signing key is configured" in client.get("/audit/key/").content.decode()
+
+
+def test_celery_beat_publishes_checkpoints(signing, settings):
+    from audit.tasks import audit_checkpoint_publish as task
+
+    entry = settings.CELERY_BEAT_SCHEDULE["audit-checkpoint-publish"]
+    assert entry["task"] == task.name and entry["schedule"] == settings.AUDIT_CHECKPOINT_CHECK_SECONDS
+    _add(2)
+    assert task.apply().get() == 2  # run here, as a worker would: it signed the head
+    assert task.apply().get() is None  # nothing due
