@@ -281,3 +281,26 @@ def checkpoint_status() -> CheckpointStatus:
     except (CheckpointError, OSError) as exc:
         problem = problem or f"The newest checkpoint cannot be read: {exc}"
     return CheckpointStatus(key, retired, latest, problem)
+
+
+def checkpoint_metric_families(*, now: dt.datetime | None = None) -> list:
+    """For /metrics: the chain's head, the newest checkpoint's position and its age, so that an
+    alert can fire when checkpoints stop (the beat not running, the key or the store broken)."""
+    from prometheus_client.core import GaugeMetricFamily
+
+    head = _head()
+    latest = checkpoint_latest()
+    families = [
+        GaugeMetricFamily("casework_audit_chain_head_position", "Position of the audit chain's newest linked entry.",
+                          value=head[0] if head else 0),
+        GaugeMetricFamily("casework_audit_checkpoint_position",
+                          "Position the newest signed checkpoint vouches for (0: none yet).",
+                          value=latest.checkpoint.position if latest else 0),
+    ]
+    if latest is not None:
+        age = ((now or timezone.now()) - latest.checkpoint.time).total_seconds()
+        families.append(GaugeMetricFamily(
+            "casework_audit_checkpoint_age_seconds",
+            "Seconds since the newest checkpoint was signed; with entries past its position, a value well over "
+            "AUDIT_CHECKPOINT_EVERY_MINUTES means checkpoints have stopped.", value=max(0.0, age)))
+    return families

@@ -295,3 +295,14 @@ def test_celery_beat_publishes_checkpoints(signing, settings):
     _add(2)
     assert task.apply().get() == 2  # run here, as a worker would: it signed the head
     assert task.apply().get() is None  # nothing due
+
+
+def test_metrics_show_the_head_and_the_newest_checkpoint_so_a_stall_can_alert(signing, client):
+    _add(3)
+    _publish()
+    _add(2)
+    text = client.get("/metrics").content.decode()
+    head = AuditEntry.objects.filter(position__isnull=False).count()
+    assert f"casework_audit_chain_head_position {float(head)}" in text
+    assert f"casework_audit_checkpoint_position {float(head - 2)}" in text
+    assert "casework_audit_checkpoint_age_seconds " in text
