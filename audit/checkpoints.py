@@ -259,13 +259,19 @@ class SignedCheckpoint:
                            "the text was changed after signing")
 
 
-def checkpoint_sign(checkpoint: Checkpoint, key: Ed25519PrivateKey) -> SignedCheckpoint:
-    body = checkpoint.body()
-    name = checkpoint.origin
+def note_sign(text: str, name: str, key: Ed25519PrivateKey) -> tuple[VerifierKey, bytes, str]:
+    """A signed note (c2sp.org/signed-note): the text, a blank line, and the signature line.
+    Returns the signer's verifier key, the signature and the note."""
     verifier = VerifierKey(name, _raw_public(key))
-    signature = key.sign(body.encode())
+    signature = key.sign(text.encode())
     line = f"{SIGNATURE_PREFIX}{name} {base64.b64encode(verifier.key_hash + signature).decode()}\n"
-    return SignedCheckpoint(checkpoint, name, verifier.key_hash, signature, f"{body}\n{line}")
+    return verifier, signature, f"{text}\n{line}"
+
+
+def checkpoint_sign(checkpoint: Checkpoint, key: Ed25519PrivateKey) -> SignedCheckpoint:
+    name = checkpoint.origin
+    verifier, signature, note = note_sign(checkpoint.body(), name, key)
+    return SignedCheckpoint(checkpoint, name, verifier.key_hash, signature, note)
 
 
 def checkpoint_parse(text: str) -> SignedCheckpoint:

@@ -306,3 +306,21 @@ def test_metrics_show_the_head_and_the_newest_checkpoint_so_a_stall_can_alert(si
     assert f"casework_audit_chain_head_position {float(head)}" in text
     assert f"casework_audit_checkpoint_position {float(head - 2)}" in text
     assert "casework_audit_checkpoint_age_seconds " in text
+
+
+def test_notes_are_signed_as_go_sumdb_note_signs_them():
+    """The reference vector of golang.org/x/mod/sumdb/note (its package documentation): the same
+    key hash, verifier key and signature line, so any signed-note tool reads our checkpoints."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from audit.checkpoints import note_sign, public_key_parse
+
+    text = "If you think cryptography is the answer to your problem,\nthen you don't know what your problem is.\n"
+    vkey = "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW"
+    line = "— PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n"
+    seed = base64.b64decode("AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz")[1:]  # after the algorithm byte
+    verifier, signature, note = note_sign(text, "PeterNeumann", Ed25519PrivateKey.from_private_bytes(seed))
+    assert verifier.vkey == vkey
+    assert note == f"{text}\n{line}"
+    parsed = public_key_parse(vkey)  # checks the key hash against the name and key
+    assert parsed == verifier and parsed.verify(signature, text.encode())
