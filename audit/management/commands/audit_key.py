@@ -3,9 +3,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
-from audit.checkpoints import CheckpointError, current_key, keyring, signing_key_generate
+from audit.checkpoints import CheckpointError, current_key, keyring, keyring_read, signing_key_generate
 
 
 class Command(BaseCommand):
@@ -18,8 +20,11 @@ class Command(BaseCommand):
         parser.add_argument("--generate", metavar="PATH", help="Write a new private key (PEM) to PATH.")
         parser.add_argument("--vkey", action="store_true",
                             help="Print only the current key's verifier key line (for the keyring file).")
+        parser.add_argument("--retire", action="store_true",
+                            help="Add the current key's verifier key to AUDIT_CHECKPOINT_KEYRING (before a rotation), "
+                                 "so that the checkpoints it signed keep verifying.")
 
-    def handle(self, *args, generate: str | None = None, vkey: bool = False, **options):
+    def handle(self, *args, generate: str | None = None, vkey: bool = False, retire: bool = False, **options):
         if generate:
             path = Path(generate)
             if path.exists():
@@ -39,6 +44,18 @@ class Command(BaseCommand):
             raise CommandError("No signing key: set AUDIT_SIGNING_KEY (a PEM or base64 key, or a file's path).")
         if vkey:
             self.stdout.write(current.vkey)
+            return
+        if retire:
+            path = Path(settings.AUDIT_CHECKPOINT_KEYRING)
+            if path.is_file() and current in keyring_read(path):
+                self.stdout.write(f"{path} already holds key {current.key_id}.")
+                return
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write(f"# key {current.key_id}, retired {timezone.now():%Y-%m-%d %H:%M} UTC\n{current.vkey}\n")
+            self.stdout.write(self.style.SUCCESS(
+                f"Added key {current.key_id} to {path}. Now point AUDIT_SIGNING_KEY at a new key "
+                "(audit_key --generate PATH) and restart web, workers and beat."))
             return
         self.stdout.write(f"Key id (SHA-256 of the public key): {current.key_id}")
         self.stdout.write(f"Verifier key: {current.vkey}")
