@@ -127,6 +127,20 @@ def audit_checkpoint_publish(*, now: dt.datetime | None = None, force: bool = Fa
         latest = checkpoint_latest()
         last = latest.checkpoint if latest else None
         position = head[0] if head else 0
+        if last is not None and position < last.position:
+            raise CheckpointError(
+                f"The audit chain ends at position {position}, behind the newest checkpoint ({last.position}): it was "
+                "truncated, or restored from an older backup. No checkpoint is signed until this is resolved "
+                "(README, Backup and restore).")
+        if last is not None:
+            # Each pass also checks the newest checkpoint against the chain: a rewrite is found
+            # within AUDIT_CHECKPOINT_CHECK_SECONDS, not only when someone runs the check.
+            found = AuditEntry.objects.filter(position=last.position).values_list("hash", flat=True).first()
+            if found != last.head_hash:
+                raise CheckpointError(
+                    f"The audit chain no longer matches the newest checkpoint: at position {last.position} the "
+                    f"database has hash {found}, the checkpoint signed {last.head_hash}. The chain was rewritten; "
+                    "no checkpoint is signed over it. Run verify_audit_chain --checkpoints to find where.")
         why = checkpoint_due(head_position=position, last=last, now=now)
         if why is None and force and position > (last.position if last else 0):
             why = "asked for"
@@ -136,7 +150,15 @@ def audit_checkpoint_publish(*, now: dt.datetime | None = None, force: bool = Fa
             checkpoint = Checkpoint(settings.AUDIT_CHECKPOINT_ORIGIN, head[0], head[1], now.replace(microsecond=0))
             signed = checkpoint_sign(checkpoint, key)
             storage = checkpoint_storage()
-            if not storage.exists(checkpoint.file_name):
+            if storage.exists(checkpoint.file_name):
+                # Another publisher got here first (the same head), or the store holds another
+                # head at this position: never replace what was published.
+                with storage.open(checkpoint.file_name, "rb") as fh:
+                    there = checkpoint_parse(fh.read().decode("utf-8")).checkpoint
+                if there.head_hash != checkpoint.head_hash:
+                    raise CheckpointError(f"A checkpoint at position {checkpoint.position} already holds another "
+                                          "head hash: the chain was rewritten. Nothing is replaced.")
+            else:
                 storage.save(checkpoint.file_name, ContentFile(signed.text.encode("utf-8")))
             logger.info("Audit checkpoint at position %s published (%s).", checkpoint.position, why)
             latest = signed

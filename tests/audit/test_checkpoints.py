@@ -102,6 +102,11 @@ def test_a_rewritten_chain_with_every_hash_recomputed_fails_naming_the_position(
     assert "The first checkpoint that differs is at position 6" in message
     assert "the first rewritten entry is between positions 4 and 6" in message
     assert AuditEntry.objects.get(position=6).hash in message
+    # The publisher checks the newest checkpoint on every pass, and signs nothing over a rewrite.
+    _add(3)
+    with pytest.raises(CheckpointError, match="no longer matches the newest checkpoint: at position 12"):
+        _publish()
+    assert len(checkpoint_names()) == 4
 
 
 def test_a_chain_rewritten_from_its_first_entry_fails_at_the_first_checkpoint(signing):
@@ -119,6 +124,11 @@ def test_a_truncated_chain_fails(signing):
         cursor.execute("DELETE FROM audit_auditentry WHERE position > 3")
     with pytest.raises(CommandError, match=r"truncated: the database's chain ends at position 3.*entries 4 to 5"):
         _verify(signing)
+    # Nor is a checkpoint signed over it: the publisher refuses, loudly (the beat task fails and logs).
+    _add(1)
+    with pytest.raises(CheckpointError, match="ends at position 4, behind the newest checkpoint \\(5\\)"):
+        _publish(1)
+    assert checkpoint_names() == ["checkpoint-000000000005.txt"]
 
 
 def test_a_checkpoint_signed_by_an_unknown_key_fails(signing, settings):
