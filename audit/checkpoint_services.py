@@ -12,6 +12,7 @@ chain in the database with every checkpoint found.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from django.utils import timezone
 
 from audit.checkpoints import (
     FILE_NAME,
+    HASHES_NAME,
     Checkpoint,
     CheckpointError,
     SignedCheckpoint,
@@ -41,6 +43,8 @@ logger = logging.getLogger(__name__)
 # Arbitrary constant key for pg_try_advisory_xact_lock: one publisher at a time.
 _PUBLISH_LOCK_KEY = 0x41554449_54434B50
 _WEBHOOK_STATE = ".webhook-delivered"
+# The longest hash list written beside a checkpoint (65 bytes an entry: 6.5 MB).
+HASH_LIST_MAX = 100_000
 
 
 def checkpoint_storage():
@@ -64,6 +68,16 @@ def checkpoint_latest() -> SignedCheckpoint | None:
         return None
     with checkpoint_storage().open(names[-1], "rb") as fh:
         return checkpoint_parse(fh.read().decode("utf-8"))
+
+
+def _hash_list(first: int, last: int) -> str:
+    """Every entry's hash from position `first` to `last`, one a line; "" when that is more than
+    HASH_LIST_MAX entries (the first checkpoint of a long chain: the checkpoint alone then)."""
+    if last - first + 1 > HASH_LIST_MAX:
+        return ""
+    hashes = (AuditEntry.objects.filter(position__gte=first, position__lte=last).order_by("position")
+              .values_list("hash", flat=True))
+    return "".join(f"{h}\n" for h in hashes.iterator(chunk_size=5000))
 
 
 def _head() -> tuple[int, str] | None:
@@ -147,7 +161,11 @@ def audit_checkpoint_publish(*, now: dt.datetime | None = None, force: bool = Fa
         signed = None
         if why is not None:
             # Whole seconds: what the signed text holds, so the object equals what is read back.
-            checkpoint = Checkpoint(settings.AUDIT_CHECKPOINT_ORIGIN, head[0], head[1], now.replace(microsecond=0))
+            hashes_from = (last.position if last else 0) + 1
+            hash_list = _hash_list(hashes_from, head[0])
+            checkpoint = Checkpoint(settings.AUDIT_CHECKPOINT_ORIGIN, head[0], head[1], now.replace(microsecond=0),
+                                    hashes_from if hash_list else None,
+                                    hashlib.sha256(hash_list.encode()).hexdigest() if hash_list else None)
             signed = checkpoint_sign(checkpoint, key)
             storage = checkpoint_storage()
             if storage.exists(checkpoint.file_name):
@@ -159,6 +177,9 @@ def audit_checkpoint_publish(*, now: dt.datetime | None = None, force: bool = Fa
                     raise CheckpointError(f"A checkpoint at position {checkpoint.position} already holds another "
                                           "head hash: the chain was rewritten. Nothing is replaced.")
             else:
+                # The hash list first: a checkpoint in the store always has its list beside it.
+                if hash_list and not storage.exists(checkpoint.hashes_file_name):
+                    storage.save(checkpoint.hashes_file_name, ContentFile(hash_list.encode()))
                 storage.save(checkpoint.file_name, ContentFile(signed.text.encode("utf-8")))
             logger.info("Audit checkpoint at position %s published (%s).", checkpoint.position, why)
             latest = signed
@@ -213,6 +234,28 @@ class CheckpointCheck:
         return not self.problem
 
 
+def _first_difference(c: Checkpoint, hash_list: str | None, *, after: int) -> tuple[int, str, str] | str:
+    """With the checkpoint's signed hash list: the first position past `after` whose hash in the
+    database is not the listed one, (position, database hash, listed hash). Without a usable
+    list: why not, as a phrase."""
+    if not c.hashes_sha256:
+        return "the checkpoint signs no hash list"
+    if hash_list is None:
+        return f"its hash list {c.hashes_file_name} is not in the directory"
+    try:
+        listed = c.hashes_check(hash_list)
+    except CheckpointError as exc:
+        return f"its hash list {c.hashes_file_name} cannot be used: {exc}"
+    start = max(after + 1, c.hashes_from)
+    found = dict(AuditEntry.objects.filter(position__gte=start, position__lte=c.position)
+                 .values_list("position", "hash"))
+    for position in range(start, c.position + 1):
+        expected = listed[position - c.hashes_from]
+        if found.get(position) != expected:
+            return position, str(found.get(position)), expected
+    return "every listed hash matches, yet the head does not"  # cannot happen: the list ends at the head
+
+
 def checkpoints_read_dir(directory: Path | str) -> list[tuple[str, str]]:
     """(file name, text) of every file in a directory but hidden ones, by name."""
     directory = Path(directory)
@@ -235,7 +278,11 @@ def audit_verify_checkpoints(files: Iterable[tuple[str, str]], keys: list[Verifi
     Run audit_verify_chain too: it finds a row changed without recomputing the hashes.
     """
     signed: list[tuple[str, SignedCheckpoint, VerifierKey]] = []
+    files = list(files)
+    lists = {name: text for name, text in files if HASHES_NAME.match(name)}
     for name, text in files:
+        if name in lists:
+            continue
         try:
             cp = checkpoint_parse(text)
             key = cp.signed_by(keys)
@@ -265,11 +312,18 @@ def audit_verify_checkpoints(files: Iterable[tuple[str, str]], keys: list[Verifi
             if hashes.get(c.position) != c.head_hash:
                 agrees = (f"the checkpoints confirm the chain up to position {last_good}" if last_good
                           else "no earlier checkpoint confirms any of it")
-                return CheckpointCheck(matched, last_good, (
-                    f"Audit chain does not match checkpoint {name} ({signed_at}): at position {c.position} "
-                    f"the database has hash {hashes.get(c.position)}, the checkpoint signed {c.head_hash}. "
+                head = (f"Audit chain does not match checkpoint {name} ({signed_at}): at position {c.position} "
+                        f"the database has hash {hashes.get(c.position)}, the checkpoint signed {c.head_hash}. ")
+                exact = _first_difference(c, lists.get(c.hashes_file_name), after=last_good)
+                if isinstance(exact, tuple):
+                    position, found, signed_hash = exact
+                    return CheckpointCheck(matched, last_good, head + (
+                        f"The first position that differs is {position}: the database has hash {found}, the signed "
+                        f"hash list {c.hashes_file_name} has {signed_hash}."), first_bad=position)
+                return CheckpointCheck(matched, last_good, head + (
                     f"The first checkpoint that differs is at position {c.position}; {agrees}, so the first "
-                    f"rewritten entry is between positions {last_good + 1} and {c.position}."), first_bad=c.position)
+                    f"rewritten entry is between positions {last_good + 1} and {c.position} ({exact})."),
+                    first_bad=c.position)
             matched += 1
             last_good = c.position
     return CheckpointCheck(matched, last_good, "")

@@ -16,8 +16,13 @@ the head entry's hash:
     1234                                            chain size: the head entry's position
     q1Jx...base64 of the head entry's SHA-256...=   the head entry's hash (hex in the database)
     time 2026-11-25T17:40:00Z                       extension line: when it was signed (UTC)
+    hashes 1001 9f86d0...                           extension line: the hash list beside it
 
     — casework/audit AbCd...base64(4-byte key hash || 64-byte Ed25519 signature)...
+
+The hash list (hashes-<position>.txt, written beside the checkpoint) holds every entry's hash
+since the previous checkpoint, one a line; its SHA-256 is signed, so a check against it names
+the exact first entry that differs, and an auditor can find a case report's entry hashes in it.
 
 The key hash is the signed-note one: SHA-256(name || "\\n" || 0x01 || public key)[:4]. A key's
 id, as pages and reports show it, is the SHA-256 of its raw 32-byte public key, in hex.
@@ -41,6 +46,7 @@ from django.conf import settings
 ED25519 = 0x01  # the signed-note algorithm byte for Ed25519
 SIGNATURE_PREFIX = "\u2014 "  # an em dash and a space start every signature line
 FILE_NAME = re.compile(r"^checkpoint-(\d{12})\.txt$")
+HASHES_NAME = re.compile(r"^hashes-(\d{12})\.txt$")
 
 
 class CheckpointError(Exception):
@@ -227,15 +233,36 @@ class Checkpoint:
     position: int
     head_hash: str  # hex, as the database holds it
     time: dt.datetime
+    # The hash list published beside it (hashes_file_name): every entry's hash from position
+    # hashes_from to `position`, one a line; its SHA-256 is signed with the rest. None: no list.
+    hashes_from: int | None = None
+    hashes_sha256: str | None = None
 
     def body(self) -> str:
         stamp = self.time.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         root = base64.b64encode(bytes.fromhex(self.head_hash)).decode()
-        return f"{self.origin}\n{self.position}\n{root}\ntime {stamp}\n"
+        hashes = f"hashes {self.hashes_from} {self.hashes_sha256}\n" if self.hashes_sha256 else ""
+        return f"{self.origin}\n{self.position}\n{root}\ntime {stamp}\n{hashes}"
 
     @property
     def file_name(self) -> str:
         return f"checkpoint-{self.position:012d}.txt"
+
+    @property
+    def hashes_file_name(self) -> str:
+        return f"hashes-{self.position:012d}.txt"
+
+    def hashes_check(self, text: str) -> list[str]:
+        """The entry hashes of a hash list, once its SHA-256 is the one signed and it ends at the
+        signed head; CheckpointError otherwise. Item i is the hash at position hashes_from + i."""
+        if not self.hashes_sha256:
+            raise CheckpointError("this checkpoint signs no hash list")
+        if hashlib.sha256(text.encode()).hexdigest() != self.hashes_sha256:
+            raise CheckpointError("the hash list's SHA-256 is not the one the checkpoint signed")
+        hashes = text.split()
+        if len(hashes) != self.position - self.hashes_from + 1 or hashes[-1] != self.head_hash:
+            raise CheckpointError("the hash list does not run to the signed head")
+        return hashes
 
 
 @dataclass(frozen=True)
@@ -296,7 +323,13 @@ def checkpoint_parse(text: str) -> SignedCheckpoint:
         when = dt.datetime.strptime(times[0], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
     except (IndexError, ValueError):
         raise CheckpointError("it has no 'time YYYY-MM-DDTHH:MM:SSZ' line") from None
-    checkpoint = Checkpoint(origin, int(size), head.hex(), when)
+    lists = [e.split(" ") for e in extensions if e.startswith("hashes ")]
+    hashes_from = hashes_sha256 = None
+    if lists:
+        if len(lists[0]) != 3 or not lists[0][1].isdigit() or not re.fullmatch(r"[0-9a-f]{64}", lists[0][2]):
+            raise CheckpointError("its hashes line is not 'hashes <first position> <sha256 hex>'")
+        hashes_from, hashes_sha256 = int(lists[0][1]), lists[0][2]
+    checkpoint = Checkpoint(origin, int(size), head.hex(), when, hashes_from, hashes_sha256)
     if checkpoint.body() != body + "\n":
         raise CheckpointError("its text is not in the canonical form this log signs")
     sig_lines = [s for s in signatures.split("\n") if s]

@@ -81,6 +81,9 @@ def test_a_good_chain_passes_against_its_checkpoints(signing):
     assert checkpoint_names() == ["checkpoint-000000000003.txt", "checkpoint-000000000007.txt"]
     head = AuditEntry.objects.get(position=7)
     assert second.checkpoint.head_hash == head.hash
+    # Beside each checkpoint, the hashes since the previous one, signed through their SHA-256.
+    listed = second.checkpoint.hashes_check((signing / "hashes-000000000007.txt").read_text())
+    assert listed == [AuditEntry.objects.get(position=p).hash for p in range(4, 8)]
     _add(2)  # entries after the last checkpoint are not vouched for yet, and that is no failure
     out = _verify(signing)
     assert "Audit chain intact: 9 entries verified" in out
@@ -99,9 +102,19 @@ def test_a_rewritten_chain_with_every_hash_recomputed_fails_naming_the_position(
         _verify(signing)
     message = str(failure.value)
     assert "does not match checkpoint checkpoint-000000000006.txt" in message
-    assert "The first checkpoint that differs is at position 6" in message
-    assert "the first rewritten entry is between positions 4 and 6" in message
     assert AuditEntry.objects.get(position=6).hash in message
+    # The checkpoint's signed hash list (entries 4 to 6) names the very entry.
+    assert (f"The first position that differs is 5: the database has hash {AuditEntry.objects.get(position=5).hash}, "
+            "the signed hash list hashes-000000000006.txt has") in message
+    # Without the list (not copied, or altered), the checkpoints still bound it.
+    (signing / "hashes-000000000006.txt").write_text("0" * 64 + "\n")
+    with pytest.raises(CommandError, match=r"The first checkpoint that differs is at position 6; the checkpoints "
+                                           r"confirm the chain up to position 3, so the first rewritten entry is "
+                                           r"between positions 4 and 6 \(its hash list .* cannot be used"):
+        _verify(signing)
+    (signing / "hashes-000000000006.txt").unlink()
+    with pytest.raises(CommandError, match=r"between positions 4 and 6 \(its hash list .* is not in the directory"):
+        _verify(signing)
     # The publisher checks the newest checkpoint on every pass, and signs nothing over a rewrite.
     _add(3)
     with pytest.raises(CheckpointError, match="no longer matches the newest checkpoint: at position 12"):
@@ -113,7 +126,7 @@ def test_a_chain_rewritten_from_its_first_entry_fails_at_the_first_checkpoint(si
     _add(2)
     _publish()
     _rewrite_from(1)
-    with pytest.raises(CommandError, match=r"at position 2 .*between positions 1 and 2"):
+    with pytest.raises(CommandError, match=r"at position 2 .*The first position that differs is 1:"):
         _verify(signing)
 
 
@@ -269,8 +282,16 @@ def test_an_auditor_verifies_a_checkpoint_and_the_exported_trail_offline(signing
     call_command("verify_checkpoint", str(cp_file), "--key", str(key), "--trail", str(trail), stdout=out)
     assert f"Signature good: log casework/audit, position 4, head {published.checkpoint.head_hash}" in out.getvalue()
     assert "positions 1 to 4 verified" in out.getvalue()
-    # The same check with the verifier key string from the /audit/key/ page.
-    call_command("verify_checkpoint", str(cp_file), "--key", current_key().vkey, stdout=io.StringIO())
+    # The same check with the verifier key string from the /audit/key/ page, and entries as a case
+    # report lists them looked up in the signed hash list.
+    third = AuditEntry.objects.get(position=3)
+    out = io.StringIO()
+    call_command("verify_checkpoint", str(cp_file), "--key", current_key().vkey, "--hashes",
+                 str(signing / "hashes-000000000004.txt"), "--entry", f"3:{third.hash}", stdout=out)
+    assert f"Entry 3 is in the signed chain with hash {third.hash}." in out.getvalue()
+    with pytest.raises(CommandError, match="Entry 3: the signed list has hash"):
+        call_command("verify_checkpoint", str(cp_file), "--key", str(key), "--hashes",
+                     str(signing / "hashes-000000000004.txt"), "--entry", f"3:{'0' * 64}")
     # A trail whose entry was rewritten (every hash recomputed) does not reach the signed head.
     _rewrite_from(3)
     call_command("export_audit_trail", str(trail), stdout=io.StringIO())

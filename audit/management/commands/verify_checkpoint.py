@@ -51,8 +51,8 @@ def trail_check(path: Path, position: int, head_hash: str) -> str:
 class Command(BaseCommand):
     help = (
         "Check a signed audit checkpoint with a public key, without the database; with --trail, also check that "
-        "an export_audit_trail CSV chains up to exactly the signed head, so every entry in it up to there "
-        "(those a case report lists, by position and hash) is vouched for by the signature."
+        "an export_audit_trail CSV chains up to exactly the signed head; with --hashes and --entry, that "
+        "entries a case report lists (position and hash) are in the checkpoint's signed hash list."
     )
 
     def add_arguments(self, parser):
@@ -60,8 +60,13 @@ class Command(BaseCommand):
         parser.add_argument("--key", required=True,
                             help="the public key: a file holding it, or the key itself (verifier key, PEM or base64)")
         parser.add_argument("--trail", help="a CSV written by manage.py export_audit_trail")
+        parser.add_argument("--hashes", help="the checkpoint's hash list (hashes-<position>.txt beside it)")
+        parser.add_argument("--entry", action="append", default=[], metavar="POSITION:HASH",
+                            help="with --hashes: an entry (a case report lists position and hash) that must be in the "
+                                 "signed list at its position; repeatable")
 
-    def handle(self, *args, file: str, key: str, trail: str | None = None, **options):
+    def handle(self, *args, file: str, key: str, trail: str | None = None, hashes: str | None = None,
+               entry: list[str] | None = None, **options):
         try:
             text = Path(file).read_text(encoding="utf-8")
         except OSError as exc:
@@ -76,9 +81,32 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(
             f"Signature good: log {c.origin}, position {c.position}, head {c.head_hash}, "
             f"signed {c.time:%Y-%m-%d %H:%M:%S} UTC by key {verifier.key_id}."))
+        if entry and not hashes:
+            raise CommandError("--entry needs --hashes: the signed hash list the entries are looked up in.")
+        if hashes:
+            self._entries(c, Path(hashes), entry or [])
         if trail:
             problem = trail_check(Path(trail), c.position, c.head_hash)
             if problem:
                 raise CommandError(f"Trail {trail} does not match the checkpoint: {problem}.")
             self.stdout.write(self.style.SUCCESS(
                 f"Trail {trail} chains from the first entry to the signed head: positions 1 to {c.position} verified."))
+
+    def _entries(self, c, path: Path, entries: list[str]) -> None:
+        try:
+            listed = c.hashes_check(path.read_text(encoding="utf-8"))
+        except (OSError, CheckpointError) as exc:
+            raise CommandError(f"Hash list {path}: {exc}.")
+        self.stdout.write(self.style.SUCCESS(
+            f"Hash list {path} is the signed one: positions {c.hashes_from} to {c.position}."))
+        for item in entries:
+            position, _, hash_ = item.partition(":")
+            if not position.isdigit() or len(hash_) != 64:
+                raise CommandError(f"--entry {item!r} is not POSITION:HASH (a decimal position, a 64-character hash).")
+            index = int(position) - c.hashes_from
+            if not 0 <= index < len(listed):
+                raise CommandError(f"Entry {position} is outside this list ({c.hashes_from} to {c.position}): use "
+                                   "the checkpoint whose list covers it.")
+            if listed[index] != hash_.lower():
+                raise CommandError(f"Entry {position}: the signed list has hash {listed[index]}, not {hash_}.")
+            self.stdout.write(self.style.SUCCESS(f"Entry {position} is in the signed chain with hash {listed[index]}."))
