@@ -129,9 +129,11 @@ def main() -> None:
         publish_s += took
         published += result.signed is not None
     head = AuditEntry.objects.filter(position__isnull=False).count()
+    store = sum(p.stat().st_size for p in (work / "checkpoints").iterdir())
     figures["entries"] = f"{head:,} entries written in {write_s:.1f} s; {published} checkpoints published, " \
                          f"{publish_s / max(published, 1) * 1000:.1f} ms each (sequence, read head and newest " \
-                         f"checkpoint, sign, write)"
+                         f"checkpoint, check it against the chain, sign, write it and its hash list); the store holds " \
+                         f"{store / 1e6:.1f} MB"
 
     # 2. Evidence files.
     alice = user_create(actor="system", username="alice", password="alice-pass-123", role=INVESTIGATOR)
@@ -208,9 +210,11 @@ def main() -> None:
         f"in {rewrite_s:.1f} s.\n"
         f"- `audit_verify_chain` alone: {'intact' if chain.broken is None else 'broken'} "
         f"({chain.checked:,} entries checked in {chain_s:.1f} s): the chain alone does not see the rewrite.\n"
-        f"- Against the {len(files)} checkpoints: read in {read_s * 1000:.0f} ms, compared in {cp_s * 1000:.0f} ms; "
-        f"{result.matched} agree, the first that differs is at position {result.first_bad} "
-        f"(the rewritten entry is {middle}; the last agreeing checkpoint is at {result.last_good}).\n"
+        f"- Against the {sum(1 for n, _ in files if n.startswith('checkpoint-'))} checkpoints (and their hash "
+        f"lists): read in {read_s * 1000:.0f} ms, compared in {cp_s * 1000:.0f} ms; "
+        f"{result.matched} agree; the first position that differs, from the first disagreeing checkpoint's "
+        f"signed hash list: {result.first_bad} (the rewritten entry is {middle}; the last agreeing checkpoint "
+        f"is at {result.last_good}).\n"
         f"- `verify_audit_chain --checkpoints` {command}")
     connection.close()
     if not args.keep:
