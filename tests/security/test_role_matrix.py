@@ -99,6 +99,7 @@ MATRIX: dict[str, tuple[str, str]] = {
     "api-webhook-endpoint-list": ("GET", "L 403 403 200 L"),
     "api-webhook-endpoint-replay-failed": ("POST", "L 403 403 404 L"),
     "api-webhook-endpoint-rotate": ("POST", "L 403 403 404 L"),
+    "audit:key": ("GET", "L 200 200 200 L"),
     "case_attachments:download": ("GET", "L 404 403 404 L"),
     "case_attachments:panel": ("GET", "L 200 403 200 L"),
     "case_attachments:upload": ("POST", "L 302 403 302 L"),
