@@ -460,6 +460,30 @@ def _support_sla(value: str) -> dict:
 
 SUPPORT_SLA = _support_sla(env("SUPPORT_SLA", default="enterprise=60/8,pro=240/24,free=1440/72"))
 
+# Escalation groups (casework/support/groups.py): an escalated ticket goes to the group of its
+# category (a security concern: security), e.g.
+# SUPPORT_GROUP_FOR_CATEGORY=billing=billing,technical=technical,general=general,security=security
+# and, within the group, to a member by SUPPORT_GROUP_ASSIGNMENT: round_robin (the next member
+# by username after the last one given a ticket) or least_loaded (fewest open cases assigned).
+SUPPORT_GROUP_ASSIGNMENT = env("SUPPORT_GROUP_ASSIGNMENT", default="round_robin")
+if SUPPORT_GROUP_ASSIGNMENT not in ("round_robin", "least_loaded"):
+    raise ImproperlyConfigured(f"SUPPORT_GROUP_ASSIGNMENT={SUPPORT_GROUP_ASSIGNMENT!r}: use round_robin or least_loaded.")
+SUPPORT_GROUP_FOR_CATEGORY = {"billing": "billing", "technical": "technical", "general": "general",
+                              "security": "security",
+                              **env.dict("SUPPORT_GROUP_FOR_CATEGORY", default={})}
+if not set(SUPPORT_GROUP_FOR_CATEGORY.values()) <= {"billing", "technical", "general", "security"}:
+    raise ImproperlyConfigured("SUPPORT_GROUP_FOR_CATEGORY: each category maps to billing, technical, general "
+                               "or security.")
+# A ticket pending on the customer (SLA clock paused) with no answer for this many days is
+# closed for inactivity by the scan below (the case is left for a person to confirm).
+SUPPORT_AUTO_CLOSE_DAYS = env.int("SUPPORT_AUTO_CLOSE_DAYS", default=7)
+SUPPORT_AUTO_CLOSE_CHECK_MINUTES = env.int("SUPPORT_AUTO_CLOSE_CHECK_MINUTES", default=60)
+# "Did this answer your question?": a reply's signed link works this many days after the reply.
+SUPPORT_FEEDBACK_LINK_DAYS = env.int("SUPPORT_FEEDBACK_LINK_DAYS", default=30)
+if min(SUPPORT_AUTO_CLOSE_DAYS, SUPPORT_AUTO_CLOSE_CHECK_MINUTES, SUPPORT_FEEDBACK_LINK_DAYS) < 1:
+    raise ImproperlyConfigured("SUPPORT_AUTO_CLOSE_DAYS, SUPPORT_AUTO_CLOSE_CHECK_MINUTES and "
+                               "SUPPORT_FEEDBACK_LINK_DAYS must be at least 1.")
+
 # --- Transaction investigations (seed 003: agents/pipelines/transactions.py) -----------
 # The planner's step limit (planner decisions), each tool's timeout, the whole
 # investigation's timeout (checked between steps; a timed-out one keeps its findings and can
@@ -567,6 +591,12 @@ CELERY_BEAT_SCHEDULE["cases-sla-check"] = {
     "task": "casework.cases.notifications.tasks.cases_sla_check",
     "schedule": CASE_SLA_CHECK_MINUTES * 60.0,
     "options": {"expires": CASE_SLA_CHECK_MINUTES * 60.0},
+}
+# Support tickets pending on a silent customer: closed for inactivity (casework/support/tasks.py).
+CELERY_BEAT_SCHEDULE["support-auto-close"] = {
+    "task": "casework.support.tasks.support_auto_close",
+    "schedule": SUPPORT_AUTO_CLOSE_CHECK_MINUTES * 60.0,
+    "options": {"expires": SUPPORT_AUTO_CLOSE_CHECK_MINUTES * 60.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 

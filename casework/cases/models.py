@@ -51,6 +51,9 @@ class Case(models.Model):
     due_at = models.DateTimeField(null=True, blank=True, db_index=True)
     sla_warned_at = models.DateTimeField(null=True, blank=True, editable=False)
     sla_breached_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The SLA clock is stopped since then (waiting on a customer: case_sla_pause); on resume
+    # due_at moves later by the paused time. A paused case is neither due soon nor breached.
+    sla_paused_at = models.DateTimeField(null=True, blank=True, editable=False)
     # Critical first: a stored column the database computes from `priority`, so that the
     # queue's priority sort reads an index instead of sorting the whole table.
     priority_rank = models.GeneratedField(

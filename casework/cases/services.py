@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
@@ -13,7 +15,7 @@ from casework.cases.lifecycle.case import CASE_LIFECYCLE
 from casework.cases.lifecycle.services import transition_check
 from casework.cases.models import Case, CaseCounter, Comment, Decision
 from casework.cases.signals import case_assigned, case_closed, case_closing
-from casework.cases.sla import sla_due_at
+from casework.cases.sla import sla_due_at, sla_resumed_due_at
 from casework.cases.types import CASE_TYPES
 from casework.errors import Conflict
 from casework.outbox.services import case_data, event_record
@@ -178,6 +180,41 @@ def _priority_change(*, actor, case: Case, priority: str, reason: str, entries: 
 
 
 @transaction.atomic
+def case_sla_pause(*, actor, case: Case, reason: str, now: datetime | None = None) -> Case:
+    """Stop the case's SLA clock (it waits on someone outside the team, e.g. a customer);
+    no-op if it is stopped already or has no deadline. Audited."""
+    case = _lock(case)
+    if case.sla_paused_at is not None or case.due_at is None or case.is_closed:
+        return case
+    case.sla_paused_at = now or timezone.now()
+    case.save(update_fields=["sla_paused_at", "updated_at"])
+    audit_record(actor=actor, action="case.sla_paused", case=case, obj=case,
+                 data={"reason": reason[:500], "due_at": case.due_at.isoformat()})
+    return case
+
+
+@transaction.atomic
+def case_sla_resume(*, actor, case: Case, reason: str, now: datetime | None = None) -> Case:
+    """Start the clock again: due_at moves later by the paused time. No-op if not paused."""
+    case = _lock(case)
+    if case.sla_paused_at is None:
+        return case
+    now = now or timezone.now()
+    paused = case.sla_paused_at
+    case.due_at = sla_resumed_due_at(due_at=case.due_at, paused_at=paused, now=now)
+    case.sla_paused_at = None
+    fields = ["due_at", "sla_paused_at"]
+    if case.due_at > now:
+        case.sla_warned_at = None
+        fields.append("sla_warned_at")
+    case.save(update_fields=[*fields, "updated_at"])
+    audit_record(actor=actor, action="case.sla_resumed", case=case, obj=case,
+                 data={"reason": reason[:500], "paused_seconds": int((now - paused).total_seconds()),
+                       "due_at": case.due_at.isoformat()})
+    return case
+
+
+@transaction.atomic
 def case_comment(*, actor, case: Case, body: str) -> Comment:
     body = (body or "").strip()
     if not body:
@@ -201,6 +238,33 @@ def case_may_decide(actor, case: Case) -> None:
 
 
 @transaction.atomic
+@transaction.atomic
+def case_reopen(*, actor, case: Case, reason: str) -> Case:
+    """Open a closed case again: the outside world answered its decision (a customer wrote back
+    to a solved support ticket). The decision stays on record, no longer final (its data says
+    when and why it was superseded), so a new decision can close the case again; audited."""
+    case = _lock(case)
+    if not case.is_closed:
+        return case
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError({"reason": "Say why the case is reopened."})
+    transition_check(CASE_LIFECYCLE, actor=actor, source=case.status, target=Case.Status.IN_PROGRESS,
+                     reference=case.reference)
+    decision = case.decisions.filter(final=True).first()
+    if decision is not None:
+        decision.final = False
+        decision.data = {**decision.data, "superseded": {"at": timezone.now().isoformat(), "reason": reason[:500]}}
+        decision.save(update_fields=["final", "data"])
+    case.status = Case.Status.IN_PROGRESS
+    case.closed_at = None
+    case.save(update_fields=["status", "closed_at", "updated_at"])
+    audit_record(actor=actor, action="case.reopened", case=case, obj=case,
+                 data={"reason": reason[:1000], "decision": decision.pk if decision else None,
+                       "outcome": decision.outcome if decision else None})
+    return case
+
+
 def case_close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
     """Record the case's one final decision and close it.
 

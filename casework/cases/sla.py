@@ -24,8 +24,8 @@ def sla_due_at(*, case_type: str, priority: str, start: datetime) -> datetime:
 
 
 def sla_open_q() -> Q:
-    """Cases the SLA still applies to: not decided, with a deadline."""
-    return Q(due_at__isnull=False) & ~Q(status__in=DONE_STATUSES)
+    """Cases the SLA still applies to: not decided, with a deadline, the clock not paused."""
+    return Q(due_at__isnull=False, sla_paused_at__isnull=True) & ~Q(status__in=DONE_STATUSES)
 
 
 def sla_breached_q(now: datetime | None = None) -> Q:
@@ -40,7 +40,7 @@ def sla_due_soon_q(now: datetime | None = None) -> Q:
 
 @dataclass(frozen=True)
 class Countdown:
-    state: str  # "ok", "due_soon", "breached" or "done" (decided, or no deadline)
+    state: str  # "ok", "due_soon", "breached", "paused" or "done" (decided, or no deadline)
     seconds: int  # until the deadline (negative: past it)
     text: str
 
@@ -62,9 +62,18 @@ def case_countdown(case, *, now: datetime | None = None) -> Countdown:
     """"due in 3 h" / "overdue by 2 h" for a case (reads due_at, status; no query)."""
     if case.due_at is None or case.status in DONE_STATUSES:
         return Countdown("done", 0, "")
+    if case.sla_paused_at is not None:
+        left = int((case.due_at - case.sla_paused_at).total_seconds())
+        return Countdown("paused", left, f"clock paused, {_span(left)} left" if left > 0
+                         else f"clock paused, overdue by {_span(left)}")
     now = now or timezone.now()
     seconds = int((case.due_at - now).total_seconds())
     if seconds < 0:
         return Countdown("breached", seconds, f"overdue by {_span(seconds)}")
     state = "due_soon" if seconds < settings.CASE_SLA_WARN_HOURS * 3600 else "ok"
     return Countdown(state, seconds, f"due in {_span(seconds)}")
+
+
+def sla_resumed_due_at(*, due_at: datetime, paused_at: datetime, now: datetime) -> datetime:
+    """The deadline after a pause: later by the time the clock stood still."""
+    return due_at + max(now - paused_at, timedelta(0))

@@ -64,13 +64,16 @@ class Evaluation:
 
 @dataclass(frozen=True)
 class Panel:
-    """A section a type adds to the dashboard of a manager: `rows(user)` what it lists for
-    them (empty: the section says there is nothing), drawn by `template` with `rows`."""
+    """A section a type adds to the dashboard (of a manager, or of the team: `audience`):
+    `rows(user)` what it lists for them (empty: the section says there is nothing), drawn by
+    `template` with `rows`."""
 
     id: str
     title: str
     template: str
     rows: Callable[[Any], list]
+    # Who sees it: "manager" (a manager's own work) or "team" (investigators and admins).
+    audience: str = "manager"
 
 
 def recommends(field: str, values: dict[str, tuple[str, ...]]):

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from casework.support.models import Customer, KBArticle, Ticket, TicketMessage
+from casework.support.groups import support_group_save
+from casework.support.models import Customer, KBArticle, SupportGroup, Ticket, TicketFeedback, TicketMessage
 from casework.support.services import customer_save, kb_article_save
 
 CUSTOMER_FIELDS = ("customer_id", "name", "email", "plan", "tenure_months", "seats", "region", "vip")
@@ -64,6 +65,53 @@ class TicketAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return [f.name for f in Ticket._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(SupportGroup)
+class SupportGroupAdmin(admin.ModelAdmin):
+    """The four escalation groups (created by migration) and their members, who must be
+    investigators to be given tickets. Saved through support_group_save (audited)."""
+
+    list_display = ("key", "name", "member_list", "last_assigned")
+    fields = ("key", "name", "members")
+    filter_horizontal = ("members",)
+
+    @admin.display(description="Members")
+    def member_list(self, obj):
+        return ", ".join(obj.members.order_by("username").values_list("username", flat=True)) or "—"
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("key",) if obj else ()
+
+    def save_model(self, request, obj, form, change):
+        saved = support_group_save(actor=request.user, key=obj.key, name=obj.name)
+        obj.pk = saved.pk
+
+    def save_related(self, request, form, formsets, change):
+        support_group_save(actor=request.user, key=form.instance.key, name=form.instance.name,
+                           members=list(form.cleaned_data["members"]))
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(TicketFeedback)
+class TicketFeedbackAdmin(admin.ModelAdmin):
+    """The customers' answers to "Did this answer your question?" (read-only)."""
+
+    list_display = ("ticket", "solved", "auto_sent", "category", "article_id", "created_at")
+    list_filter = ("solved", "auto_sent", "category")
+    search_fields = ("ticket__ticket_id", "article_id")
+    list_select_related = ("ticket",)
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in TicketFeedback._meta.fields]
 
     def has_add_permission(self, request):
         return False

@@ -44,3 +44,8 @@ class SupportConfig(AppConfig):
         from casework.support.states import SUPPORT_LIFECYCLE
 
         case_type_register_lifecycle("support_ticket", SUPPORT_LIFECYCLE)
+        # The auto-answer resolution rate on the team's dashboard (casework.support.dashboard).
+        from casework.cases.types import case_type_register_panel
+        from casework.support.dashboard import PANEL
+
+        case_type_register_panel("support_ticket", PANEL)

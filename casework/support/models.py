@@ -100,6 +100,13 @@ class Ticket(models.Model):
     first_response_at = models.DateTimeField(null=True, blank=True)
     # When it reached an end state: a reply went out, or a person closed it without one.
     completed_at = models.DateTimeField(null=True, blank=True)
+    # The escalation group whose queue holds it (casework.support.groups); null until escalated.
+    group = models.ForeignKey("support.SupportGroup", null=True, blank=True, on_delete=models.PROTECT,
+                              related_name="tickets")
+    # Since when it waits on the customer (state pending; the SLA clock is paused meanwhile).
+    pending_since = models.DateTimeField(null=True, blank=True)
+    # Seconds the resolution clock stood still in earlier pending spells (selectors.sla_clock).
+    sla_paused_seconds = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at"]
@@ -178,3 +185,52 @@ class KBArticle(models.Model):
 
     def __str__(self) -> str:
         return f"{self.article_id} {self.title}"
+
+
+class SupportGroup(models.Model):
+    """Where an escalated ticket goes (issue 25.4): one of four groups, its members people who
+    work support (investigators; case_assign refuses anyone else)."""
+
+    class Key(models.TextChoices):
+        BILLING = "billing", "Billing"
+        TECHNICAL = "technical", "Technical"
+        GENERAL = "general", "General"
+        SECURITY = "security", "Security"
+
+    key = models.CharField(max_length=12, unique=True, choices=Key.choices)
+    name = models.CharField(max_length=80)
+    members = models.ManyToManyField("auth.User", blank=True, related_name="support_groups")
+    # Round-robin's cursor: the member who got the group's last ticket.
+    last_assigned = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL,
+                                      related_name="+")
+
+    class Meta:
+        ordering = ["key"]
+        constraints = [
+            models.CheckConstraint(condition=Q(key__in=["billing", "technical", "general", "security"]),
+                                   name="support_group_key_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TicketFeedback(models.Model):
+    """The customer's answer to "Did this answer your question?" on one reply (one answer per
+    reply). What the reply was (auto-sent or a person's, its category, the KB article behind
+    it) is copied at answer time, so the dashboard needs no join through the triage."""
+
+    message = models.OneToOneField(TicketMessage, on_delete=models.CASCADE, related_name="feedback")
+    ticket = models.ForeignKey(Ticket, on_delete=models.CASCADE, related_name="feedback")
+    solved = models.BooleanField()
+    auto_sent = models.BooleanField()
+    category = models.CharField(max_length=10, blank=True)
+    article_id = models.CharField(max_length=20, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["auto_sent", "category"]), models.Index(fields=["article_id"])]
+
+    def __str__(self) -> str:
+        return f"{'solved' if self.solved else 'not solved'} on {self.ticket_id}"

@@ -73,6 +73,9 @@ class SlaClock:
     # A person closed the ticket without a reply: no first response will come, and the clock
     # stops at the close.
     closed_without_reply: bool = False
+    # Waiting on the customer (pending): the resolution clock stands still (its due moves
+    # later by every paused second, this pause's included).
+    paused: bool = False
 
     @property
     def first_response_breached(self) -> bool:
@@ -108,10 +111,15 @@ class SlaClock:
 
 def sla_clock(ticket: Ticket, *, now: datetime | None = None) -> SlaClock:
     targets = settings.SUPPORT_SLA[ticket.customer.plan]
+    now = now or timezone.now()
     closed_without_reply = ticket.lifecycle == TicketState.CLOSED_NO_REPLY
-    resolved_at = ticket.case.closed_at or (ticket.completed_at if closed_without_reply else None)
+    inactive = ticket.lifecycle == TicketState.CLOSED_INACTIVE
+    resolved_at = ticket.case.closed_at or (ticket.completed_at if closed_without_reply or inactive else None)
+    paused = ticket.lifecycle == TicketState.PENDING and ticket.pending_since is not None
+    paused_seconds = ticket.sla_paused_seconds + (max((now - ticket.pending_since).total_seconds(), 0)
+                                                  if paused else 0)
     return SlaClock(
         first_response_due=ticket.created_at + timedelta(minutes=targets["first_response_minutes"]),
-        resolution_due=ticket.created_at + timedelta(hours=targets["resolution_hours"]),
-        first_response_at=ticket.first_response_at, resolved_at=resolved_at, now=now or timezone.now(),
-        closed_without_reply=closed_without_reply)
+        resolution_due=ticket.created_at + timedelta(hours=targets["resolution_hours"], seconds=paused_seconds),
+        first_response_at=ticket.first_response_at, resolved_at=resolved_at, now=now,
+        closed_without_reply=closed_without_reply, paused=paused)

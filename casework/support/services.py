@@ -37,6 +37,7 @@ from audit.context import correlation
 from audit.services import audit_record
 from casework.cases.models import Case
 from casework.errors import Conflict
+from casework.support.feedback import feedback_append
 from casework.support.models import Customer, KBArticle, RecommendedAction, Ticket, TicketMessage
 from casework.support.states import FINAL, FOR_ACTION, MATCHABLE, SUPPORT_LIFECYCLE, TRIAGED_FROM, TicketState
 
@@ -166,6 +167,9 @@ def intake_resolve(*, actor, customer_id: str, message: str, channel: str, match
         _message_add(ticket=ticket, direction=TicketMessage.Direction.CUSTOMER, text=message, channel=channel,
                      intake=intake)
         Ticket.objects.filter(pk=ticket.pk).update(updated_at=timezone.now())
+        from casework.support.waiting import ticket_customer_answered
+
+        ticket = ticket_customer_answered(actor=actor, ticket=ticket)  # pending: the SLA clock runs again
     audit_record(actor=actor, action="support.message_matched" if matched else "support.message_unmatched",
                  case=ticket.case, obj=ticket,
                  data={"ticket_id": ticket.ticket_id, "thread_id": ticket.thread_id, "match": match, "note": note})
@@ -279,6 +283,10 @@ def ticket_apply_triage(*, actor, ticket: Ticket, triage: dict) -> Ticket:
                        "failures": triage.get("failures", []), "guards": triage.get("guards", [])})
     case_set_priority(actor=actor, case=ticket.case, priority=PRIORITY_FOR_URGENCY[ticket.urgency],
                       reason=(result.get("reasoning") or "")[:500])
+    if ticket.lifecycle == TicketState.ESCALATED:
+        from casework.support.groups import ticket_escalate_to_group
+
+        ticket_escalate_to_group(actor="system", ticket=ticket, reason=(result.get("reasoning") or "")[:500])
     if ticket.lifecycle == TicketState.ANSWER_READY and settings.SUPPORT_AUTO_SEND:
         ticket_auto_send(actor="system", ticket=ticket)
     return ticket
@@ -331,6 +339,7 @@ def ticket_auto_send(*, actor, ticket: Ticket) -> TicketMessage | None:
         return None
     message = _message_add(ticket=ticket, direction=TicketMessage.Direction.AGENT, text=ticket.suggested_reply,
                            channel=ticket.channel, auto_sent=True)
+    feedback_append(ticket, message)  # "Did this answer your question?" (casework.support.feedback)
     ticket.first_response_at = ticket.first_response_at or message.created_at
     ticket.completed_at = message.created_at
     _move(actor=actor, ticket=ticket, to=TicketState.REPLIED, reason="Sent automatically (SUPPORT_AUTO_SEND).",
@@ -400,6 +409,7 @@ def ticket_reply(*, actor, ticket: Ticket, body: str) -> TicketMessage:
                          reference=ticket.case.reference)
     message = _message_add(ticket=ticket, direction=TicketMessage.Direction.AGENT, text=body,
                            channel=ticket.channel, sent_by=actor if isinstance(actor, User) else None)
+    feedback_append(ticket, message)  # "Did this answer your question?" (casework.support.feedback)
     # A closed case refuses here (409 naming who closed it); the message above is rolled back.
     case_close(actor=actor, case=ticket.case, outcome="replied", reason=f"Replied to the customer: {body[:300]}")
     ticket.first_response_at = ticket.first_response_at or message.created_at

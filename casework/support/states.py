@@ -41,8 +41,11 @@ class TicketState(models.TextChoices):
     ROUTED = "routed", "Routed to a specialist"
     ANSWER_READY = "answer_ready", "Reply drafted, not sent"
     ESCALATED = "escalated", "Escalated, open"
+    PENDING = "pending", "Pending: waiting on the customer"
+    CLOSED_INACTIVE = "closed_inactive", "Closed for inactivity"
     REPLIED = "replied", "Reply sent"
     CLOSED_NO_REPLY = "closed_no_reply", "Closed without a reply"
+    REOPENED = "reopened", "Reopened: the customer wrote back"
 
 
 S = TicketState
@@ -59,10 +62,19 @@ MEANINGS = {
                     "until a person sends it in one click (or SUPPORT_AUTO_SEND sends it).",
     S.ESCALATED: "escalate_human (direct escalation, a VIP, a sensitive matter): open until a person handles it "
                  "(seed 001: persisted as open). No reply has gone out.",
+    S.PENDING: "A person asked the customer something and waits for the answer: the SLA clock is paused "
+               "(due_at moves later by the paused time when the customer answers). Without an answer for "
+               "SUPPORT_AUTO_CLOSE_DAYS the system closes it for inactivity.",
+    S.CLOSED_INACTIVE: "The customer did not answer for SUPPORT_AUTO_CLOSE_DAYS: the system closed the ticket "
+                       "under that policy and told the customer so. The case stays open for a person to "
+                       "confirm (only a person's decision closes a case); an answer of the customer reopens it.",
     S.REPLIED: "A reply really went out: a person's one click (which closes the case as replied) or "
                "SUPPORT_AUTO_SEND (the case then awaits the customer until a person confirms the reply).",
     S.CLOSED_NO_REPLY: "A person closed the case without a reply (escalated elsewhere, or no action needed). "
                        "Reached only once the decision closed the case; the SLA clock stops.",
+    S.REOPENED: "The customer answered a solved ticket's thread within SUPPORT_REOPEN_DAYS (In-Reply-To, References "
+                "or the ticket id in the subject), or said \"not solved\" on a reply's feedback link: it is back with "
+                "a person, never auto-answered; its case reopened. Follow-ups join it.",
 }
 
 CASE_STATUS = {
@@ -73,19 +85,27 @@ CASE_STATUS = {
     S.ROUTED: "awaiting_decision",
     S.ANSWER_READY: "awaiting_decision",
     S.ESCALATED: "awaiting_decision",
+    S.PENDING: "awaiting_response",
+    # The ticket is closed; the case waits for a person's decision to close it.
+    S.CLOSED_INACTIVE: "awaiting_decision",
     S.REPLIED: "awaiting_response",
     S.CLOSED_NO_REPLY: "closed",
+    S.REOPENED: "in_progress",
 }
 
+# Solved: a reply went out or a person closed it. Not dead ends: the customer's answer to the
+# thread (or "not solved" on the feedback link) reopens it, so the table marks no state final.
 FINAL = frozenset({S.REPLIED, S.CLOSED_NO_REPLY})
 OPEN = tuple(s for s in S if s not in FINAL)
 # A triage's result: where the triage's recommended action puts the ticket.
 FOR_ACTION = {"route_specialist": S.ROUTED, "auto_respond": S.ANSWER_READY, "escalate_human": S.ESCALATED}
 # A new message of the customer may join these (the seed keeps them in Redis); the others were
 # persisted, and a new message opens a new ticket.
-MATCHABLE = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED)
+MATCHABLE = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED, S.PENDING, S.CLOSED_INACTIVE, S.REOPENED)
 # Waiting for a person: the support queue.
-WAITING = (S.TRIAGE_FAILED, S.ROUTED, S.ANSWER_READY, S.ESCALATED)
+WAITING = (S.TRIAGE_FAILED, S.ROUTED, S.ANSWER_READY, S.ESCALATED, S.CLOSED_INACTIVE, S.REOPENED)
+# A person may ask the customer and wait (pending) from these.
+PENDING_FROM = (S.TRIAGE_FAILED, S.ROUTED, S.ESCALATED, S.REOPENED)
 # A triage (a new one after a follow-up, too) may route the ticket from these.
 TRIAGED_FROM = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED)
 
@@ -96,7 +116,7 @@ SUPPORT_LIFECYCLE = Lifecycle(
     field="lifecycle",
     initial=S.RECEIVED,
     audit_action="support.state_changed",
-    states=tuple(State(str(s), s.label, MEANINGS[s], CASE_STATUS[s], final=s in FINAL) for s in S),
+    states=tuple(State(str(s), s.label, MEANINGS[s], CASE_STATUS[s]) for s in S),
     transitions=tuple(
         move([S.RECEIVED, S.ROUTED], S.TRIAGE_FAILED, AGENT, SYSTEM,
              note="the triage failed, stopped, or its run raised: a person triages")
@@ -105,8 +125,16 @@ SUPPORT_LIFECYCLE = Lifecycle(
         + move(TRIAGED_FROM, S.ESCALATED, AGENT, note="the triage recommends escalate_human")
         + move(S.ANSWER_READY, S.REPLIED, PERSON, SYSTEM,
                note="sent in one click, or by SUPPORT_AUTO_SEND (never a VIP's)")
-        + move([S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED, S.ESCALATED], S.REPLIED, PERSON,
+        + move([S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED, S.ESCALATED, S.PENDING, S.REOPENED], S.REPLIED, PERSON,
                note="a person sends the reply (closes the case as replied)")
+        + move(PENDING_FROM, S.PENDING, PERSON, note="a person asks the customer and waits: the SLA clock pauses")
+        + move([S.PENDING, S.CLOSED_INACTIVE], S.ROUTED, SYSTEM,
+               note="the customer answered: back to a person, the SLA clock runs again")
+        + move(S.PENDING, S.CLOSED_INACTIVE, SYSTEM,
+               note="no answer for SUPPORT_AUTO_CLOSE_DAYS: closed under that policy, the case left for a person")
+        + move(FINAL, S.REOPENED, SYSTEM,
+               note="the customer answered the thread within SUPPORT_REOPEN_DAYS, or said \"not solved\": back to a "
+                    "person, the case reopens")
         + move(OPEN, S.CLOSED_NO_REPLY, PERSON, note="a person escalates elsewhere or closes: no action needed")
     ),
 )

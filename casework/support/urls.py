@@ -15,4 +15,7 @@ urlpatterns = [
     path("tickets/<str:ticket_id>/reply/", views.reply, name="reply"),
     path("tickets/<str:ticket_id>/escalate/", views.escalate, name="escalate"),
     path("tickets/<str:ticket_id>/close/", views.close, name="close"),
+    path("tickets/<str:ticket_id>/pending/", views.pending, name="pending"),
+    # Public: the customer's signed "did this answer your question?" link.
+    path("feedback/<str:token>/", views.feedback, name="feedback"),
 ]

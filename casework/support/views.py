@@ -4,14 +4,17 @@ logging an inbound message, auto-sent replies for spot checks, KB articles. Inve
 from __future__ import annotations
 
 from django.contrib import messages
+from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from casework.cases.selectors import case_get_for_user
 from casework.errors import DomainError
 from casework.people.roles import investigator_required
+from casework.security.throttles import page_throttle
 from casework.support import selectors, services
 from casework.support.forms import MessageForm, ReasonForm, ReplyForm
 from casework.support.states import WAITING, TicketState
@@ -25,6 +28,9 @@ QUEUE_VIEWS = {
     "escalated": ("Escalated", (TicketState.ESCALATED,)),
     "routed": ("Routed", (TicketState.ROUTED,)),
     "one-click": ("Answer ready", (TicketState.ANSWER_READY,)),
+    "reopened": ("Reopened", (TicketState.REOPENED,)),
+    "pending": ("Pending on the customer", (TicketState.PENDING,)),
+    "inactive": ("Closed for inactivity", (TicketState.CLOSED_INACTIVE,)),
 }
 
 
@@ -124,3 +130,42 @@ def escalate(request, ticket_id: str):
 @investigator_required
 def close(request, ticket_id: str):
     return _act(request, ticket_id, ReasonForm, services.ticket_close_no_action, "Closed with no action.")
+
+
+@require_POST
+@investigator_required
+def pending(request, ticket_id: str):
+    from casework.support.waiting import ticket_set_pending
+
+    return _act(request, ticket_id, ReplyForm, ticket_set_pending,
+                "Question sent; the ticket waits on the customer and its SLA clock is paused.")
+
+
+# --- the customer's one-click feedback (public: a signed link, no login) -------------------
+
+_FEEDBACK_REFUSED = {"forged": 400, "expired": 410, "answered": 409}
+
+
+@login_not_required
+@never_cache
+@page_throttle("signed_link")
+@require_http_methods(["GET", "POST"])
+def feedback(request, token: str):
+    """GET shows the two buttons (nothing changes on a GET: mail scanners open links); POST
+    (CSRF-checked) records the answer. A forged, expired or answered link says which."""
+    from casework.support.feedback import feedback_check, ticket_feedback_record
+
+    link = feedback_check(token)
+    if request.method == "POST":
+        answer = request.POST.get("answer", "")
+        if answer not in ("solved", "not_solved"):
+            return render(request, "support/feedback.html", {"link": link, "token": token,
+                                                             "error": "answer: choose solved or not solved."},
+                          status=400)
+        link, recorded = ticket_feedback_record(token=token, solved=answer == "solved")
+        if recorded is not None:
+            return render(request, "support/feedback_thanks.html", {"feedback": recorded})
+    if not link.ok:
+        return render(request, "support/feedback_refused.html", {"link": link},
+                      status=_FEEDBACK_REFUSED[link.state])
+    return render(request, "support/feedback.html", {"link": link, "token": token})

@@ -62,7 +62,10 @@ def test_sending_the_edited_reply_closes_the_ticket_and_a_second_send_is_refused
     assert "Reply sent." in response.content.decode()
     ticket.refresh_from_db()
     assert ticket.case.is_closed and ticket.lifecycle == Ticket.Lifecycle.REPLIED
-    assert ticket.messages.filter(direction="agent").get().text == "Edited: please retry the export now."
+    sent = ticket.messages.filter(direction="agent").get().text
+    # What the customer gets: the reply as written, then the "Did this answer your question?" link.
+    assert sent.startswith("Edited: please retry the export now.\n\nDid this answer your question?")
+    assert "/support/feedback/" in sent
     again = alice_client.post(url, {"body": "Twice"}, follow=True).content.decode()
     assert "already closed" in again
     assert ticket.messages.filter(direction="agent").count() == 1

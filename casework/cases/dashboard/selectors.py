@@ -252,8 +252,13 @@ def agreement(now: datetime) -> dict:
 def manager_panels(user) -> list[dict]:
     """The sections the case types add to a manager's dashboard (casework.cases.types.Panel:
     the access changes' validation requests ...), each with what it lists for this person."""
+    return panels_for(user, audience="manager")
+
+
+def panels_for(user, *, audience: str) -> list[dict]:
+    """The sections the case types add for this audience ("manager" or "team")."""
     return [{"id": panel.id, "title": panel.title, "template": panel.template, "rows": panel.rows(user)}
-            for ct in CASE_TYPES.values() for panel in ct.dashboard_panels]
+            for ct in CASE_TYPES.values() for panel in ct.dashboard_panels if panel.audience == audience]
 
 
 def dashboard_figures(*, now: datetime | None = None) -> dict:

@@ -18,7 +18,8 @@ def dashboard(request):
     if team:
         figures = selectors.dashboard_figures()
         data = charts.chart_data(figures)
-        context |= {"figures": figures, "chart_data": data, "charts": charts.chart_tables(data)}
+        context |= {"figures": figures, "chart_data": data, "charts": charts.chart_tables(data),
+                    "team_panels": selectors.panels_for(user, audience="team")}
     if context["manager"]:
         context["panels"] = selectors.manager_panels(user)
     return render(request, "dashboard/dashboard.html", context)

@@ -20,6 +20,8 @@ class Notification(models.Model):
         REQUEST = "request", "A request for your answer"
         REQUEST_REMINDER = "request_reminder", "A reminder of a request"
         ESCALATION = "escalation", "A request nobody answered"
+        # A case type's queue for a group of people (a support ticket escalated to their group).
+        GROUP_QUEUE = "group_queue", "A case escalated to your group"
 
     recipient_user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
                                        related_name="notifications")
@@ -69,7 +71,7 @@ class NotificationPreference(models.Model):
 
     # Kinds grouped as the settings page offers them.
     GROUPS = {
-        "email_assigned": ("assigned",),
+        "email_assigned": ("assigned", "group_queue"),
         "email_run_failed": ("run_failed",),
         "email_sla": ("sla_warning",),
         "email_requests": ("answer", "request", "request_reminder", "escalation"),

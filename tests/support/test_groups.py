@@ -1,0 +1,114 @@
+"""Escalation groups (issue 25.4): an escalated ticket lands in its group's queue, is assigned
+within the group (round-robin or least-loaded, SUPPORT_GROUP_ASSIGNMENT) through case_assign,
+and the group's members are notified."""
+
+from __future__ import annotations
+
+import pytest
+
+from audit.models import AuditEntry
+from casework.cases.notifications.models import Notification
+from casework.people.roles import INVESTIGATOR, MANAGER
+from casework.people.services import user_create
+from casework.support.groups import group_pick_member, support_group_save
+from casework.support.models import SupportGroup
+from tests.support.conftest import send
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SECURITY = "Someone hacked my account and changed my password!"
+
+
+def _people(*names, role=INVESTIGATOR):
+    return [user_create(actor="system", username=n, password=f"{n}-pass-123", role=role) for n in names]
+
+
+@pytest.fixture
+def groups(db, support_data):
+    """The four groups (as migration 0005 creates them; a transactional test's flush removes
+    migration data); security and billing get members."""
+    for key in ("billing", "technical", "general", "security"):
+        support_group_save(actor="system", key=key)
+    sam, sue, sid = _people("sam", "sue", "sid")
+    bea, = _people("bea")
+    mona, = _people("mona", role=MANAGER)  # not an investigator: never given a ticket
+    support_group_save(actor="system", key="security", members=[sue, sam, sid, mona])
+    support_group_save(actor="system", key="billing", members=[bea])
+    return {"sam": sam, "sue": sue, "sid": sid, "bea": bea, "mona": mona}
+
+
+def test_an_escalated_security_ticket_goes_to_the_security_group_and_its_members_are_told(alice, groups):
+    _, ticket = send(alice, "CUST-003", SECURITY)
+    ticket.refresh_from_db()
+    ticket.case.refresh_from_db()
+    assert ticket.lifecycle == "escalated" and ticket.group.key == "security"
+    # Round-robin starts at the first member by username; the manager is not eligible.
+    assert ticket.case.assignee.username == "sam"
+    assigned = AuditEntry.objects.get(action="case.assigned", case_id=ticket.case_id)
+    assert assigned.actor == "system" and assigned.data["to"] == "sam"
+    told = Notification.objects.filter(kind="group_queue", case=ticket.case)
+    assert sorted(told.values_list("recipient_user__username", flat=True)) == ["sam", "sid", "sue"]
+    entry = AuditEntry.objects.get(action="support.escalated_to_group", case_id=ticket.case_id)
+    assert entry.data["group"] == "security" and entry.data["mode"] == "round_robin"
+
+
+def test_round_robin_takes_turns_in_username_order(alice, groups, settings):
+    settings.SUPPORT_GROUP_ASSIGNMENT = "round_robin"
+    got = []
+    for _ in range(4):
+        _, ticket = send(alice, "CUST-003", SECURITY)
+        ticket.case.refresh_from_db()
+        got.append(ticket.case.assignee.username)
+    assert got == ["sam", "sid", "sue", "sam"]
+
+
+def test_least_loaded_picks_the_member_with_fewest_open_cases(alice, groups, settings):
+    settings.SUPPORT_GROUP_ASSIGNMENT = "least_loaded"
+    from casework.cases.services import case_assign, case_create
+
+    # sam carries two open cases, sid one, sue none.
+    for who in ("sam", "sam", "sid"):
+        case = case_create(actor="system", case_type="support_ticket", title="other work")
+        case_assign(actor="system", case=case, assignee=groups[who])
+    security = SupportGroup.objects.get(key="security")
+    assert group_pick_member(security).username == "sue"
+    got = []
+    for _ in range(3):
+        _, ticket = send(alice, "CUST-003", SECURITY)
+        ticket.case.refresh_from_db()
+        got.append(ticket.case.assignee.username)
+    # Loads sam 2, sid 1, sue 0: sue. Then sid 1 and sue 1 tie: sid, by username. Then sam 2,
+    # sid 2, sue 1: sue.
+    assert got == ["sue", "sid", "sue"]
+
+
+def test_a_vip_billing_question_goes_to_billing(alice, groups):
+    _, ticket = send(alice, "CUST-004", "How do I download an invoice?")
+    ticket.refresh_from_db()
+    ticket.case.refresh_from_db()
+    assert ticket.lifecycle == "escalated" and ticket.group.key == "billing"
+    assert ticket.case.assignee == groups["bea"]
+
+
+def test_a_group_without_members_keeps_the_ticket_unassigned_and_says_so(alice, support_data):
+    support_group_save(actor="system", key="security")
+    _, ticket = send(alice, "CUST-003", SECURITY)
+    ticket.refresh_from_db()
+    ticket.case.refresh_from_db()
+    assert ticket.group.key == "security" and ticket.case.assignee is None
+    entry = AuditEntry.objects.get(action="support.escalated_to_group", case_id=ticket.case_id)
+    assert entry.data["assignee"] is None and "no active investigator" in entry.data["note"]
+    assert not Notification.objects.filter(kind="group_queue").exists()
+
+
+def test_the_admin_edits_members_and_the_change_is_audited(client, admin_user, groups):
+    client.force_login(admin_user)
+    group = SupportGroup.objects.get(key="billing")
+    response = client.post(f"/admin/support/supportgroup/{group.pk}/change/",
+                           {"name": "Billing team", "members": [groups["bea"].pk, groups["sam"].pk]})
+    assert response.status_code == 302, response.content[:2000]
+    group.refresh_from_db()
+    assert group.name == "Billing team"
+    assert sorted(group.members.values_list("username", flat=True)) == ["bea", "sam"]
+    entry = AuditEntry.objects.filter(action="support.group_updated", actor="root").latest("id")
+    assert entry.data["members"] == ["bea", "sam"]
