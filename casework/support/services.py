@@ -169,7 +169,7 @@ def intake_resolve(*, actor, customer_id: str, message: str, channel: str, match
         Ticket.objects.filter(pk=ticket.pk).update(updated_at=timezone.now())
         from casework.support.waiting import ticket_customer_answered
 
-        ticket = ticket_customer_answered(actor=actor, ticket=ticket)  # pending: the SLA clock runs again
+        ticket = ticket_customer_answered(actor="system", ticket=ticket)  # pending: the SLA clock runs again
     audit_record(actor=actor, action="support.message_matched" if matched else "support.message_unmatched",
                  case=ticket.case, obj=ticket,
                  data={"ticket_id": ticket.ticket_id, "thread_id": ticket.thread_id, "match": match, "note": note})
