@@ -21,28 +21,30 @@ def auto_answer_resolution() -> dict:
     from casework.support.models import KBArticle, TicketFeedback
 
     answers = TicketFeedback.objects.filter(auto_sent=True)
-    counts = {"answered": Count("pk"), "solved": Count("pk", filter=Q(solved=True)),
-              "not_solved": Count("pk", filter=Q(solved=False))}
+    # Named n_*: "solved" is a field of the model, and an aggregate may not shadow it.
+    counts = {"n_answered": Count("pk"), "n_solved": Count("pk", filter=Q(solved=True)),
+              "n_not_solved": Count("pk", filter=Q(solved=False))}
+
+    def named(row: dict) -> dict:
+        out = {k[2:]: row[k] for k in counts}
+        return out | {"rate": _rate(out["solved"], out["answered"])}
 
     def rows(field: str) -> list[dict]:
-        out = []
-        for row in answers.values(field).annotate(**counts).order_by(field):
-            out.append({"key": row[field] or "", **{k: row[k] for k in counts},
-                        "rate": _rate(row["solved"], row["answered"])})
-        return out
+        return [{"key": row[field] or "", **named(row)}
+                for row in answers.values(field).annotate(**counts).order_by(field)]
 
     articles = [r for r in rows("article_id") if r["key"]]
     titles = dict(KBArticle.objects.filter(article_id__in=[a["key"] for a in articles])
                   .values_list("article_id", "title"))
     for a in articles:
         a["title"] = titles.get(a["key"], "")
-    total = answers.aggregate(**counts)
+    total = named(answers.aggregate(**counts))
     return {
         "categories": [r | {"key": r["key"] or "untriaged"} for r in rows("category")],
         "articles": articles,
         # Articles customers said did not solve their question, most rejections first.
         "rejected": sorted((a for a in articles if a["not_solved"]), key=lambda a: (-a["not_solved"], a["key"])),
-        "total": total | {"rate": _rate(total["solved"], total["answered"])},
+        "total": total,
     }
 
 
