@@ -57,8 +57,20 @@ def test_a_type_with_no_decision_service_is_closed_by_case_close(alice):
 def test_a_managers_dashboard_lists_the_panels_the_types_registered(client, mona):
     client.force_login(mona)
     html = client.get("/").content.decode()
-    for panel in (p for ct in CASE_TYPES.values() for p in ct.dashboard_panels):
+    for panel in (p for ct in CASE_TYPES.values() for p in ct.dashboard_panels if p.audience == "manager"):
         assert f'id="{panel.id}"' in html and panel.title in html
+
+
+def test_the_teams_dashboard_lists_the_team_panels_and_a_manager_does_not_see_them(client, alice, mona):
+    team = [p for ct in CASE_TYPES.values() for p in ct.dashboard_panels if p.audience == "team"]
+    assert team, "support registers a team panel (the auto-answer resolution rate)"
+    client.force_login(alice)
+    html = client.get("/").content.decode()
+    for panel in team:
+        assert f'id="{panel.id}"' in html and panel.title in html
+    client.force_login(mona)
+    html = client.get("/").content.decode()
+    assert all(f'id="{panel.id}"' not in html for panel in team)
 
 
 # --- the bulk form and API: one assignee helper, the service's rules ------------------------
