@@ -135,6 +135,9 @@ MATRIX: dict[str, tuple[str, str]] = {
     "login": ("GET", "200 302 302 302 200"),
     "logout": ("POST", "L L L L L"),
     "metrics": ("GET", "200 200 200 200 200"),
+    # Sign-in through the identity provider: off (404) unless OIDC_* is configured (tests/people/test_oidc.py).
+    "oidc_authentication_callback": ("GET", "404 404 404 404 404"),
+    "oidc_authentication_init": ("GET", "404 404 404 404 404"),
     "notifications:inbox": ("GET", "L 200 200 200 L"),
     "notifications:open": ("GET", "L 404 404 404 L"),
     "notifications:preferences": ("GET", "L 200 200 200 L"),
