@@ -157,3 +157,90 @@ def test_the_provider_refusing_is_a_refusal(client, idp, idp_browser):
 
     assert client.get(callback_path(location))["Location"] == "/login/"
     assert refusals() == ["the provider answered 'login_required'"]
+
+
+def test_someone_removed_from_their_groups_loses_access_at_their_next_request(client, settings, idp, idp_browser):
+    # Every request renews the sign-in (production: OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS, 300).
+    settings.OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = 0
+    idp.account("ines", groups=["casework-investigators"])
+    sign_in(client, idp_browser, "ines")
+
+    # Still in the group: the provider answers the silent renewal at once, and the page opens.
+    renew = client.get("/cases/?status=new")
+    assert renew.status_code == 302 and query(renew["Location"])["prompt"] == "none"
+    back = client.get(callback_path(idp_browser.authorize(renew["Location"])))
+    assert back["Location"] == "/cases/?status=new"
+
+    idp.account("ines", groups=["everyone"])  # removed from the group at the provider
+    renew = client.get("/cases/")
+    assert renew.status_code == 302 and query(renew["Location"])["prompt"] == "none"
+    refused = client.get(callback_path(idp_browser.authorize(renew["Location"])))
+
+    assert refused["Location"] == "/login/"
+    assert client.get("/cases/")["Location"].startswith("/login/")
+    assert user_roles(User.objects.get(username="ines")) == set()
+    assert refusals() == ["ines is in no group that gives a Casework role"]
+    assert AuditEntry.objects.filter(action="user.roles_changed").last().data["to"] == []
+
+
+def test_an_htmx_request_or_a_form_post_renews_before_it_runs(client, settings, idp, idp_browser):
+    settings.OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = 0
+    idp.account("ines", groups=["casework-investigators"])
+    sign_in(client, idp_browser, "ines")
+
+    htmx = client.get("/cases/", headers={"HX-Request": "true", "HX-Current-URL": "http://testserver/cases/?q=x"})
+    assert htmx["HX-Redirect"].startswith(f"{idp.issuer}/auth?")
+    post = client.post("/notifications/read-all/")
+    assert post.status_code == 302 and query(post["Location"])["prompt"] == "none"
+    api = client.get("/api/cases/")
+    assert api.status_code == 403 and api.json()["refresh_url"].startswith(idp.issuer)
+
+
+def test_signing_out_ends_the_providers_session_too(client, idp, idp_browser):
+    idp.account("ines", groups=["casework-investigators"])
+    sign_in(client, idp_browser, "ines")
+
+    response = client.post("/logout/")
+
+    end_session = response["Location"]
+    assert end_session.startswith(f"{idp.issuer}/session/end?")
+    params = query(end_session)
+    assert params["id_token_hint"] and params["post_logout_redirect_uri"] == "http://testserver/login/"
+    assert idp_browser.authorize(end_session) == "http://testserver/login/"
+    assert client.get("/cases/")["Location"].startswith("/login/")
+    # The provider's session is over: a silent sign-in is now refused by the provider.
+    url = start(client)
+    assert query(idp_browser.authorize(url.replace("client_id=", "prompt=none&client_id=")))["error"] == "login_required"
+
+
+def test_the_login_page_offers_the_provider(client, idp):
+    page = client.get("/login/?next=/cases/").content.decode()
+    assert "Sign in with Test IdP" in page and 'href="/oidc/authenticate/?next=/cases/"' in page
+
+
+def test_with_oidc_off_nothing_changes(client):
+    page = client.get("/login/").content.decode()
+    assert "Sign in with" not in page
+    assert client.get("/oidc/authenticate/").status_code == 404
+    assert client.get("/oidc/callback/?code=x&state=y").status_code == 404
+
+
+def test_local_passwords_can_be_limited_to_break_glass_users(client, settings, alice, admin_user):
+    settings.LOCAL_LOGIN_USERS = ["root"]
+
+    refused = client.post("/login/", {"username": "alice", "password": "alice-pass-123"})
+    assert refused.status_code == 200 and "_auth_user_id" not in client.session
+    assert AuditEntry.objects.filter(action="auth.local_login_refused", data__username="alice").exists()
+    assert client.post("/admin/login/", {"username": "alice", "password": "alice-pass-123"}).status_code == 200
+    assert "_auth_user_id" not in client.session
+
+    assert client.post("/login/", {"username": "root", "password": "root-pass-123"}).status_code == 302
+    assert client.session["_auth_user_id"] == str(admin_user.pk)
+
+
+def test_a_local_account_is_never_taken_over_by_a_provider_login_of_the_same_name(client, idp, idp_browser, alice):
+    idp.account("alice", groups=["casework-admins"])
+
+    assert sign_in(client, idp_browser, "alice")["Location"] == "/login/"
+    assert refusals() == ["the username 'alice' belongs to an account the provider does not manage"]
+    assert user_roles(User.objects.get(username="alice")) == {"investigator"}
