@@ -239,6 +239,9 @@ if _unknown_roles:
 # The identity provider creates, updates and deactivates people with
 # `Authorization: Bearer <SCIM_TOKEN>`. Empty: /scim/v2/ answers 404.
 SCIM_TOKEN = env("SCIM_TOKEN", default="")
+if SCIM_TOKEN and len(SCIM_TOKEN) < 32:
+    raise ImproperlyConfigured("SCIM_TOKEN must be at least 32 characters (e.g. python -c 'import secrets; "
+                               "print(secrets.token_urlsafe(32))').")
 
 # --- Security --------------------------------------------------------------------------
 # HTTPS=true in production turns on secure cookies, HSTS and the HTTPS redirect, which

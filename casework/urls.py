@@ -15,6 +15,8 @@
 /api/             REST API (OpenAPI at /api/schema/, Swagger at /api/docs/)
 /api/webhooks/    outgoing webhook endpoints and their delivery logs (admins)   casework/outbox/api_urls.py
 /admin/           reference data and read-only audit entries
+/oidc/            sign-in through the organisation's identity provider   casework/people/oidc.py
+/scim/v2/         SCIM 2.0 provisioning by the identity provider   casework/people/scim_urls.py
 /healthz /metrics operations                                     casework/ops/views.py
 """
 
@@ -67,6 +69,7 @@ urlpatterns = [
     path("evals/", include("agents.evals.urls")),
     path("api/", include(api_urlpatterns)),
     path("admin/", admin.site.urls),
+    path("scim/v2/", include("casework.people.scim_urls")),
     path("healthz", ops_views.healthz, name="healthz"),
     path("metrics", ops_views.metrics, name="metrics"),
 ]
