@@ -96,13 +96,14 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "audit.context.CorrelationIdMiddleware",
     "casework.people.middleware.LoginRequiredMiddleware",
-    # Asks the identity provider again, silently, once a sign-in through it is older than
-    # OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS (does nothing for local sign-ins, or with OIDC off).
-    "casework.people.oidc.OIDCSessionRefresh",
     "casework.security.middleware.PermissionsPolicyMiddleware",
     "casework.security.middleware.QueryStringLimitMiddleware",
     "casework.security.middleware.ApiJsonTextMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Asks the identity provider again, silently, once a sign-in through it is older than
+    # OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS (does nothing for local sign-ins, or with OIDC off).
+    # After CSPMiddleware: it adds the provider to form-action, where signing out goes.
+    "casework.people.oidc.OIDCSessionRefresh",
     # Last, as django-axes asks: it turns a locked-out sign-in into its lockout response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -281,14 +282,6 @@ _CSP = {
         "frame-ancestors": ["'none'"],
     },
 }
-# Signing out of Casework also signs out of the identity provider: the logout form's answer
-# redirects there, which the browser checks against form-action.
-for _url in (OIDC_OP_END_SESSION_ENDPOINT, OIDC_ISSUER, OIDC_DISCOVERY_URL):
-    if _url and OIDC_RP_CLIENT_ID:
-        from urllib.parse import urlsplit
-
-        _CSP["DIRECTIVES"]["form-action"].append("{0.scheme}://{0.netloc}".format(urlsplit(_url)))
-        break
 if env.bool("CSP_REPORT_ONLY", default=False):
     CONTENT_SECURITY_POLICY_REPORT_ONLY = _CSP
 else:

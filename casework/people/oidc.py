@@ -81,10 +81,14 @@ def oidc_enabled() -> bool:
     return bool(settings.OIDC_RP_CLIENT_ID)
 
 
+def _discovery_url() -> str:
+    return settings.OIDC_DISCOVERY_URL or (
+        f"{settings.OIDC_ISSUER}/.well-known/openid-configuration" if settings.OIDC_ISSUER else "")
+
+
 def provider_metadata() -> dict:
     """The provider's discovery document, fetched at first use and kept for the process."""
-    url = settings.OIDC_DISCOVERY_URL or (
-        f"{settings.OIDC_ISSUER}/.well-known/openid-configuration" if settings.OIDC_ISSUER else "")
+    url = _discovery_url()
     if not url:
         return {}
     with _lock:
@@ -384,6 +388,20 @@ def provider_logout_url(request) -> str:
     return f"{endpoint}?{urlencode(params)}"
 
 
+def _provider_origin() -> str:
+    """The origin of the provider's end_session_endpoint: set, or already discovered, or the issuer's
+    (never a network call: this runs for every response)."""
+    from urllib.parse import urlsplit
+
+    url = settings.OIDC_OP_END_SESSION_ENDPOINT
+    if not url:
+        with _lock:
+            discovered = _metadata.get(_discovery_url(), {})
+        url = discovered.get("end_session_endpoint") or settings.OIDC_ISSUER or settings.OIDC_DISCOVERY_URL
+    parts = urlsplit(url or "")
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
+
+
 # --- session refresh -------------------------------------------------------------------------------
 
 class OIDCSessionRefresh:
@@ -399,7 +417,17 @@ class OIDCSessionRefresh:
 
     def __call__(self, request):
         response = self.check(request)
-        return response if response is not None else self.get_response(request)
+        if response is None:
+            response = self.get_response(request)
+        if oidc_enabled():
+            # The logout form's answer redirects to the provider (RP-initiated logout), which
+            # the browser checks against the page's form-action.
+            origin = _provider_origin()
+            if origin:
+                response._csp_update = {**(getattr(response, "_csp_update", None) or {}), "form-action": [origin]}
+                response._csp_update_ro = {**(getattr(response, "_csp_update_ro", None) or {}),
+                                           "form-action": [origin]}
+        return response
 
     def check(self, request):
         if not oidc_enabled() or not request.user.is_authenticated:

@@ -214,13 +214,18 @@ def test_signing_out_ends_the_providers_session_too(client, idp, idp_browser):
 
 
 def test_the_login_page_offers_the_provider(client, idp):
-    page = client.get("/login/?next=/cases/").content.decode()
+    response = client.get("/login/?next=/cases/")
+    page = response.content.decode()
     assert "Sign in with Test IdP" in page and 'href="/oidc/authenticate/?next=/cases/"' in page
+    # Signing out redirects to the provider: the pages' form-action allows it.
+    form_action = next(d for d in response["Content-Security-Policy"].split(";") if "form-action" in d)
+    assert idp.issuer in form_action and "'self'" in form_action
 
 
 def test_with_oidc_off_nothing_changes(client):
-    page = client.get("/login/").content.decode()
-    assert "Sign in with" not in page
+    response = client.get("/login/")
+    assert "Sign in with" not in response.content.decode()
+    assert "form-action 'self';" in response["Content-Security-Policy"] + ";"
     assert client.get("/oidc/authenticate/").status_code == 404
     assert client.get("/oidc/callback/?code=x&state=y").status_code == 404
 
@@ -244,3 +249,19 @@ def test_a_local_account_is_never_taken_over_by_a_provider_login_of_the_same_nam
     assert sign_in(client, idp_browser, "alice")["Location"] == "/login/"
     assert refusals() == ["the username 'alice' belongs to an account the provider does not manage"]
     assert user_roles(User.objects.get(username="alice")) == {"investigator"}
+
+
+def test_someone_scim_provisioned_is_linked_at_first_sign_in_and_refused_once_deactivated(client, idp, idp_browser):
+    from casework.people.scim import scim_user_create, scim_user_update
+
+    user = scim_user_create({"userName": "ines", "emails": [{"value": "ines@example.org"}]})
+    idp.account("ines", groups=["casework-investigators"])
+
+    assert sign_in(client, idp_browser, "ines")["Location"] == "/cases/"
+    account = ExternalAccount.objects.get(user=user)
+    assert (account.source, account.oidc_subject) == ("scim", "ines")
+    client.post("/logout/")
+    scim_user_update(user, {"active": False})
+
+    assert sign_in(client, idp_browser, "ines")["Location"] == "/login/"
+    assert refusals() == ["the account is deactivated"]
