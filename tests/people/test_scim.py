@@ -190,3 +190,18 @@ def test_no_person_reaches_scim_with_their_session_or_api_token(settings, alice,
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
     assert api.get("/scim/v2/Users").status_code == 401
+
+
+def test_an_admin_deactivates_someone_in_the_admin_with_the_same_effect(client, admin_user, alice):
+    client.force_login(admin_user)
+    case = case_create(actor=admin_user, case_type="fraud_alert", title="Open", assignee=alice)
+    _, secret = api_token_create(actor=admin_user, user=alice)
+
+    response = client.post("/admin/auth/user/", {"action": "deactivate", "_selected_action": [alice.pk]})
+
+    assert response.status_code == 302
+    alice.refresh_from_db()
+    assert not alice.is_active and Case.objects.get(pk=case.pk).assignee is None
+    assert ApiToken.objects.get(user=alice).revoked_at is not None
+    assert AuditEntry.objects.get(action="user.deactivated").actor == "root"
+    assert client.get(f"/admin/auth/user/{alice.pk}/change/").status_code == 200
