@@ -229,6 +229,9 @@ LOGIN_REDIRECT_URL_FAILURE = "login"
 OIDC_OP_LOGOUT_URL_METHOD = "casework.people.oidc.provider_logout_url"
 if OIDC_RP_CLIENT_ID and not (OIDC_ISSUER or OIDC_DISCOVERY_URL or OIDC_OP_AUTHORIZATION_ENDPOINT):
     raise ImproperlyConfigured("OIDC_RP_CLIENT_ID is set: set OIDC_ISSUER (or OIDC_DISCOVERY_URL) too.")
+if OIDC_RP_CLIENT_ID and not OIDC_GROUP_ROLES:
+    raise ImproperlyConfigured("OIDC_RP_CLIENT_ID is set: set OIDC_GROUP_ROLES too (group=role,...); without it "
+                               "nobody who signs in through the provider gets a role.")
 if OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS < 30:
     raise ImproperlyConfigured("OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS must be at least 30.")
 _unknown_roles = sorted(set(OIDC_GROUP_ROLES.values()) - {"investigator", "manager", "release_manager", "admin"})

@@ -39,6 +39,7 @@ from django.shortcuts import redirect, resolve_url
 from django.urls import reverse
 from django.utils.crypto import get_random_string
 from django.utils.decorators import method_decorator
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.generic import View
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.utils import (
@@ -445,13 +446,11 @@ class OIDCSessionRefresh:
         if request.method == "GET" and not request.headers.get("HX-Request"):
             next_url = request.get_full_path()
         else:
-            next_url = get_next_url(request, "next") or request.headers.get("HX-Current-URL") or reverse("home")
-            if not next_url.startswith("/"):
-                from urllib.parse import urlsplit
-
-                parts = urlsplit(next_url)
-                next_url = parts.path + (f"?{parts.query}" if parts.query else "") \
-                    if parts.netloc == request.get_host() else reverse("home")
+            # Back to the page the request came from, once renewed (the request itself does not run).
+            next_url = request.headers.get("HX-Current-URL") or request.headers.get("Referer") or ""
+            if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()},
+                                                   require_https=request.is_secure()):
+                next_url = reverse("home")
         try:
             url = _authorization_redirect(request, next_url=next_url, prompt="none")
         except (requests.RequestException, ValueError) as exc:

@@ -190,8 +190,11 @@ def test_an_htmx_request_or_a_form_post_renews_before_it_runs(client, settings, 
 
     htmx = client.get("/cases/", headers={"HX-Request": "true", "HX-Current-URL": "http://testserver/cases/?q=x"})
     assert htmx["HX-Redirect"].startswith(f"{idp.issuer}/auth?")
-    post = client.post("/notifications/read-all/")
+    post = client.post("/notifications/read-all/", headers={"Referer": "http://testserver/notifications/"})
     assert post.status_code == 302 and query(post["Location"])["prompt"] == "none"
+    assert client.session["oidc_login_next"] == "http://testserver/notifications/"
+    client.post("/notifications/read-all/", headers={"Referer": "https://evil.example/x"})
+    assert client.session["oidc_login_next"] == "/"
     api = client.get("/api/cases/")
     assert api.status_code == 403 and api.json()["refresh_url"].startswith(idp.issuer)
 
