@@ -341,10 +341,18 @@ class OIDCCallbackView(OIDCAuthenticationCallbackView):
             raise Http404("Sign-in through an identity provider is not configured.")
         states = request.session.get("oidc_states") or {}
         state = request.GET.get("state", "")
+        # Only a renewal starts while signed in (OIDCSessionRefresh); refuse() signs out.
+        started_next = request.session.get("oidc_login_next") if request.user.is_authenticated else None
         if request.GET.get("error"):
             if states.pop(state, None) is not None:
                 request.session["oidc_states"] = states
-            return self.refuse(f"the provider answered {request.GET['error'][:60]!r}")
+            error = request.GET["error"][:60]
+            response = self.refuse(f"the provider answered {error!r}")
+            if error in ("login_required", "interaction_required", "consent_required") and started_next:
+                # A silent renewal the provider cannot answer without the person (their session
+                # there ended): sign in again, interactively, and come back to the same page.
+                return redirect(f"{reverse('oidc_authentication_init')}?{urlencode({'next': started_next})}")
+            return response
         if not request.GET.get("code") or not state:
             return self.refuse("the provider's answer has no code or no state")
         if state not in states:

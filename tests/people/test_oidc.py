@@ -268,3 +268,24 @@ def test_someone_scim_provisioned_is_linked_at_first_sign_in_and_refused_once_de
 
     assert sign_in(client, idp_browser, "ines")["Location"] == "/login/"
     assert refusals() == ["the account is deactivated"]
+
+
+def test_a_renewal_after_the_providers_session_ended_asks_to_sign_in_again(client, settings, idp, oidc_provider):
+    from tests.fakes.oidc_provider import ProviderBrowser
+
+    settings.OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = 0
+    idp.account("ines", groups=["casework-investigators"])
+    first = ProviderBrowser(idp)
+    sign_in(client, first, "ines")
+    first.close()
+
+    renew = client.get("/cases/?status=new")
+    other = ProviderBrowser(idp)  # no session at the provider any more
+    try:
+        response = client.get(callback_path(other.authorize(renew["Location"])))
+    finally:
+        other.close()
+
+    assert response["Location"] == "/oidc/authenticate/?next=%2Fcases%2F%3Fstatus%3Dnew"
+    assert refusals() == ["the provider answered 'login_required'"]
+    assert "_auth_user_id" not in client.session
