@@ -21,6 +21,7 @@ Endpoints come from the provider's discovery document (OIDC_ISSUER), read once p
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from urllib.parse import urlencode
@@ -34,7 +35,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.models import User
 from django.core.exceptions import ImproperlyConfigured, ValidationError
 from django.db import transaction
-from django.http import Http404, HttpResponseRedirect, JsonResponse
+from django.http import Http404, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, resolve_url
 from django.urls import reverse
 from django.utils.crypto import get_random_string
@@ -417,9 +418,9 @@ class OIDCSessionRefresh:
     """Once a sign-in through the provider is older than OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS,
     the next request goes back to the provider with prompt=none: it answers at once while the
     person's session there lasts, and the callback sets their roles again from their groups (or
-    refuses them, and signs them out). A page load comes back to the same page; an htmx request
-    is sent there with HX-Redirect; a form post does not run (it is sent to renew first, then
-    to the page it came from); the API answers 403 with the URL to renew at."""
+    refuses them, and signs them out). A page load comes back to the same page; a form post does
+    not run (it is sent to renew first, then to the page it came from); an htmx request gets
+    nothing and the page offers to renew; the API answers 403 with the URL to renew at."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -451,14 +452,28 @@ class OIDCSessionRefresh:
 
         if request.session.get("oidc_id_token_expiration", 0) > time.time():
             return None
-        if request.method == "GET" and not request.headers.get("HX-Request"):
+        if request.headers.get("HX-Request"):
+            # A fragment (often a poll): nothing is served, nothing is swapped, and the page
+            # shows a "Renew your sign-in" banner (static/js/casework.js) instead of navigating
+            # away from what the person is typing. The link renews and comes back to the page.
+            page = request.headers.get("HX-Current-URL", "")
+            if not url_has_allowed_host_and_scheme(page, allowed_hosts={request.get_host()},
+                                                   require_https=request.is_secure()):
+                page = reverse("home")
+            renew = f"{reverse('oidc_authentication_init')}?{urlencode({'next': _path(page)})}"
+            response = HttpResponse(status=200)
+            response["HX-Reswap"] = "none"
+            response["HX-Trigger"] = json.dumps({"casework:renew-sign-in": {"url": renew}})
+            return response
+        if request.method == "GET":
             next_url = request.get_full_path()
         else:
-            # Back to the page the request came from, once renewed (the request itself does not run).
-            next_url = request.headers.get("HX-Current-URL") or request.headers.get("Referer") or ""
+            # A form post does not run: back to the page it came from, once renewed.
+            next_url = request.headers.get("Referer") or ""
             if not url_has_allowed_host_and_scheme(next_url, allowed_hosts={request.get_host()},
                                                    require_https=request.is_secure()):
                 next_url = reverse("home")
+            next_url = _path(next_url)
         try:
             url = _authorization_redirect(request, next_url=next_url, prompt="none")
         except (requests.RequestException, ValueError) as exc:
@@ -467,8 +482,12 @@ class OIDCSessionRefresh:
         if request.path_info.startswith("/api/"):
             return JsonResponse({"detail": "Your sign-in must be renewed with the identity provider.",
                                  "refresh_url": url}, status=403)
-        if request.headers.get("HX-Request"):
-            response = JsonResponse({"refresh_url": url}, status=200)
-            response["HX-Redirect"] = url
-            return response
         return HttpResponseRedirect(url)
+
+
+def _path(url: str) -> str:
+    """The path and query of a same-site URL (already checked)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")

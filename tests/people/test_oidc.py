@@ -5,6 +5,8 @@ Casework's side through the Django test client, so that it shares the test's dat
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.contrib.auth.models import User
 
@@ -188,11 +190,18 @@ def test_an_htmx_request_or_a_form_post_renews_before_it_runs(client, settings, 
     idp.account("ines", groups=["casework-investigators"])
     sign_in(client, idp_browser, "ines")
 
+    # An htmx request (a poll) gets nothing, and the page offers to renew and come back.
     htmx = client.get("/cases/", headers={"HX-Request": "true", "HX-Current-URL": "http://testserver/cases/?q=x"})
-    assert htmx["HX-Redirect"].startswith(f"{idp.issuer}/auth?")
+    assert htmx.status_code == 200 and htmx.content == b"" and htmx["HX-Reswap"] == "none"
+    assert json.loads(htmx["HX-Trigger"]) == {
+        "casework:renew-sign-in": {"url": "/oidc/authenticate/?next=%2Fcases%2F%3Fq%3Dx"}}
+    # Its link renews at once while the provider's session lasts, and comes back to the page.
+    renew = client.get("/oidc/authenticate/?next=%2Fcases%2F%3Fq%3Dx")
+    assert client.get(callback_path(idp_browser.authorize(renew["Location"])))["Location"] == "/cases/?q=x"
+    assert AuditEntry.objects.filter(action="auth.login").count() == 1  # renewed, not a second sign-in
     post = client.post("/notifications/read-all/", headers={"Referer": "http://testserver/notifications/"})
     assert post.status_code == 302 and query(post["Location"])["prompt"] == "none"
-    assert client.session["oidc_login_next"] == "http://testserver/notifications/"
+    assert client.session["oidc_login_next"] == "/notifications/"
     client.post("/notifications/read-all/", headers={"Referer": "https://evil.example/x"})
     assert client.session["oidc_login_next"] == "/"
     api = client.get("/api/cases/")
