@@ -34,7 +34,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.models import User
 from django.core.exceptions import ImproperlyConfigured, ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.http import Http404, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, resolve_url
 from django.urls import reverse
@@ -245,7 +245,8 @@ def oidc_user_sign_in(*, claims: dict, issuer: str, ip: str = "") -> tuple[User 
     account = ExternalAccount.objects.select_related("user").filter(oidc_issuer=issuer, oidc_subject=subject).first()
     user = account.user if account else None
     if user is None:
-        user = User.objects.filter(username=username).first()
+        # userName is not case-sensitive in SCIM, nor at most providers.
+        user = User.objects.filter(username__iexact=username).order_by("pk").first()
         if user is not None:
             account = ExternalAccount.objects.filter(user=user).first()
             # Only a person SCIM provisioned and nobody signed in as yet is taken over by name:
@@ -369,6 +370,8 @@ class OIDCCallbackView(OIDCAuthenticationCallbackView):
         except requests.RequestException as exc:
             logger.warning("OIDC token exchange failed: %s", exc.__class__.__name__)
             return self.refuse("the provider did not accept the sign-in code")
+        except IntegrityError:
+            return self.refuse("another sign-in of the same person was being saved; try again")
         if self.user is None:
             return self.refuse("no account could be signed in")
         return self.login_success()

@@ -127,7 +127,7 @@ def scim_user_create(data: dict) -> User:
     fields = user_fields(data)
     if not fields.get("username"):
         raise ScimError("userName: required.")
-    if User.objects.filter(username=fields["username"]).exists():
+    if User.objects.filter(username__iexact=fields["username"]).exists():
         raise ScimError(f"userName: {fields['username']!r} is taken.", status_code=409, scim_type="uniqueness")
     user = User(username=fields["username"], email=fields.get("email", ""), first_name=fields.get("first_name", ""),
                 last_name=fields.get("last_name", ""), is_active=fields.get("active", True))
@@ -154,7 +154,7 @@ def scim_user_update(user: User, fields: dict) -> User:
             changes[field] = [getattr(user, field), fields[field]]
             setattr(user, field, fields[field])
     if changes:
-        if "username" in changes and User.objects.filter(username=user.username).exclude(pk=user.pk).exists():
+        if "username" in changes and User.objects.filter(username__iexact=user.username).exclude(pk=user.pk).exists():
             raise ScimError(f"userName: {user.username!r} is taken.", status_code=409, scim_type="uniqueness")
         _save_user(user)
     if "external_id" in fields and account.scim_external_id != fields["external_id"]:
@@ -428,7 +428,8 @@ def _set_path(body: dict, path: str, value) -> None:
 
 class UsersView(ScimView):
     def get(self, request):
-        found = _filter(request, {"userName": "username", "externalId": "external_account__scim_external_id"})
+        # userName is caseExact=false (RFC 7643 4.1.1).
+        found = _filter(request, {"userName": "username__iexact", "externalId": "external_account__scim_external_id"})
         return self.list_response(request, managed_users().filter(**found).order_by("pk"), user_representation)
 
     def post(self, request):

@@ -266,7 +266,7 @@ def test_a_local_account_is_never_taken_over_by_a_provider_login_of_the_same_nam
 def test_someone_scim_provisioned_is_linked_at_first_sign_in_and_refused_once_deactivated(client, idp, idp_browser):
     from casework.people.scim import scim_user_create, scim_user_update
 
-    user = scim_user_create({"userName": "ines", "emails": [{"value": "ines@example.org"}]})
+    user = scim_user_create({"userName": "Ines", "emails": [{"value": "ines@example.org"}]})
     idp.account("ines", groups=["casework-investigators"])
 
     assert sign_in(client, idp_browser, "ines")["Location"] == "/cases/"

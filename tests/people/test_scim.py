@@ -63,13 +63,13 @@ def test_the_provider_creates_finds_and_reads_a_user(scim, alice):
     assert not user.has_usable_password() and user_roles(user) == set()
     assert AuditEntry.objects.get(action="user.created", data__source="scim").actor == "scim"
 
-    found = scim.get('/scim/v2/Users?filter=userName eq "ines@example.org"').json()
+    found = scim.get('/scim/v2/Users?filter=userName eq "Ines@Example.org"').json()
     assert found["totalResults"] == 1 and found["Resources"][0]["id"] == str(user.pk)
     assert scim.get(f"/scim/v2/Users/{user.pk}").json()["userName"] == "ines@example.org"
     # A local account is not the provider's: invisible, and its name is not free.
     assert scim.get('/scim/v2/Users?filter=userName eq "alice"').json()["totalResults"] == 0
     assert scim.get(f"/scim/v2/Users/{alice.pk}").status_code == 404
-    taken = create(scim, "alice")
+    taken = create(scim, "ALICE")
     assert taken.status_code == 409 and taken.json()["scimType"] == "uniqueness"
 
 
