@@ -30,6 +30,22 @@ def test_an_investigator_signs_in_through_the_provider_and_out_of_both(page, liv
     assert user_roles(User.objects.get(username="ines")) == {"investigator"}
     assert AuditEntry.objects.filter(action="auth.login", actor="ines", data__method="oidc").exists()
 
+    # Five minutes on (OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS): the sign-in is due for renewal. An
+    # htmx update gets nothing and the page offers to renew, leaving the page as it is.
+    from django.contrib.sessions.backends.db import SessionStore
+
+    cookie = next(c for c in page.context.cookies() if c["name"] == "sessionid")
+    session = SessionStore(cookie["value"])
+    session["oidc_id_token_expiration"] = 0
+    session.save()
+    page.select_option("select[name=status]", "in_progress")
+    renew = page.get_by_role("link", name="Renew sign-in")
+    renew.wait_for()
+    renew.click()  # the provider's session answers at once: back to the same page
+    page.wait_for_url(f"{live_server.url}/cases/**")
+    assert SessionStore(cookie["value"])["oidc_id_token_expiration"] > 0
+    assert not page.get_by_role("link", name="Renew sign-in").is_visible()
+
     # Signing out of Casework signs out of the provider too (it asks to confirm).
     page.get_by_role("button", name="Log out").click()
     page.wait_for_url(f"{oidc_provider.issuer}/session/end**")
