@@ -501,21 +501,24 @@ class GroupView(ScimView):
     def patch(self, request, pk):
         add, remove, replace, display_name = set(), set(), None, None
         for op, path, value in _patch_operations(request.data):
-            lowered = path.lower()
-            if lowered == "displayname" or (not path and isinstance(value, dict) and "displayName" in value):
-                display_name = _str(value["displayName"] if not path else value, "displayName", 255)
-            elif lowered == "members" or (not path and isinstance(value, dict) and "members" in value):
-                members = _member_ids(value if path else value["members"]) if value is not None else set()
-                if op == "add":
-                    add |= members
-                elif op == "remove":
-                    remove |= members
-                else:
-                    replace = members
-            elif lowered.startswith("members[value eq"):  # Entra ID: remove one member by filter
-                match = re.search(r'"(\d+)"', path)
-                if op == "remove" and match:
-                    remove.add(int(match.group(1)))
+            # Without a path the value is an object of attributes (Okta); with one, the attribute's value.
+            changes = value if not path and isinstance(value, dict) else {path: value} if path else {}
+            for name, item in changes.items():
+                lowered = name.lower()
+                if lowered == "displayname":
+                    display_name = _str(item, "displayName", 255)
+                elif lowered == "members":
+                    members = _member_ids(item) if item is not None else set()
+                    if op == "add":
+                        add |= members
+                    elif op == "remove":
+                        remove |= members
+                    else:
+                        replace = members
+                elif lowered.startswith("members[value eq") and op == "remove":  # Entra ID: one member by filter
+                    match = re.search(r'"(\d+)"', name)
+                    if match:
+                        remove.add(int(match.group(1)))
         group = scim_group_save(self.group(pk), display_name=display_name, add=add, remove=remove, replace=replace)
         return Response(group_representation(request, group))
 

@@ -175,6 +175,11 @@ def test_groups_are_listed_filtered_renamed_and_deleted(scim):
 
     patch(scim, f"/scim/v2/Groups/{group_id}", [{"op": "Replace", "path": "displayName", "value": "casework-investigators"}])
     assert user_roles(User.objects.get(pk=user_id)) == {"investigator"}
+    # Okta's style: one value object naming several attributes.
+    patch(scim, f"/scim/v2/Groups/{group_id}", [{"op": "replace", "value": {
+        "id": group_id, "displayName": "casework-managers", "members": []}}])
+    assert scim.get(f"/scim/v2/Groups/{group_id}").json()["members"] == []
+    assert user_roles(User.objects.get(pk=user_id)) == set()
 
     assert scim.delete(f"/scim/v2/Groups/{group_id}").status_code == 204
     assert user_roles(User.objects.get(pk=user_id)) == set()
