@@ -298,3 +298,20 @@ def test_a_renewal_after_the_providers_session_ended_asks_to_sign_in_again(clien
     assert response["Location"] == "/oidc/authenticate/?next=%2Fcases%2F%3Fstatus%3Dnew"
     assert refusals() == ["the provider answered 'login_required'"]
     assert "_auth_user_id" not in client.session
+
+
+def test_a_provider_that_cannot_be_reached_is_a_message_not_an_error(client, settings, idp):
+    import socket
+
+    with socket.socket() as closed:  # a port nobody listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    settings.OIDC_ISSUER = f"http://127.0.0.1:{port}"
+    from tests.fakes.oidc_provider import _reset_discovery_caches
+
+    _reset_discovery_caches()
+
+    response = client.get("/oidc/authenticate/", follow=True)
+
+    assert response.redirect_chain == [("/login/", 302)]
+    assert "Test IdP cannot be reached just now" in response.content.decode()
