@@ -101,6 +101,10 @@ MIDDLEWARE = [
     "casework.security.middleware.QueryStringLimitMiddleware",
     "casework.security.middleware.ApiJsonTextMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Asks the identity provider again, silently, once a sign-in through it is older than
+    # OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS (does nothing for local sign-ins, or with OIDC off).
+    # After CSPMiddleware: it adds the provider to form-action, where signing out goes.
+    "casework.people.oidc.OIDCSessionRefresh",
     # Last, as django-axes asks: it turns a locked-out sign-in into its lockout response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -163,7 +167,9 @@ AUTH_PASSWORD_VALIDATORS = [
 # row in the admin (or `manage.py axes_reset`). Each lockout is audited (casework/security).
 AUTHENTICATION_BACKENDS = [
     "casework.security.backends.LockoutBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "casework.security.backends.LocalPasswordBackend",
+    # Answers only the identity provider's callback (casework/people/oidc.py).
+    "casework.people.oidc.OIDCBackend",
 ]
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_HOURS", default=1.0)
@@ -178,6 +184,69 @@ API_TOKEN_DAYS = env.int("API_TOKEN_DAYS", default=90)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+# Local password sign-in (the login form and the admin's) only for these usernames when set:
+# the break-glass admins once everyone else signs in through the identity provider. Empty: anyone.
+LOCAL_LOGIN_USERS = env.list("LOCAL_LOGIN_USERS", default=[])
+
+# --- Sign-in through the organisation's identity provider (casework/people/oidc.py) ---------
+# OpenID Connect, authorization code flow with PKCE (mozilla-django-oidc). Off unless
+# OIDC_RP_CLIENT_ID is set. OIDC_ISSUER (or OIDC_DISCOVERY_URL) names the provider; its
+# endpoints come from its discovery document, read at first use and kept for the process.
+# Any OIDC_OP_*_ENDPOINT set here wins over discovery.
+OIDC_RP_CLIENT_ID = env("OIDC_RP_CLIENT_ID", default="")
+OIDC_RP_CLIENT_SECRET = env("OIDC_RP_CLIENT_SECRET", default="")
+OIDC_ISSUER = env("OIDC_ISSUER", default="").rstrip("/")
+OIDC_DISCOVERY_URL = env("OIDC_DISCOVERY_URL", default="")
+OIDC_PROVIDER_NAME = env("OIDC_PROVIDER_NAME", default="your organisation's account")
+OIDC_RP_SCOPES = env("OIDC_RP_SCOPES", default="openid email profile")
+OIDC_RP_SIGN_ALGO = env("OIDC_RP_SIGN_ALGO", default="RS256")
+OIDC_OP_AUTHORIZATION_ENDPOINT = env("OIDC_OP_AUTHORIZATION_ENDPOINT", default="")
+OIDC_OP_TOKEN_ENDPOINT = env("OIDC_OP_TOKEN_ENDPOINT", default="")
+OIDC_OP_USER_ENDPOINT = env("OIDC_OP_USER_ENDPOINT", default="")
+OIDC_OP_JWKS_ENDPOINT = env("OIDC_OP_JWKS_ENDPOINT", default="")
+OIDC_OP_END_SESSION_ENDPOINT = env("OIDC_OP_END_SESSION_ENDPOINT", default="")
+# The client authenticates to the token endpoint with HTTP Basic (client_secret_basic) instead
+# of form fields (client_secret_post).
+OIDC_TOKEN_USE_BASIC_AUTH = env.bool("OIDC_TOKEN_USE_BASIC_AUTH", default=False)
+# The claim that lists a person's groups, and which group gives which role:
+# "casework-investigators=investigator,casework-managers=manager". A person in no mapped group
+# is refused; roles are set again from the groups at every sign-in and session refresh.
+OIDC_GROUPS_CLAIM = env("OIDC_GROUPS_CLAIM", default="groups")
+OIDC_USERNAME_CLAIM = env("OIDC_USERNAME_CLAIM", default="preferred_username")
+OIDC_GROUP_ROLES = env.dict("OIDC_GROUP_ROLES", default={})
+# How long a sign-in stands before the next page load silently asks the provider again
+# (prompt=none), which re-reads the person's groups: someone removed from every mapped group
+# loses access at their first request after this.
+OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = env.int("OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS", default=300)
+# Seconds of clock difference with the provider accepted on an ID token's exp/iat.
+OIDC_CLOCK_SKEW_SECONDS = env.int("OIDC_CLOCK_SKEW_SECONDS", default=60)
+OIDC_TIMEOUT = env.float("OIDC_TIMEOUT_SECONDS", default=10.0)
+OIDC_USE_PKCE = True
+OIDC_USE_NONCE = True
+OIDC_STORE_ID_TOKEN = True  # the id_token_hint of RP-initiated logout
+OIDC_CREATE_USER = True
+OIDC_AUTHENTICATION_CALLBACK_URL = "oidc_authentication_callback"
+LOGIN_REDIRECT_URL_FAILURE = "login"
+OIDC_OP_LOGOUT_URL_METHOD = "casework.people.oidc.provider_logout_url"
+if OIDC_RP_CLIENT_ID and not (OIDC_ISSUER or OIDC_DISCOVERY_URL or OIDC_OP_AUTHORIZATION_ENDPOINT):
+    raise ImproperlyConfigured("OIDC_RP_CLIENT_ID is set: set OIDC_ISSUER (or OIDC_DISCOVERY_URL) too.")
+if OIDC_RP_CLIENT_ID and not OIDC_GROUP_ROLES:
+    raise ImproperlyConfigured("OIDC_RP_CLIENT_ID is set: set OIDC_GROUP_ROLES too (group=role,...); without it "
+                               "nobody who signs in through the provider gets a role.")
+if OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS < 30:
+    raise ImproperlyConfigured("OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS must be at least 30.")
+_unknown_roles = sorted(set(OIDC_GROUP_ROLES.values()) - {"investigator", "manager", "release_manager", "admin"})
+if _unknown_roles:
+    raise ImproperlyConfigured(f"OIDC_GROUP_ROLES maps to unknown roles {_unknown_roles}: use investigator, "
+                               "manager, release_manager or admin.")
+
+# --- SCIM 2.0 provisioning (casework/people/scim.py, /scim/v2/) ----------------------------
+# The identity provider creates, updates and deactivates people with
+# `Authorization: Bearer <SCIM_TOKEN>`. Empty: /scim/v2/ answers 404.
+SCIM_TOKEN = env("SCIM_TOKEN", default="")
+if SCIM_TOKEN and len(SCIM_TOKEN) < 32:
+    raise ImproperlyConfigured("SCIM_TOKEN must be at least 32 characters (e.g. python -c 'import secrets; "
+                               "print(secrets.token_urlsafe(32))').")
 
 # --- Security --------------------------------------------------------------------------
 # HTTPS=true in production turns on secure cookies, HSTS and the HTTPS redirect, which
