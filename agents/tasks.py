@@ -8,8 +8,9 @@ from datetime import datetime
 from celery import shared_task
 from django.db import transaction
 
+from agents import metrics
 from agents.models import AgentRun
-from agents.runtime.pipeline import execute_run
+from agents.runtime.pipeline import RunInterrupted, execute_run
 from audit.context import get_correlation_id, new_correlation_id
 from audit.services import audit_record
 
@@ -58,10 +59,41 @@ def pipeline_enqueue(*, case=None, pipeline: str, mode: str, actor=None,
     return run
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=900, time_limit=960, ignore_result=True)
-def run_pipeline(run_id: int) -> None:
-    """Run or resume one pipeline run. A duplicate delivery finds the run claimed and does nothing."""
-    execute_run(run_id)
+# Retries of a run interrupted by a transient database error, spaced 0.5 s, 1 s, 2 s ... 30 s:
+# about 12 minutes in all, longer than a restart or a failover takes. Past them the run is
+# left running under its claim; its heartbeat goes stale and the sweeper resumes it.
+RUN_INTERRUPTED_MAX_RETRIES = 30
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, soft_time_limit=900, time_limit=960,
+             ignore_result=True, max_retries=RUN_INTERRUPTED_MAX_RETRIES)
+def run_pipeline(self, run_id: int, claim_token: str | None = None) -> None:
+    """Run or resume one pipeline run. A duplicate delivery finds the run claimed and does nothing.
+
+    A transient database error (a restart, a lost connection) does not fail the run: the
+    broken connections are dropped and the task is sent again with backoff, carrying the run's
+    claim, and resumes it from its last saved step (agents.runtime.pipeline.RunInterrupted)."""
+    from casework.db_transient import backoff_seconds, db_connections_reset
+
+    try:
+        execute_run(run_id, claim_token=claim_token)
+    except RunInterrupted as exc:
+        db_connections_reset()
+        metrics.RUNS_INTERRUPTED.inc()
+        if self.request.retries >= self.max_retries:
+            logger.error("Run %s: still interrupted after %d retries (%s); the sweeper resumes it once its "
+                         "heartbeat is stale.", run_id, self.request.retries, exc)
+            return
+        countdown = backoff_seconds(self.request.retries)
+        logger.warning("%s; retrying in %.1f s (retry %d).", exc, countdown, self.request.retries + 1)
+        if self.request.is_eager:
+            # Celery's eager mode (tests, CELERY_TASK_ALWAYS_EAGER) raises Retry to the caller
+            # when eager exceptions propagate instead of running the retry: run it here, at once.
+            run_pipeline.apply(args=(run_id,), kwargs={"claim_token": exc.claim_token},
+                               retries=self.request.retries + 1)
+            return
+        raise self.retry(args=(run_id,), kwargs={"claim_token": exc.claim_token}, countdown=countdown,
+                         exc=exc) from exc
 
 
 # Runs re-delivered per kind in one scan, oldest first; the next scan takes the rest.
@@ -89,8 +121,6 @@ def resume_stale_runs(*, now: datetime | None = None) -> int:
     from django.conf import settings
     from django.db.models import Q
     from django.utils import timezone
-
-    from agents import metrics
 
     now = now or timezone.now()
     queued_deadline = now - timedelta(seconds=settings.RUN_QUEUED_STALE_AFTER_SECONDS)

@@ -48,6 +48,7 @@ from agents.runtime.tools import Tool, ToolRegistry
 from audit.context import correlation
 from audit.services import audit_entry_build, audit_record_many
 from audit.tracing import get_tracer
+from casework.db_transient import is_transient_db_error
 
 logger = logging.getLogger(__name__)
 
@@ -188,6 +189,17 @@ class LostClaim(Exception):
     """Another worker took this run over (our heartbeat went stale); stop writing to it."""
 
 
+class RunInterrupted(Exception):
+    """The run met a transient database error (a restart, a lost connection, a deadlock): it
+    is not failed. Its last saved step stands; the worker retries it with backoff under the
+    same claim (`claim_token`), and it resumes from that step."""
+
+    def __init__(self, run_id: int, claim_token: str | None, cause: BaseException):
+        super().__init__(f"Run {run_id} interrupted by a transient database error: {type(cause).__name__}: {cause}")
+        self.run_id = run_id
+        self.claim_token = claim_token
+
+
 # The executor's two hot statements, the claim and the token-guarded save, are written as
 # SQL: built through QuerySet.filter().update() they cost about 1.2 ms and 0.5 ms of a worker's
 # CPU each, several times per run (bench/README.md, runtime_throughput); as SQL, about a
@@ -210,14 +222,20 @@ def _prep(name: str, value):
     return AgentRun._meta.get_field(name).get_db_prep_save(value, connection)
 
 
-def claim_run(run_id: int) -> str | None:
+def claim_run(run_id: int, *, claim_token: str | None = None) -> str | None:
     """Claim the run for this worker; returns the claim token, or None if it is not claimable:
     queued, or running with a stale heartbeat (its worker died), and not scheduled for later
-    (a retry's not_before).
+    (a retry's not_before). With `claim_token` (a retry after a transient database error, see
+    RunInterrupted), a run still running under that token is taken back first.
 
     Every later write to the run is conditional on that token (`_save`), so a worker whose
     run was taken over after a stale heartbeat cannot overwrite the new holder's work."""
     now = timezone.now()
+    if claim_token:
+        reclaimed = _run_update({"heartbeat_at": now}, "id = %s AND status = %s AND claim_token = %s",
+                                [run_id, AgentRun.Status.RUNNING, claim_token])
+        if reclaimed == 1:
+            return claim_token
     stale = now - timedelta(seconds=settings.RUN_STALE_AFTER_SECONDS)
     token = uuid.uuid4().hex
     claimed = _run_update(
@@ -237,12 +255,30 @@ def _save(run: AgentRun, fields: list[str]) -> None:
         raise LostClaim(f"Run {run.pk} was taken over by another worker.")
 
 
-def execute_run(run_id: int) -> AgentRun | None:
-    """Run (or resume) one pipeline run. Returns None when another worker holds it."""
-    token = claim_run(run_id)
+def execute_run(run_id: int, *, claim_token: str | None = None) -> AgentRun | None:
+    """Run (or resume) one pipeline run. Returns None when another worker holds it.
+
+    A transient database error (casework.db_transient) anywhere in the run does not fail it:
+    RunInterrupted is raised, carrying the claim, for the caller to retry with backoff; the
+    retry reads the run back from the database and resumes from its last saved step."""
+    try:
+        token = claim_run(run_id, claim_token=claim_token)
+    except Exception as exc:
+        if is_transient_db_error(exc):
+            raise RunInterrupted(run_id, claim_token, exc) from exc
+        raise
     if token is None:
         logger.info("Run %s is not claimable (done, or held by a live worker); skipping.", run_id)
         return None
+    try:
+        return _execute_claimed(run_id, token)
+    except Exception as exc:
+        if is_transient_db_error(exc):
+            raise RunInterrupted(run_id, token, exc) from exc
+        raise
+
+
+def _execute_claimed(run_id: int, token: str) -> AgentRun:
     run = AgentRun.objects.select_related("case").get(pk=run_id)
     run.claim_token = token
     ctx = RunContext(run)
@@ -261,6 +297,10 @@ def execute_run(run_id: int) -> AgentRun | None:
         except LostClaim:
             logger.warning("Run %s was taken over by another worker; this worker stops.", run.pk)
         except Exception as exc:  # noqa: BLE001 - the run records the failure; the worker lives on
+            if is_transient_db_error(exc):
+                # Not the run's fault: it is retried, never failed (execute_run).
+                span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, f"interrupted: {exc}"[:200]))
+                raise
             if getattr(exc, "expected", False):  # raised on purpose (the demo's injected failures)
                 logger.warning("Run %s failed: %s", run.pk, exc)
             else:
