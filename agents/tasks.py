@@ -59,41 +59,23 @@ def pipeline_enqueue(*, case=None, pipeline: str, mode: str, actor=None,
     return run
 
 
-# Retries of a run interrupted by a transient database error, spaced 0.5 s, 1 s, 2 s ... 30 s:
-# about 12 minutes in all, longer than a restart or a failover takes. Past them the run is
-# left running under its claim; its heartbeat goes stale and the sweeper resumes it.
-RUN_INTERRUPTED_MAX_RETRIES = 30
-
-
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, soft_time_limit=900, time_limit=960,
-             ignore_result=True, max_retries=RUN_INTERRUPTED_MAX_RETRIES)
+             ignore_result=True)
 def run_pipeline(self, run_id: int, claim_token: str | None = None) -> None:
     """Run or resume one pipeline run. A duplicate delivery finds the run claimed and does nothing.
 
     A transient database error (a restart, a lost connection) does not fail the run: the
     broken connections are dropped and the task is sent again with backoff, carrying the run's
-    claim, and resumes it from its last saved step (agents.runtime.pipeline.RunInterrupted)."""
-    from casework.db_transient import backoff_seconds, db_connections_reset
+    claim, and resumes it from its last saved step (agents.runtime.pipeline.RunInterrupted).
+    Past the retries (about 12 minutes) the run is left running under its claim: its
+    heartbeat goes stale and the sweeper resumes it."""
+    from casework.db_transient import task_retry_transient
 
     try:
         execute_run(run_id, claim_token=claim_token)
     except RunInterrupted as exc:
-        db_connections_reset()
         metrics.RUNS_INTERRUPTED.inc()
-        if self.request.retries >= self.max_retries:
-            logger.error("Run %s: still interrupted after %d retries (%s); the sweeper resumes it once its "
-                         "heartbeat is stale.", run_id, self.request.retries, exc)
-            return
-        countdown = backoff_seconds(self.request.retries)
-        logger.warning("%s; retrying in %.1f s (retry %d).", exc, countdown, self.request.retries + 1)
-        if self.request.is_eager:
-            # Celery's eager mode (tests, CELERY_TASK_ALWAYS_EAGER) raises Retry to the caller
-            # when eager exceptions propagate instead of running the retry: run it here, at once.
-            run_pipeline.apply(args=(run_id,), kwargs={"claim_token": exc.claim_token},
-                               retries=self.request.retries + 1)
-            return
-        raise self.retry(args=(run_id,), kwargs={"claim_token": exc.claim_token}, countdown=countdown,
-                         exc=exc) from exc
+        task_retry_transient(self, exc, args=(run_id,), kwargs={"claim_token": exc.claim_token})
 
 
 # Runs re-delivered per kind in one scan, oldest first; the next scan takes the rest.

@@ -110,3 +110,29 @@ def backoff_seconds(attempt: int, *, initial: float = 0.5, cap: float = 30.0, rn
     `attempt` counts from 0 (the first retry)."""
     base = min(cap, initial * 2 ** max(0, attempt))
     return min(cap, base + base * 0.25 * (rng or random).random())
+
+
+def task_retry_transient(task, exc: BaseException, *, args: tuple | None = None, kwargs: dict | None = None,
+                         max_retries: int = 30):
+    """From a bound Celery task that met a transient database error: drop the broken
+    connections and send the task again with backoff (0.5 s, 1 s ... 30 s: about 12 minutes
+    over `max_retries`, longer than a restart or a failover). Past that it gives up quietly
+    (returns None): the periodic sweeps find the work again. Use as `raise`-able: it raises
+    Celery's Retry, or returns the eager retry's result.
+
+    In Celery's eager mode (tests, CELERY_TASK_ALWAYS_EAGER) a retry would be raised to the
+    caller instead of run (eager exceptions propagate): it is run here at once."""
+    db_connections_reset()
+    request = task.request
+    args = tuple(request.args or ()) if args is None else args
+    kwargs = dict(request.kwargs or {}) if kwargs is None else kwargs
+    if request.retries >= max_retries:
+        logger.error("%s: still failing after %d retries on a transient database error (%s); left to the "
+                     "periodic sweep.", task.name, request.retries, exc)
+        return None
+    countdown = backoff_seconds(request.retries)
+    logger.warning("%s: transient database error (%s: %s); retrying in %.1f s (retry %d).", task.name,
+                   type(exc).__name__, str(exc).strip()[:200], countdown, request.retries + 1)
+    if request.is_eager:
+        return task.apply(args=args, kwargs=kwargs, retries=request.retries + 1).get(disable_sync_subtasks=False)
+    raise task.retry(args=args, kwargs=kwargs, countdown=countdown, exc=exc, max_retries=max_retries)

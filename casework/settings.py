@@ -307,6 +307,7 @@ CELERY_TASK_ROUTES = {
     # Someone is waiting for the answer in the page: not behind a backlog of runs either.
     "agents.chat.tasks.chat_answer": {"queue": "chat"},
     "agents.tasks.resume_stale_runs": {"queue": "ops"},
+    "agents.chat.tasks.chat_resend_lost": {"queue": "ops"},
     "audit.tasks.audit_sequence_pending": {"queue": "ops"},
     "casework.access.tasks.access_send_reminders": {"queue": "ops"},
     "casework.cases.notifications.tasks.cases_sla_check": {"queue": "ops"},
@@ -504,6 +505,14 @@ CHAT_STREAM_WRITE_SECONDS = env.float("CHAT_STREAM_WRITE_SECONDS", default=0.1)
 CHAT_ANSWER_STALE_SECONDS = env.int("CHAT_ANSWER_STALE_SECONDS", default=90)
 # The offline provider streams its answers word by word, this far apart (it answers at once otherwise).
 OFFLINE_STREAM_DELAY_SECONDS = env.float("OFFLINE_STREAM_DELAY_SECONDS", default=0.03)
+# An answer with no progress for CHAT_RESEND_AFTER_SECONDS (its task was lost with the broker's
+# queue, or its worker died) is sent to a worker again by a sweep (agents.chat.tasks.chat_resend_lost,
+# every half of it), for up to CHAT_RESEND_WITHIN_SECONDS after the question; the person need not ask again.
+CHAT_RESEND_AFTER_SECONDS = env.int("CHAT_RESEND_AFTER_SECONDS", default=30)
+CHAT_RESEND_WITHIN_SECONDS = env.int("CHAT_RESEND_WITHIN_SECONDS", default=600)
+if not 10 < CHAT_RESEND_AFTER_SECONDS < CHAT_ANSWER_STALE_SECONDS:
+    raise ImproperlyConfigured("CHAT_RESEND_AFTER_SECONDS must be above 10 (the worker's heartbeat) and below "
+                               "CHAT_ANSWER_STALE_SECONDS.")
 if CHAT_STREAM_WRITE_SECONDS <= 0 or CHAT_ANSWER_STALE_SECONDS < 10 or OFFLINE_STREAM_DELAY_SECONDS < 0:
     raise ImproperlyConfigured("CHAT_STREAM_WRITE_SECONDS is above 0, CHAT_ANSWER_STALE_SECONDS at least 10, "
                                "OFFLINE_STREAM_DELAY_SECONDS at least 0.")
@@ -553,6 +562,12 @@ CELERY_BEAT_SCHEDULE["cases-sla-check"] = {
     "task": "casework.cases.notifications.tasks.cases_sla_check",
     "schedule": CASE_SLA_CHECK_MINUTES * 60.0,
     "options": {"expires": CASE_SLA_CHECK_MINUTES * 60.0},
+}
+# "Ask the agent" answers whose task was lost, or whose worker died, are sent again.
+CELERY_BEAT_SCHEDULE["chat-resend-lost"] = {
+    "task": "agents.chat.tasks.chat_resend_lost",
+    "schedule": CHAT_RESEND_AFTER_SECONDS / 2,
+    "options": {"expires": CHAT_RESEND_AFTER_SECONDS / 2},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 

@@ -21,31 +21,15 @@ from agents.runtime.pipeline import CallSpec, Pipeline, RunContext, Stage, regis
 from agents.tasks import pipeline_enqueue
 from casework.cases.services import case_create
 from casework.db_transient import backoff_seconds, is_transient_db_error
+from tests.fakes.db_restart import on_postgres, terminate_other_backends
 
 PIPELINE = "test_transient_db"
 CALLS: list[str] = []
 # What the second stage's agent does on its first call: "terminate" the worker's backends.
 ON_FIRST_JUDGE_CALL: list[str] = []
 
-on_postgres = pytest.mark.skipif(connection.vendor != "postgresql",
-                                 reason="pg_terminate_backend needs PostgreSQL (CI runs these on it)")
-
-
 class Note(BaseModel):
     summary: str = Field(description="What the agent saw.")
-
-
-def terminate_other_backends() -> int:
-    """From a connection of its own, end every other backend of this database: what a fast
-    shutdown (or a failover) does to a worker's connection."""
-    params = connection.get_connection_params()
-    params.pop("cursor_factory", None)
-    params.pop("context", None)
-    params.pop("prepare_threshold", None)
-    with psycopg.connect(**params, autocommit=True) as killer, killer.cursor() as cursor:
-        cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
-        return cursor.fetchone()[0]
 
 
 @offline_analyst("test_transient_reader")
