@@ -136,3 +136,75 @@ def task_retry_transient(task, exc: BaseException, *, args: tuple | None = None,
     if request.is_eager:
         return task.apply(args=args, kwargs=kwargs, retries=request.retries + 1).get(disable_sync_subtasks=False)
     raise task.retry(args=args, kwargs=kwargs, countdown=countdown, exc=exc, max_retries=max_retries)
+
+
+# --- Web requests -----------------------------------------------------------------------------
+
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+# What a 503 asks the client to wait: a fast restart takes a few seconds.
+RETRY_AFTER_SECONDS = 5
+
+
+class TransientDatabaseErrorMiddleware:
+    """A request that meets a transient database error (a restart, a failover, a lost
+    connection) is never a 500 with half a write:
+      - the broken connections are dropped, so the next query opens a fresh one;
+      - a safe request (GET, HEAD, OPTIONS: it writes nothing) is run again once;
+      - otherwise, or if it fails again, 503 with Retry-After (JSON under /api/, a short
+        page elsewhere). A write's transaction rolled back with the error: nothing of it stands.
+    A view's error is taken in process_exception (DRF's handler leaves it to Django); one in
+    another middleware (a session read) is noted by the got_request_exception signal."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if getattr(request, "_db_transient_error", None) is None:
+            return response
+        db_connections_reset()
+        if request.method in SAFE_METHODS and not getattr(request, "_db_transient_retried", False):
+            request._db_transient_retried = True
+            request._db_transient_error = None
+            logger.warning("%s %s met a transient database error; running it again.", request.method,
+                           request.path)
+            response = self.get_response(request)
+            if getattr(request, "_db_transient_error", None) is None:
+                return response
+            db_connections_reset()
+        return unavailable_response(request)
+
+    def process_exception(self, request, exception):
+        if not is_transient_db_error(exception):
+            return None
+        logger.warning("%s %s: transient database error (%s: %s).", request.method, request.path,
+                       type(exception).__name__, str(exception).strip()[:200])
+        request._db_transient_error = exception
+        return unavailable_response(request)  # replaced in __call__ by the retry, for a safe request
+
+
+def note_transient_error(sender, request=None, **_kwargs) -> None:
+    """got_request_exception: mark a request whose uncaught error (outside a view) was transient."""
+    import sys
+
+    error = sys.exc_info()[1]
+    if request is not None and error is not None and is_transient_db_error(error):
+        request._db_transient_error = error
+
+
+def unavailable_response(request):
+    from django.http import JsonResponse
+    from django.template import loader
+
+    if request.path_info.startswith("/api/"):
+        response = JsonResponse({"detail": "The database did not answer (it may be restarting); nothing was saved. "
+                                           f"Try again in {RETRY_AFTER_SECONDS} seconds.",
+                                 "code": "database_unavailable"}, status=503)
+    else:
+        from django.http import HttpResponse
+
+        # Rendered without the site's base template: that would read the session and the user.
+        body = loader.get_template("503.html").render({"wait": RETRY_AFTER_SECONDS})
+        response = HttpResponse(body, status=503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response

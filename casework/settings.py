@@ -85,6 +85,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "casework.ops.metrics.RequestMetricsMiddleware",
+    # A transient database error (a restart): a safe request runs again once, others get 503
+    # with Retry-After; never a 500 (casework/db_transient.py). Outside all but the metrics.
+    "casework.db_transient.TransientDatabaseErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
