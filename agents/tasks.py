@@ -72,10 +72,14 @@ def run_pipeline(self, run_id: int, claim_token: str | None = None) -> None:
     from casework.db_transient import task_retry_transient
 
     try:
-        execute_run(run_id, claim_token=claim_token)
+        run = execute_run(run_id, claim_token=claim_token)
     except RunInterrupted as exc:
         metrics.RUNS_INTERRUPTED.inc()
         task_retry_transient(self, exc, args=(run_id,), kwargs={"claim_token": exc.claim_token})
+        return
+    if run is not None and getattr(run, "wake_after", None):
+        # It waits for the model (its endpoint's circuit breaker is open): wake it for the next try.
+        run_pipeline.apply_async((run_id,), countdown=run.wake_after)
 
 
 # Runs re-delivered per kind in one scan, oldest first; the next scan takes the rest.

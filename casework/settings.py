@@ -653,6 +653,15 @@ LLM_CONTEXT_TOKENS = env.int("LLM_CONTEXT_TOKENS", default=128_000)
 LLM_PRICES = env.json("LLM_PRICES", default={"gpt-4o-mini": [0.15, 0.60], "gpt-4o": [2.5, 10.0],
                                              "gemini-2.0-flash": [0.10, 0.40],
                                              "claude-sonnet-4-5": [3.0, 15.0]})
+# Circuit breaker per provider (agents/llm/breaker.py): after LLM_BREAKER_THRESHOLD connection
+# failures in a row no request is sent for LLM_BREAKER_COOLDOWN_SECONDS; runs wait in the queue
+# ("waiting for the model"), spending no retries, then one probe tries the endpoint again.
+# Its state lives in the cache (CACHE_URL): use Redis so that every worker and /healthz share it.
+# 0 turns the breaker off.
+LLM_BREAKER_THRESHOLD = env.int("LLM_BREAKER_THRESHOLD", default=5)
+LLM_BREAKER_COOLDOWN_SECONDS = env.float("LLM_BREAKER_COOLDOWN_SECONDS", default=30.0)
+if LLM_BREAKER_THRESHOLD < 0 or LLM_BREAKER_COOLDOWN_SECONDS < 1:
+    raise ImproperlyConfigured("LLM_BREAKER_THRESHOLD must be 0 (off) or more, LLM_BREAKER_COOLDOWN_SECONDS at least 1.")
 if LLM_MAX_CONCURRENCY < 1:
     raise ImproperlyConfigured("LLM_MAX_CONCURRENCY must be at least 1.")
 

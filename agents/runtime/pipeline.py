@@ -28,6 +28,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import logging
+import random
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,10 +46,10 @@ from agents.runtime import aio
 from agents.runtime.agent import Agent, AgentResult
 from agents.runtime.runner import arun_agent, arun_tool_loop
 from agents.runtime.tools import Tool, ToolRegistry
+from agents.runtime.transient import is_transient
 from audit.context import correlation
 from audit.services import audit_entry_build, audit_record_many
 from audit.tracing import get_tracer
-from casework.db_transient import is_transient_db_error
 
 logger = logging.getLogger(__name__)
 
@@ -258,13 +259,13 @@ def _save(run: AgentRun, fields: list[str]) -> None:
 def execute_run(run_id: int, *, claim_token: str | None = None) -> AgentRun | None:
     """Run (or resume) one pipeline run. Returns None when another worker holds it.
 
-    A transient database error (casework.db_transient) anywhere in the run does not fail it:
+    A transient database error (agents.runtime.transient) anywhere in the run does not fail it:
     RunInterrupted is raised, carrying the claim, for the caller to retry with backoff; the
     retry reads the run back from the database and resumes from its last saved step."""
     try:
         token = claim_run(run_id, claim_token=claim_token)
     except Exception as exc:
-        if is_transient_db_error(exc):
+        if is_transient(exc):
             raise RunInterrupted(run_id, claim_token, exc) from exc
         raise
     if token is None:
@@ -273,7 +274,7 @@ def execute_run(run_id: int, *, claim_token: str | None = None) -> AgentRun | No
     try:
         return _execute_claimed(run_id, token)
     except Exception as exc:
-        if is_transient_db_error(exc):
+        if is_transient(exc):
             raise RunInterrupted(run_id, token, exc) from exc
         raise
 
@@ -297,7 +298,7 @@ def _execute_claimed(run_id: int, token: str) -> AgentRun:
         except LostClaim:
             logger.warning("Run %s was taken over by another worker; this worker stops.", run.pk)
         except Exception as exc:  # noqa: BLE001 - the run records the failure; the worker lives on
-            if is_transient_db_error(exc):
+            if is_transient(exc):
                 # Not the run's fault: it is retried, never failed (execute_run).
                 span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, f"interrupted: {exc}"[:200]))
                 raise
@@ -354,8 +355,12 @@ def _execute(ctx: RunContext, pipeline: Pipeline, unsaved: list[str]) -> None:
     while True:
         deadline = _deadline(run)
         if timezone.now() >= deadline:
-            return _stop(ctx, pipeline, AgentRun.Status.TIMED_OUT, unsaved, "timed_out",
-                         f"Stopped after {settings.RUN_TIMEOUT_SECONDS} s; the results so far are kept.")
+            waited = run.state.get("waiting_for_model")
+            reason = (f"Stopped after {settings.RUN_TIMEOUT_SECONDS} s, waiting for the model: the "
+                      f"{waited['provider']} endpoint has been unreachable since {waited['since']} "
+                      f"({waited['error']}); the results so far are kept.") if waited else (
+                      f"Stopped after {settings.RUN_TIMEOUT_SECONDS} s; the results so far are kept.")
+            return _stop(ctx, pipeline, AgentRun.Status.TIMED_OUT, unsaved, "timed_out", reason)
         if run.step_count >= max_steps:
             return _stop(ctx, pipeline, AgentRun.Status.COMPLETED, unsaved, "max_steps",
                          f"Stopped at the step limit ({max_steps} steps); the results so far are kept.")
@@ -363,6 +368,9 @@ def _execute(ctx: RunContext, pipeline: Pipeline, unsaved: list[str]) -> None:
         if step is None:
             break
         outcomes, out_of_time = _run_step(step, run, deadline)
+        unreachable = [(spec, result) for spec, result in outcomes if _model_unreachable(result)]
+        if unreachable and not out_of_time:
+            return _wait_for_model(ctx, step, outcomes, unreachable, unsaved)
         if step.last and not out_of_time:
             return _save_last_step_and_end(ctx, pipeline, step, outcomes, unsaved)
         with transaction.atomic():
@@ -375,6 +383,65 @@ def _execute(ctx: RunContext, pipeline: Pipeline, unsaved: list[str]) -> None:
     with transaction.atomic():
         outcome = pipeline.finish(ctx)
         _end(run, _finished_status(outcome), "", unsaved)
+
+
+def _model_unreachable(result: AgentResult) -> bool:
+    """The call was not answered because the model's endpoint is down: its breaker is open
+    (the request was never sent), or it failed on a connection while the breaker opened."""
+    if result.error_type == "circuit_open":
+        return True
+    if result.error_type == "network" and result.provider:
+        from agents.llm.breaker import breaker_for
+
+        return breaker_for(result.provider).status() is not None
+    return False
+
+
+def _wait_for_model(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, AgentResult]],
+                    unreachable: list[tuple[CallSpec, AgentResult]], unsaved: list[str]) -> None:
+    """Put the run back in the queue until the model's endpoint may answer again: it spends
+    none of its retries and is not failed. The step's answered calls are saved (the step is
+    not marked done, so its unanswered calls are made when the run resumes); the run is
+    `queued` with not_before at the breaker's next try and a wake-up sent for then, its
+    state saying what it waits for (the run panel shows it). Its deadline (started_at +
+    RUN_TIMEOUT_SECONDS) still holds: a run that waits past it ends timed_out, saying why."""
+    from agents.llm.breaker import breaker_for
+
+    run = ctx.run
+    provider = unreachable[0][1].provider
+    status = breaker_for(provider).status() or {}
+    wait = max(1.0, min(float(status.get("retry_in_seconds") or settings.LLM_BREAKER_COOLDOWN_SECONDS),
+                        settings.LLM_BREAKER_COOLDOWN_SECONDS))
+    wait += wait * 0.2 * random.random()  # waiting runs do not all wake in the same instant
+    now = timezone.now()
+    first_wait = "waiting_for_model" not in run.state
+    skipped = {id(result) for _, result in unreachable}
+    answered = [(spec, result) for spec, result in outcomes if id(result) not in skipped]
+    with transaction.atomic():
+        if answered:
+            _save_step(ctx, step, answered, unsaved, complete=False, save_run=False)
+        previous = run.state.get("waiting_for_model") or {}
+        run.state["waiting_for_model"] = {
+            "provider": provider, "since": previous.get("since") or status.get("since") or now.isoformat(),
+            "error": unreachable[0][1].error[:300], "next_try": (now + timedelta(seconds=wait)).isoformat(),
+            "calls": [spec.key for spec, _ in unreachable]}
+        run.status = AgentRun.Status.QUEUED
+        run.not_before = now + timedelta(seconds=wait)
+        run.heartbeat_at = now
+        # The claim is given up with this write: whoever wakes it next claims it afresh.
+        _save(run, list(dict.fromkeys(["state", "status", "not_before", "heartbeat_at", "step_count", "input_tokens",
+                                       "output_tokens", "cost_usd", "provider", *unsaved])))
+        _run_update({"claim_token": ""}, "id = %s", [run.pk])
+        unsaved.clear()
+        if first_wait:
+            audit_record_many([audit_entry_build(
+                actor="system", action="agent.run_waiting_for_model", case=run.case, obj=run,
+                data={"pipeline": run.pipeline, "mode": run.mode, "provider": provider,
+                      "error": run.state["waiting_for_model"]["error"], "calls": run.state["waiting_for_model"]["calls"]})])
+    # The caller (agents.tasks.run_pipeline) sends the run a wake-up for then; if that is lost,
+    # the sweeper wakes it a deadline after not_before.
+    run.wake_after = wait
+    logger.warning("Run %s waits %.0f s for the model (%s unreachable).", run.pk, wait, provider)
 
 
 def _finished_status(outcome: str | None) -> str:
@@ -497,6 +564,7 @@ def _save_step(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, Agent
         run.provider = result.provider or run.provider
     audit_record_many(entries)
     if complete:
+        run.state.pop("waiting_for_model", None)  # the model answered: the run no longer waits
         # A step cut short by the deadline keeps the results it has, but is not marked done:
         # its state (e.g. "next stage") would claim calls that never ran.
         run.state.update(step.state)

@@ -144,8 +144,8 @@ class FakeLLMServer:
 
     # Life cycle
 
-    def start(self) -> FakeLLMServer:
-        self._httpd = _Server(("127.0.0.1", 0), _handler_class(self))
+    def start(self, port: int = 0) -> FakeLLMServer:
+        self._httpd = _Server(("127.0.0.1", port), _handler_class(self))
         self._httpd.daemon_threads = True
         # A client that gives up (its timeout) makes our late write fail: not an error here.
         self._httpd.handle_error = lambda request, client_address: None
@@ -160,6 +160,15 @@ class FakeLLMServer:
             self._httpd.server_close()
             self._httpd = None
 
+    def refuse(self) -> None:
+        """The endpoint goes down: stop listening, so that connections are refused, until accept()."""
+        self._kept_port = self.port
+        self.stop()
+
+    def accept(self) -> None:
+        """The endpoint comes back, on the port it had."""
+        self.start(self._kept_port)
+
     def __enter__(self) -> FakeLLMServer:
         return self.start()
 
@@ -168,6 +177,8 @@ class FakeLLMServer:
 
     @property
     def port(self) -> int:
+        if self._httpd is None and getattr(self, "_kept_port", None):
+            return self._kept_port  # refusing connections (refuse()): the URL stays the same
         assert self._httpd is not None, "start() the server first"
         return self._httpd.server_address[1]
 
