@@ -102,13 +102,27 @@ def resume_stale_runs(*, now: datetime | None = None) -> int:
     once per deadline. A duplicate wake-up costs one conditional UPDATE: the run's claim
     (agents.runtime.pipeline.claim_run) lets one worker in and turns the others away.
     """
+    from django.utils import timezone
+
+    try:
+        return _resume_stale_runs(now=now or timezone.now())
+    except Exception as exc:
+        from casework.db_transient import db_connections_reset, is_transient_db_error
+
+        if not is_transient_db_error(exc):
+            raise
+        # The database is restarting: the next scan (RUN_SCAN_INTERVAL_SECONDS) looks again.
+        db_connections_reset()
+        logger.warning("Stale-run scan skipped: transient database error (%s: %s).", type(exc).__name__, exc)
+        return 0
+
+
+def _resume_stale_runs(*, now: datetime) -> int:
     from datetime import timedelta
 
     from django.conf import settings
     from django.db.models import Q
-    from django.utils import timezone
 
-    now = now or timezone.now()
     queued_deadline = now - timedelta(seconds=settings.RUN_QUEUED_STALE_AFTER_SECONDS)
     stale = now - timedelta(seconds=settings.RUN_STALE_AFTER_SECONDS)
     # redelivered_at is never before created_at, so the created_at bound (indexed with status)

@@ -60,8 +60,21 @@ class Breaker:
         return settings.LLM_BREAKER_THRESHOLD > 0
 
     def state(self) -> dict | None:
-        """None when closed with no failure counted; else {"failures", "opened_at", "error"}."""
-        return cache.get(self._state_key)
+        """None when closed with no failure counted; else {"failures", "opened_at", "error"}.
+        A cache that does not answer (Redis restarting) reads as closed: the breaker never
+        fails a call of its own."""
+        try:
+            return cache.get(self._state_key)
+        except Exception:  # noqa: BLE001 - fail open: the request goes as if there were no breaker
+            logger.warning("LLM breaker %s: the cache did not answer; treated as closed.", self.key, exc_info=True)
+            return None
+
+    def _write(self, action, *args, **kwargs):
+        try:
+            return action(*args, **kwargs)
+        except Exception:  # noqa: BLE001 - fail open, as state() does
+            logger.warning("LLM breaker %s: the cache did not answer; state not recorded.", self.key, exc_info=True)
+            return True
 
     def before_request(self) -> dict | None:
         """Raise CircuitOpen when no request may be sent now; return the state read (for
@@ -71,7 +84,8 @@ class Breaker:
             return state
         now = breaker_clock()
         retry_at = state["opened_at"] + settings.LLM_BREAKER_COOLDOWN_SECONDS
-        if now < retry_at or not cache.add(self._probe_key, now, timeout=settings.LLM_BREAKER_COOLDOWN_SECONDS):
+        if now < retry_at or not self._write(cache.add, self._probe_key, now,
+                                             timeout=settings.LLM_BREAKER_COOLDOWN_SECONDS):
             raise CircuitOpen(
                 f"The {self.key} endpoint is unreachable ({state.get('error') or 'connection failures'}); "
                 f"its circuit breaker opened at {_iso(state['opened_at'])} after {state['failures']} failure(s). "
@@ -81,7 +95,7 @@ class Breaker:
 
     def after_success(self, state: dict | None) -> None:
         if state:  # a failure had been counted (or the breaker was open): the endpoint answers
-            cache.delete_many([self._state_key, self._probe_key])
+            self._write(cache.delete_many, [self._state_key, self._probe_key])
             if state.get("opened_at") is not None:
                 logger.warning("LLM breaker %s closed: the endpoint answers again.", self.key)
 
@@ -94,15 +108,15 @@ class Breaker:
         now = breaker_clock()
         if state["opened_at"] is not None:
             # A failed probe (or a request in flight when it opened): open for another cool-off.
-            if cache.get(self._probe_key) is not None:
+            if self._write(cache.get, self._probe_key) is not None:
                 state["opened_at"] = now
-                cache.delete(self._probe_key)
+                self._write(cache.delete, self._probe_key)
         elif state["failures"] >= settings.LLM_BREAKER_THRESHOLD:
             state["opened_at"] = now
             state["since"] = now
             logger.error("LLM breaker %s opened after %d connection failures: %s", self.key, state["failures"],
                          state["error"])
-        cache.set(self._state_key, state, timeout=_KEEP_SECONDS)
+        self._write(cache.set, self._state_key, state, timeout=_KEEP_SECONDS)
 
     def status(self) -> dict | None:
         """What /healthz and the run panel say: None when closed, else the state and times."""

@@ -158,6 +158,8 @@ class FakeLLMServer:
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
+            if isinstance(self._httpd, _Server):
+                self._httpd.drop_connections()
             self._httpd = None
 
     def refuse(self) -> None:
@@ -308,6 +310,33 @@ class _Server(ThreadingHTTPServer):
     # socketserver's default listen backlog is 5: a burst of new connections (a benchmark's
     # hundred threads) overflows it, and the dropped SYNs come back a second later.
     request_queue_size = 1024
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.open_connections: set = set()
+        self._connections_lock = threading.Lock()
+
+    def process_request(self, request, client_address):
+        with self._connections_lock:
+            self.open_connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request):
+        with self._connections_lock:
+            self.open_connections.discard(request)
+        super().shutdown_request(request)
+
+    def drop_connections(self) -> None:
+        """Reset every kept-alive connection: a server that went down answers nothing more on them."""
+        import socket
+
+        with self._connections_lock:
+            connections = list(self.open_connections)
+        for request in connections:
+            try:
+                request.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
 
 def _as_reply(made: Reply | str) -> Reply:
