@@ -9,6 +9,7 @@ server), a private redis-server without persistence (--save "" --appendonly no),
 OpenAI-compatible server answering the fraud agents (bench/fraud_fake_server.py) at 300 ms
 per call, and the README's production worker: two `celery -A casework worker --pool=threads
 --concurrency=32` processes (one per core) and one `celery beat`, with LLM_PROVIDER=openai.
+The workers and beat run under a supervisor that starts an exited one again, as systemd would.
 A creator process makes --alerts fraud alerts at --rate per second through the service
 (alert_create), retrying one that meets a transient database error as an API client does on a 503.
 
@@ -179,30 +180,46 @@ def environment(pg: PrivatePostgres, redis: PrivateRedis, fake: Fake, db: str, v
     return env
 
 
-def start_workers(env: dict, var_dir: Path) -> list[subprocess.Popen]:
-    procs = []
-    for n in (1, 2):
-        procs.append(subprocess.Popen(
-            [str(BIN / "celery"), "-A", "casework", "worker", "--pool=threads", "--concurrency=32",
-             f"--hostname=casework{n}@%h", "--without-gossip", "--without-mingle", "--loglevel=INFO"],
-            cwd=REPO, env=env, stdout=(var_dir / f"worker{n}.log").open("w"), stderr=subprocess.STDOUT,
-            start_new_session=True))
-    procs.append(subprocess.Popen(
-        [str(BIN / "celery"), "-A", "casework", "beat", "--loglevel=INFO", "-s", str(var_dir / "beat-schedule")],
-        cwd=REPO, env=env, stdout=(var_dir / "beat.log").open("w"), stderr=subprocess.STDOUT, start_new_session=True))
-    return procs
+class Supervisor:
+    """The README's worker processes and beat, restarted when one exits, as systemd
+    (Restart=always) or any process supervisor would: Celery 5.7 with kombu 5.7 ends a worker
+    with "Unrecoverable error" when Redis is down at the moment its consumer reconnects
+    (kombu's redis transport, restore_unacked on a closed connection)."""
 
+    def __init__(self, env: dict, var_dir: Path):
+        self.env, self.var_dir, self.restarts = env, var_dir, []
+        celery = str(BIN / "celery")
+        self.commands = {
+            f"worker{n}": [celery, "-A", "casework", "worker", "--pool=threads", "--concurrency=32",
+                           f"--hostname=casework{n}@%h", "--without-gossip", "--without-mingle", "--loglevel=INFO"]
+            for n in (1, 2)}
+        self.commands["beat"] = [celery, "-A", "casework", "beat", "--loglevel=INFO", "-s",
+                                 str(var_dir / "beat-schedule")]
+        self.procs = {name: self._start(name) for name in self.commands}
 
-def stop_all(procs: list[subprocess.Popen]) -> None:
-    for proc in procs:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-    for proc in procs:
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+    def _start(self, name: str) -> subprocess.Popen:
+        return subprocess.Popen(self.commands[name], cwd=REPO, env=self.env,
+                                stdout=(self.var_dir / f"{name}.log").open("a"), stderr=subprocess.STDOUT,
+                                start_new_session=True)
+
+    def check(self) -> None:
+        for name, proc in self.procs.items():
+            if proc.poll() is not None:
+                log(f"{name} exited ({proc.returncode}); the supervisor starts it again")
+                self.restarts.append(name)
+                self.procs[name] = self._start(name)
+
+    def stop(self) -> None:
+        procs = list(self.procs.values())
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
 
 
 class Counts:
@@ -244,7 +261,7 @@ def scenario(name: str, args, pg: PrivatePostgres, redis: PrivateRedis, fake: Fa
     import redis as redis_client
 
     redis_client.Redis(port=redis.port).flushall()
-    procs = start_workers(env, var_dir)
+    supervisor = Supervisor(env, var_dir)
     time.sleep(3)  # the workers connect before the first alert
     rate = args.outage_rate if name == "llm_outage" else args.rate
     creator = subprocess.Popen([sys.executable, __file__, "--create", str(args.alerts), "--rate", str(rate)],
@@ -252,12 +269,14 @@ def scenario(name: str, args, pg: PrivatePostgres, redis: PrivateRedis, fake: Fa
     counts = Counts(pg.url(db))
     started = time.monotonic()
     events: dict[str, float] = {}
+    wall: dict[str, float] = {}  # the same events on the database's clock (epoch seconds)
     recoveries: dict[str, float] = {}
     done_at_event: dict[str, int] = {}
     third, two_thirds = args.alerts // 3, 2 * args.alerts // 3
     last: dict[str, int] = {}
     try:
         while time.monotonic() - started < args.timeout:
+            supervisor.check()
             statuses = counts.statuses()
             now = time.monotonic()
             if statuses is not None:
@@ -270,19 +289,23 @@ def scenario(name: str, args, pg: PrivatePostgres, redis: PrivateRedis, fake: Fa
                 if name == "restarts" and done >= third and "postgres_restart" not in events:
                     log(f"{name}: {done} completed; restarting PostgreSQL (fast)")
                     events["postgres_restart"], done_at_event["postgres_restart"] = now, done
+                    wall["postgres_restart"] = time.time()
                     pg.restart_fast()
                     log(f"{name}: PostgreSQL back after {time.monotonic() - now:.1f} s")
                 elif name == "restarts" and done >= two_thirds and "redis_restart" not in events:
                     log(f"{name}: {done} completed; restarting Redis (no persistence: its queue is lost)")
                     events["redis_restart"], done_at_event["redis_restart"] = now, done
+                    wall["redis_restart"] = time.time()
                     redis.restart()
                 elif name == "llm_outage" and done >= third and "llm_down" not in events:
                     log(f"{name}: {done} completed; the LLM endpoint refuses connections for {args.outage} s")
                     events["llm_down"], done_at_event["llm_down"] = now, done
+                    wall["llm_down"] = time.time()
                     fake.down()
                 if "llm_down" in events and "llm_up" not in events and now - events["llm_down"] >= args.outage:
                     log(f"{name}: the LLM endpoint listens again; {statuses}")
                     events["llm_up"], done_at_event["llm_up"] = now, done
+                    wall["llm_up"] = time.time()
                     fake.up()
                 ended = sum(statuses.get(s, 0) for s in TERMINAL)
                 if creator.poll() is not None and ended >= args.alerts and (name != "llm_outage" or "llm_up" in events):
@@ -294,7 +317,7 @@ def scenario(name: str, args, pg: PrivatePostgres, redis: PrivateRedis, fake: Fa
             fake.up()
         if creator.poll() is None:
             creator.terminate()
-        stop_all(procs)
+        supervisor.stop()
     duplicates = counts.query("SELECT count(*) FROM (SELECT run_id, key FROM agents_agentcall WHERE kind = 'agent' "
                               "GROUP BY run_id, key HAVING count(*) > 1) d")[0][0]
     failed_calls = counts.query("SELECT count(*) FROM agents_agentcall WHERE status = 'error'")[0][0]
@@ -315,16 +338,24 @@ def scenario(name: str, args, pg: PrivatePostgres, redis: PrivateRedis, fake: Fa
         "first_to_last_run_s": round(float(last_end or 0), 1),
         "duplicate_call_rows": duplicates, "failed_agent_calls": failed_calls,
         "llm_requests_repeated": repeated, "llm_requests_ok": sum(ok_requests.values()),
-        "runs_waited_for_model": waited,
+        "runs_waited_for_model": waited, "processes_restarted_by_supervisor": supervisor.restarts,
         "recovery_s": {k: round(v, 1) for k, v in recoveries.items()},
         "interrupted_retries_logged": logs.count("interrupted by a transient database error"),
         "chat_or_task_transient_retries_logged": logs.count("transient database error ("),
     }
+    # Caught up: from each event until every run created before it had ended.
+    result["caught_up_s"] = {}
+    for event, at in wall.items():
+        if event == "llm_down":
+            continue
+        row = counts.query("SELECT extract(epoch FROM max(finished_at)) FROM agents_agentrun WHERE pipeline = 'fraud' "
+                           "AND created_at < to_timestamp(%s)", (at,))
+        if row and row[0][0] is not None:
+            result["caught_up_s"][event] = round(float(row[0][0]) - at, 1)
     if "llm_up" in events:
         tail = counts.query("SELECT extract(epoch FROM max(finished_at)) FROM agents_agentrun WHERE pipeline = 'fraud'")
         result["llm_outage_s"] = round(events["llm_up"] - events["llm_down"], 1)
-        result["last_run_end_after_llm_back_s"] = round(
-            float(tail[0][0]) - (time.time() - (time.monotonic() - events["llm_up"])), 1)
+        result["last_run_end_after_llm_back_s"] = round(float(tail[0][0]) - wall["llm_up"], 1)
     counts.conn and counts.conn.close()
     return result
 
@@ -379,9 +410,13 @@ def report(args, results: dict) -> str:
     for name, r in results.items():
         s = r["statuses"]
         completed = s.get("completed", 0) + s.get("completed_with_errors", 0)
-        recovery = ", ".join(f"{k.replace('_', ' ')}: {v} s" for k, v in r["recovery_s"].items()) or "—"
+        recovery = "; ".join(
+            f"{k.replace('_', ' ')}: next run done after {v} s"
+            + (f", every run created before it done after {r['caught_up_s'][k]} s" if k in r.get("caught_up_s", {})
+               else "") for k, v in r["recovery_s"].items() if k != "llm_down") or "—"
         other = (f"{r['interrupted_retries_logged']} run attempts interrupted and retried; "
-                 f"{r['failed_agent_calls']} agent calls failed") if name == "restarts" else (
+                 f"{r['failed_agent_calls']} agent calls failed; worker processes restarted by the supervisor: "
+                 f"{len(r['processes_restarted_by_supervisor'])}") if name == "restarts" else (
                  f"outage {r.get('llm_outage_s')} s; {r['runs_waited_for_model']} runs waited for the model; "
                  f"{r['failed_agent_calls']} agent calls failed; last run ended "
                  f"{r.get('last_run_end_after_llm_back_s')} s after the endpoint came back")
