@@ -116,6 +116,9 @@ class Breaker:
             state["since"] = now
             logger.error("LLM breaker %s opened after %d connection failures: %s", self.key, state["failures"],
                          state["error"])
+            from agents import metrics
+
+            metrics.LLM_BREAKER_OPENED.labels(self.key).inc()
         self._write(cache.set, self._state_key, state, timeout=_KEEP_SECONDS)
 
     def status(self) -> dict | None:

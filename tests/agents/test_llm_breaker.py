@@ -15,6 +15,7 @@ from datetime import timedelta
 import pytest
 from django.core.cache import cache
 from django.utils import timezone
+from prometheus_client import REGISTRY
 from pydantic import BaseModel, Field
 
 from agents.llm import breaker as breaker_module
@@ -98,9 +99,11 @@ def wake(run: AgentRun) -> AgentRun:
 def test_runs_wait_while_the_endpoint_is_down_and_resume_when_it_answers(
         case, endpoint, clock, client, django_capture_on_commit_callbacks):
     endpoint.refuse()
+    opened = REGISTRY.get_sample_value("casework_llm_breaker_opened_total", {"provider": "openai"}) or 0.0
 
     run = enqueue(case, django_capture_on_commit_callbacks)
 
+    assert REGISTRY.get_sample_value("casework_llm_breaker_opened_total", {"provider": "openai"}) == opened + 1
     # Two refused connections opened the breaker; the third attempt was never sent.
     assert run.status == AgentRun.Status.QUEUED, run.error
     assert run.state["waiting_for_model"]["provider"] == "openai"
