@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "casework.cases.notifications",
     "casework.cases.saved_views",
     "casework.outbox",
+    "casework.idempotency",
     "casework.ops",
     "casework.security",
     "agents",
@@ -315,6 +316,8 @@ CELERY_TASK_ROUTES = {
     "casework.access.tasks.access_send_reminders": {"queue": "ops"},
     "casework.cases.notifications.tasks.cases_sla_check": {"queue": "ops"},
     "casework.outbox.tasks.outbox_deliver_due": {"queue": "ops"},
+    "casework.transactions.monitoring.tasks.monitoring_evaluate_pending": {"queue": "ops"},
+    "casework.idempotency.tasks.idempotency_purge": {"queue": "ops"},
 }
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
@@ -372,6 +375,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "CaseStatusEnum": "casework.cases.models.Case.Status",
         "CasePriorityEnum": "casework.cases.models.Case.Priority",
+        "RuleActionEnum": "casework.transactions.monitoring.models.RuleVersion.Action",
+        "RuleModeEnum": "casework.transactions.monitoring.models.RuleVersion.Mode",
     },
 }
 
@@ -470,6 +475,15 @@ TXN_PLANNER_TIMEOUT_SECONDS = env.float("TXN_PLANNER_TIMEOUT_SECONDS", default=1
 if TXN_MAX_STEPS < 1 or min(TXN_TOOL_TIMEOUT_SECONDS, TXN_INVESTIGATION_TIMEOUT_SECONDS,
                             TXN_PLANNER_TIMEOUT_SECONDS) <= 0:
     raise ImproperlyConfigured("TXN_MAX_STEPS must be at least 1 and the TXN_*_TIMEOUT_SECONDS positive.")
+
+# Transaction monitoring (casework/transactions/monitoring): amounts are converted to
+# SETTLEMENT_CURRENCY with the rates stored in the database; live rule hits on one card
+# within TXN_HIT_JOIN_MINUTES join that card's open case instead of opening another.
+SETTLEMENT_CURRENCY = env("SETTLEMENT_CURRENCY", default="EUR").upper()
+TXN_HIT_JOIN_MINUTES = env.int("TXN_HIT_JOIN_MINUTES", default=24 * 60)
+TXN_INGEST_MAX_BATCH = env.int("TXN_INGEST_MAX_BATCH", default=1000)
+# An Idempotency-Key is remembered this long (IETF draft: the server says how long).
+IDEMPOTENCY_KEY_HOURS = env.int("IDEMPOTENCY_KEY_HOURS", default=24)
 
 # --- Release risk (seed 004: agents/pipelines/releases.py) ----------------------------
 # The detective's severity thresholds (its offline analyst applies them; its prompt quotes
@@ -597,6 +611,44 @@ CELERY_BEAT_SCHEDULE["audit-sequence-pending"] = {
     "options": {"expires": AUDIT_SEQUENCE_INTERVAL_SECONDS},
 }
 
+# Signed checkpoints of the chain head (audit/checkpoints.py), kept outside the database so
+# that a chain rewritten with every hash recomputed is found (README, "Audit checkpoints").
+# AUDIT_SIGNING_KEY: an Ed25519 private key, PEM or raw 32 bytes in base64, or the path of a
+# file holding one; `make run` generates var/audit_signing_key once per checkout. Without a key
+# no checkpoint is written (the /audit/key/ page says so).
+AUDIT_SIGNING_KEY = env("AUDIT_SIGNING_KEY", default="")
+if not AUDIT_SIGNING_KEY and (VAR_DIR / "audit_signing_key").is_file():
+    AUDIT_SIGNING_KEY = str(VAR_DIR / "audit_signing_key")
+# The log's name: the checkpoint's first line and its key's name (no spaces, no "+").
+AUDIT_CHECKPOINT_ORIGIN = env("AUDIT_CHECKPOINT_ORIGIN", default="casework/audit")
+# A checkpoint when this many entries were added since the last one, or this many minutes
+# passed (and the chain grew), whichever comes first; checked every _CHECK_SECONDS.
+AUDIT_CHECKPOINT_EVERY_ENTRIES = env.int("AUDIT_CHECKPOINT_EVERY_ENTRIES", default=1000)
+AUDIT_CHECKPOINT_EVERY_MINUTES = env.float("AUDIT_CHECKPOINT_EVERY_MINUTES", default=10.0)
+AUDIT_CHECKPOINT_CHECK_SECONDS = env.float("AUDIT_CHECKPOINT_CHECK_SECONDS", default=60.0)
+# Where checkpoints are written: STORAGES["audit_checkpoints"] (below), by default this
+# directory; keep it (or a copy) where the database's administrators cannot write.
+AUDIT_CHECKPOINT_DIR = Path(env("AUDIT_CHECKPOINT_DIR", default=str(VAR_DIR / "checkpoints")))
+# Retired public keys (one signed-note verifier key per line), so that checkpoints signed
+# before a key rotation still verify. `manage.py audit_key` prints the current key's line.
+AUDIT_CHECKPOINT_KEYRING = Path(env("AUDIT_CHECKPOINT_KEYRING", default=str(VAR_DIR / "audit_keyring")))
+# Optional: each new checkpoint is also POSTed here (text/plain, the signed note).
+AUDIT_CHECKPOINT_WEBHOOK_URL = env("AUDIT_CHECKPOINT_WEBHOOK_URL", default="")
+if not AUDIT_CHECKPOINT_ORIGIN or any(c.isspace() or c == "+" for c in AUDIT_CHECKPOINT_ORIGIN):
+    raise ImproperlyConfigured("AUDIT_CHECKPOINT_ORIGIN must be non-empty, with no spaces and no '+'.")
+if AUDIT_CHECKPOINT_EVERY_ENTRIES < 1 or AUDIT_CHECKPOINT_EVERY_MINUTES <= 0 or AUDIT_CHECKPOINT_CHECK_SECONDS <= 0:
+    raise ImproperlyConfigured("AUDIT_CHECKPOINT_EVERY_ENTRIES must be at least 1, and "
+                               "AUDIT_CHECKPOINT_EVERY_MINUTES and AUDIT_CHECKPOINT_CHECK_SECONDS above 0.")
+STORAGES["audit_checkpoints"] = {
+    "BACKEND": "django.core.files.storage.FileSystemStorage",
+    "OPTIONS": {"location": str(AUDIT_CHECKPOINT_DIR)},
+}
+CELERY_BEAT_SCHEDULE["audit-checkpoint-publish"] = {
+    "task": "audit.tasks.audit_checkpoint_publish",
+    "schedule": AUDIT_CHECKPOINT_CHECK_SECONDS,
+    "options": {"expires": AUDIT_CHECKPOINT_CHECK_SECONDS},
+}
+
 # --- Outgoing webhooks (casework/outbox) ------------------------------------------------
 # Seconds to wait after each failed attempt (Svix's schedule: 5 s, 5 min, 30 min, 2 h, 5 h,
 # 10 h, 10 h: eight attempts over about 27 hours), each with +/- WEBHOOK_RETRY_JITTER of
@@ -627,6 +679,17 @@ CELERY_BEAT_SCHEDULE["outbox-deliver-due"] = {
     "task": "casework.outbox.tasks.outbox_deliver_due",
     "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS,
     "options": {"expires": WEBHOOK_SWEEP_INTERVAL_SECONDS},
+}
+# Transaction monitoring: evaluate transactions whose message was lost; forget old idempotency keys.
+CELERY_BEAT_SCHEDULE["txn-evaluate-pending"] = {
+    "task": "casework.transactions.monitoring.tasks.monitoring_evaluate_pending",
+    "schedule": 10.0,
+    "options": {"expires": 10.0},
+}
+CELERY_BEAT_SCHEDULE["idempotency-purge"] = {
+    "task": "casework.idempotency.tasks.idempotency_purge",
+    "schedule": 3600.0,
+    "options": {"expires": 3600.0},
 }
 
 # --- LLM providers ---------------------------------------------------------------------

@@ -15,6 +15,7 @@
 /api/             REST API (OpenAPI at /api/schema/, Swagger at /api/docs/)
 /api/webhooks/    outgoing webhook endpoints and their delivery logs (admins)   casework/outbox/api_urls.py
 /admin/           reference data and read-only audit entries
+/audit/key/       the public key that signs audit checkpoints, and the newest one   audit/urls.py
 /healthz /metrics operations                                     casework/ops/views.py
 """
 
@@ -66,6 +67,7 @@ urlpatterns = [
     path("cases/", include("casework.cases.report.urls")),
     path("evals/", include("agents.evals.urls")),
     path("api/", include(api_urlpatterns)),
+    path("audit/", include("audit.urls")),
     path("admin/", admin.site.urls),
     path("healthz", ops_views.healthz, name="healthz"),
     path("metrics", ops_views.metrics, name="metrics"),
