@@ -86,6 +86,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "casework.ops.metrics.RequestMetricsMiddleware",
+    # A transient database error (a restart): a safe request runs again once, others get 503
+    # with Retry-After; never a 500 (casework/db_transient.py). Outside all but the metrics.
+    "casework.db_transient.TransientDatabaseErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -377,6 +380,7 @@ CELERY_TASK_ROUTES = {
     # Someone is waiting for the answer in the page: not behind a backlog of runs either.
     "agents.chat.tasks.chat_answer": {"queue": "chat"},
     "agents.tasks.resume_stale_runs": {"queue": "ops"},
+    "agents.chat.tasks.chat_resend_lost": {"queue": "ops"},
     "audit.tasks.audit_sequence_pending": {"queue": "ops"},
     "casework.access.tasks.access_send_reminders": {"queue": "ops"},
     "casework.cases.notifications.tasks.cases_sla_check": {"queue": "ops"},
@@ -587,6 +591,14 @@ CHAT_STREAM_WRITE_SECONDS = env.float("CHAT_STREAM_WRITE_SECONDS", default=0.1)
 CHAT_ANSWER_STALE_SECONDS = env.int("CHAT_ANSWER_STALE_SECONDS", default=90)
 # The offline provider streams its answers word by word, this far apart (it answers at once otherwise).
 OFFLINE_STREAM_DELAY_SECONDS = env.float("OFFLINE_STREAM_DELAY_SECONDS", default=0.03)
+# An answer with no progress for CHAT_RESEND_AFTER_SECONDS (its task was lost with the broker's
+# queue, or its worker died) is sent to a worker again by a sweep (agents.chat.tasks.chat_resend_lost,
+# every half of it), for up to CHAT_RESEND_WITHIN_SECONDS after the question; the person need not ask again.
+CHAT_RESEND_AFTER_SECONDS = env.int("CHAT_RESEND_AFTER_SECONDS", default=30)
+CHAT_RESEND_WITHIN_SECONDS = env.int("CHAT_RESEND_WITHIN_SECONDS", default=600)
+if not 10 < CHAT_RESEND_AFTER_SECONDS < CHAT_ANSWER_STALE_SECONDS:
+    raise ImproperlyConfigured("CHAT_RESEND_AFTER_SECONDS must be above 10 (the worker's heartbeat) and below "
+                               "CHAT_ANSWER_STALE_SECONDS.")
 if CHAT_STREAM_WRITE_SECONDS <= 0 or CHAT_ANSWER_STALE_SECONDS < 10 or OFFLINE_STREAM_DELAY_SECONDS < 0:
     raise ImproperlyConfigured("CHAT_STREAM_WRITE_SECONDS is above 0, CHAT_ANSWER_STALE_SECONDS at least 10, "
                                "OFFLINE_STREAM_DELAY_SECONDS at least 0.")
@@ -636,6 +648,12 @@ CELERY_BEAT_SCHEDULE["cases-sla-check"] = {
     "task": "casework.cases.notifications.tasks.cases_sla_check",
     "schedule": CASE_SLA_CHECK_MINUTES * 60.0,
     "options": {"expires": CASE_SLA_CHECK_MINUTES * 60.0},
+}
+# "Ask the agent" answers whose task was lost, or whose worker died, are sent again.
+CELERY_BEAT_SCHEDULE["chat-resend-lost"] = {
+    "task": "agents.chat.tasks.chat_resend_lost",
+    "schedule": CHAT_RESEND_AFTER_SECONDS / 2,
+    "options": {"expires": CHAT_RESEND_AFTER_SECONDS / 2},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
@@ -767,6 +785,15 @@ LLM_CONTEXT_TOKENS = env.int("LLM_CONTEXT_TOKENS", default=128_000)
 LLM_PRICES = env.json("LLM_PRICES", default={"gpt-4o-mini": [0.15, 0.60], "gpt-4o": [2.5, 10.0],
                                              "gemini-2.0-flash": [0.10, 0.40],
                                              "claude-sonnet-4-5": [3.0, 15.0]})
+# Circuit breaker per provider (agents/llm/breaker.py): after LLM_BREAKER_THRESHOLD connection
+# failures in a row no request is sent for LLM_BREAKER_COOLDOWN_SECONDS; runs wait in the queue
+# ("waiting for the model"), spending no retries, then one probe tries the endpoint again.
+# Its state lives in the cache (CACHE_URL): use Redis so that every worker and /healthz share it.
+# 0 turns the breaker off.
+LLM_BREAKER_THRESHOLD = env.int("LLM_BREAKER_THRESHOLD", default=5)
+LLM_BREAKER_COOLDOWN_SECONDS = env.float("LLM_BREAKER_COOLDOWN_SECONDS", default=30.0)
+if LLM_BREAKER_THRESHOLD < 0 or LLM_BREAKER_COOLDOWN_SECONDS < 1:
+    raise ImproperlyConfigured("LLM_BREAKER_THRESHOLD must be 0 (off) or more, LLM_BREAKER_COOLDOWN_SECONDS at least 1.")
 if LLM_MAX_CONCURRENCY < 1:
     raise ImproperlyConfigured("LLM_MAX_CONCURRENCY must be at least 1.")
 
