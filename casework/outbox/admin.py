@@ -20,9 +20,15 @@ def _case_type_choices():
     return [(key, t.label) for key, t in CASE_TYPES.items()]
 
 
+def _event_type_choices():
+    # Read when the form is built: case types register their events from AppConfig.ready,
+    # which may run after this module is imported (the admin autodiscovers first).
+    return [(n, n) for n in EVENT_TYPES]
+
+
 class EndpointForm(forms.ModelForm):
     url = forms.URLField(max_length=500, assume_scheme="https")
-    event_types = forms.MultipleChoiceField(choices=[(n, n) for n in EVENT_TYPES], required=False,
+    event_types = forms.MultipleChoiceField(choices=_event_type_choices, required=False,
                                             widget=forms.CheckboxSelectMultiple, help_text="None ticked: every type.")
     case_types = forms.MultipleChoiceField(choices=_case_type_choices, required=False,
                                            widget=forms.CheckboxSelectMultiple, help_text="None ticked: every type.")
