@@ -123,14 +123,18 @@ def action_delivery_recorded(*, delivery: Delivery, ok: bool, now: datetime) -> 
 
 # --- Confirmation --------------------------------------------------------------------------
 
-def _verified_endpoint(action: Action, *, body: bytes, headers, now: datetime) -> Endpoint:
-    """The endpoint whose secret signed this callback: one the action's event went to."""
+def _signature_headers(headers) -> dict:
     headers = {k.lower(): v for k, v in headers.items()}
     missing = [h for h in ("webhook-id", "webhook-timestamp", "webhook-signature") if not headers.get(h)]
     if missing:
         raise SignatureRefused(f"Unsigned: the {', '.join(missing)} header{'s are' if len(missing) > 1 else ' is'} "
                                "missing (sign it as Standard Webhooks, with the endpoint's secret).",
                                code="signature_missing")
+    return headers
+
+
+def _verified_endpoint(action: Action, *, body: bytes, headers, now: datetime) -> Endpoint:
+    """The endpoint whose secret signed this callback: one the action's event went to."""
     endpoints = Endpoint.objects.filter(pk__in=Delivery.objects.filter(event_id=action.event_id).values("endpoint_id"))
     for endpoint in endpoints:
         for secret in endpoint.signing_secrets(now):
@@ -170,6 +174,7 @@ def action_callback(*, event_id: str, body: bytes, headers, now: datetime | None
     against the secrets of the endpoints its event was delivered to, then confirm or fail it.
     The same answer again is a no-op; a different one after the first is a Conflict."""
     now = now or timezone.now()
+    headers = _signature_headers(headers)  # an unsigned request learns nothing, not even if the action exists
     action = Action.objects.select_related("event").filter(event_id=event_id).first()
     if action is None:
         raise ActionNotFound(f"No action has the event id {event_id!r}.", code="unknown_action")
