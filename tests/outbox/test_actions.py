@@ -218,6 +218,9 @@ def test_overdue_is_an_open_action_past_its_deadline_on_the_case_and_in_the_queu
     queue = alice_client.get("/cases/?action=overdue").content.decode()
     assert alert.case.reference in queue and second.case.reference not in queue
     assert 'data-action="overdue"' in queue
+    listed = alice_client.get("/api/cases/?action=overdue").json()
+    assert [c["reference"] for c in listed["results"]] == [alert.case.reference]
+    assert alice_client.get("/api/cases/?action=late").status_code == 400
     page = alice_client.get(f"/cases/{alert.case.reference}/").content.decode()
     assert 'data-overdue="true"' in page and "Overdue: not confirmed by" in page
     action_resolve(actor=alice, action=action, to="confirmed", reason="Checked.")
