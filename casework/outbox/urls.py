@@ -8,5 +8,5 @@ app_name = "outbox"
 
 urlpatterns = [
     path("<str:reference>/actions/", views.case_actions, name="case_actions"),
-    path("<str:reference>/actions/<int:pk>/resolve/", views.action_resolve_view, name="action_resolve"),
+    path("<str:reference>/actions/resolve/", views.action_resolve_view, name="action_resolve"),
 ]

@@ -17,15 +17,21 @@ from casework.people.roles import investigator_required
 @require_GET
 @investigator_required
 def case_actions(request, reference: str):
+    from casework.outbox.templatetags.outbox import case_actions_context
+
     case = case_get_for_user(request.user, reference)
-    return render(request, "outbox/_case_actions_fragment.html", {"case": case})
+    return render(request, "outbox/_case_actions_list.html", case_actions_context(case))
 
 
 @require_POST
 @investigator_required
-def action_resolve_view(request, reference: str, pk: int):
+def action_resolve_view(request, reference: str):
     case = case_get_for_user(request.user, reference)
-    action = get_object_or_404(Action, pk=pk, case=case)
+    pk = request.POST.get("action", "")
+    if not pk.isdigit():
+        messages.error(request, "action: choose the action to confirm or fail.")
+        return redirect("cases:detail", reference=case.reference)
+    action = get_object_or_404(Action, pk=int(pk), case=case)
     try:
         action = action_resolve(actor=request.user, action=action, to=request.POST.get("to", ""),
                                 reason=request.POST.get("reason", ""))

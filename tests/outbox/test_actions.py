@@ -179,18 +179,19 @@ def test_with_no_endpoint_the_action_stays_requested_and_says_so(alice, alert, a
 def test_a_person_confirms_or_fails_it_audited(alice, alert, alice_client):
     case_close(actor=alice, case=alert.case, outcome="confirmed_fraud", reason="Money cycles through it.")
     action = Action.objects.get()
-    url = f"/cases/{alert.case.reference}/actions/{action.pk}/resolve/"
-    refused = alice_client.post(url, {"to": "failed", "reason": ""})
+    url = f"/cases/{alert.case.reference}/actions/resolve/"
+    refused = alice_client.post(url, {"action": action.pk, "to": "failed", "reason": ""})
     assert refused.status_code == 302
     action.refresh_from_db()
     assert action.state == "requested"
-    alice_client.post(url, {"to": "confirmed", "reason": "Phoned core banking: frozen at 14:05."})
+    alice_client.post(url, {"action": action.pk, "to": "confirmed", "reason": "Phoned core banking: frozen at 14:05."})
     action.refresh_from_db()
     assert (action.state, action.resolved_by, action.resolved_by_name) == ("confirmed", alice, "alice")
     entry = AuditEntry.objects.filter(action="action.state_changed").get()
     assert entry.actor == "alice" and entry.data["reason"] == "Phoned core banking: frozen at 14:05."
     page = alice_client.get(f"/cases/{alert.case.reference}/").content.decode()
-    assert "confirmed by alice" in page
+    assert "confirmed by alice" in page and "Confirm or fail an action yourself" not in page  # nothing left to confirm
+    assert alice_client.get(f"/cases/{alert.case.reference}/actions/").content.decode().count("confirmed by alice") == 1
 
 
 def test_overdue_is_an_open_action_past_its_deadline_on_the_case_and_in_the_queue(alice, alert, alice_client,

@@ -141,7 +141,7 @@ MATRIX: dict[str, tuple[str, str]] = {
     "notifications:open": ("GET", "L 404 404 404 L"),
     "notifications:preferences": ("GET", "L 200 200 200 L"),
     "notifications:read_all": ("POST", "L 302 302 302 L"),
-    "outbox:action_resolve": ("POST", "L 404 403 404 L"),
+    "outbox:action_resolve": ("POST", "L 302 403 302 L"),
     "outbox:case_actions": ("GET", "L 200 403 200 L"),
     "people:no_role": ("GET", "L 200 200 200 L"),
     "releases:decide": ("POST", "L 404 403 404 L"),

@@ -88,8 +88,12 @@ def case_actions_rows(case, *, now=None) -> list[dict]:
     return [action_wording(a, deliveries=by_event.get(a.event_id, []), now=now) for a in actions]
 
 
-@register.inclusion_tag("outbox/_case_actions.html", takes_context=True)
-def case_actions(context, case):
+def case_actions_context(case) -> dict:
     rows = case_actions_rows(case)
     return {"case": case, "rows": rows, "open": any(r["action"].state in Action.OPEN for r in rows),
-            "csrf_token": context.get("csrf_token"), "request": context.get("request")}
+            "resolvable": [r for r in rows if r["action"].state != Action.State.CONFIRMED]}
+
+
+@register.inclusion_tag("outbox/_case_actions.html", takes_context=True)
+def case_actions(context, case):
+    return {**case_actions_context(case), "csrf_token": context.get("csrf_token")}
