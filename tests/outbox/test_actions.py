@@ -224,5 +224,7 @@ def test_overdue_is_an_open_action_past_its_deadline_on_the_case_and_in_the_queu
     assert alice_client.get("/api/cases/?action=late").status_code == 400
     page = alice_client.get(f"/cases/{alert.case.reference}/").content.decode()
     assert 'data-overdue="true"' in page and "Overdue: not confirmed by" in page
+    metrics = alice_client.get("/metrics").content.decode()
+    assert 'casework_actions{state="requested"} 2.0' in metrics and "casework_actions_overdue 1.0" in metrics
     action_resolve(actor=alice, action=action, to="confirmed", reason="Checked.")
     assert alert.case.reference not in alice_client.get("/cases/?action=overdue").content.decode()
