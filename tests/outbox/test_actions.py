@@ -228,3 +228,16 @@ def test_overdue_is_an_open_action_past_its_deadline_on_the_case_and_in_the_queu
     assert 'casework_actions{state="requested"} 2.0' in metrics and "casework_actions_overdue 1.0" in metrics
     action_resolve(actor=alice, action=action, to="confirmed", reason="Checked.")
     assert alert.case.reference not in alice_client.get("/cases/?action=overdue").content.decode()
+
+
+def test_a_confirmation_that_beats_the_delivery_record_keeps_both(alice, alert, receiver, endpoint, client):
+    """The system may act and call back before our worker has recorded its 2xx: the action is
+    confirmed at once, and the delivery, recorded after, adds when it was delivered."""
+    case_close(actor=alice, case=alert.case, outcome="confirmed_fraud", reason="Money cycles through it.")
+    action = Action.objects.get()
+    assert _confirm(client, action, receiver.secrets[0], {"status": "confirmed"}).status_code == 200
+    deliver_due()
+    action.refresh_from_db()
+    assert action.state == "confirmed" and action.delivered_at is not None
+    assert list(AuditEntry.objects.filter(action="action.state_changed").values_list("data__to", flat=True)) == [
+        "confirmed"]
