@@ -1,8 +1,9 @@
 """The five case types: reference prefix, outcomes a decision may take, and what each case-type
 package adds to the shared core, registered on its CaseType from its AppConfig.ready (tabs,
-recommendation, lifecycle, decision on a close, chat tools, evaluation adapter, dashboard panels;
-the demo's loader registers with casework.cases.demo.demo_register). The shared core iterates
-these; it never imports a type's package (tests/cases/test_boundary.py)."""
+recommendation, lifecycle, decision on a close, decision effects (its action events), chat
+tools, evaluation adapter, dashboard panels; the demo's loader registers with
+casework.cases.demo.demo_register). The shared core iterates these; it never imports a type's
+package (tests/cases/test_boundary.py)."""
 
 from __future__ import annotations
 
