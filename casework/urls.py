@@ -17,6 +17,9 @@
 /api/webhooks/    outgoing webhook endpoints and their delivery logs (admins)   casework/outbox/api_urls.py
 /api/actions/<event id>/confirmation   signed callback: an action was carried out (or failed)   casework/outbox/api_urls.py
 /admin/           reference data and read-only audit entries
+/audit/key/       the public key that signs audit checkpoints, and the newest one   audit/urls.py
+/oidc/            sign-in through the organisation's identity provider   casework/people/oidc.py
+/scim/v2/         SCIM 2.0 provisioning by the identity provider   casework/people/scim_urls.py
 /healthz /metrics operations                                     casework/ops/views.py
 """
 
@@ -69,7 +72,9 @@ urlpatterns = [
     path("cases/", include("casework.outbox.urls")),
     path("evals/", include("agents.evals.urls")),
     path("api/", include(api_urlpatterns)),
+    path("audit/", include("audit.urls")),
     path("admin/", admin.site.urls),
+    path("scim/v2/", include("casework.people.scim_urls")),
     path("healthz", ops_views.healthz, name="healthz"),
     path("metrics", ops_views.metrics, name="metrics"),
 ]

@@ -101,6 +101,7 @@ MATRIX: dict[str, tuple[str, str]] = {
     "api-webhook-endpoint-list": ("GET", "L 403 403 200 L"),
     "api-webhook-endpoint-replay-failed": ("POST", "L 403 403 404 L"),
     "api-webhook-endpoint-rotate": ("POST", "L 403 403 404 L"),
+    "audit:key": ("GET", "L 200 200 200 L"),
     "case_attachments:download": ("GET", "L 404 403 404 L"),
     "case_attachments:panel": ("GET", "L 200 403 200 L"),
     "case_attachments:upload": ("POST", "L 302 403 302 L"),
@@ -141,6 +142,16 @@ MATRIX: dict[str, tuple[str, str]] = {
     "login": ("GET", "200 302 302 302 200"),
     "logout": ("POST", "L L L L L"),
     "metrics": ("GET", "200 200 200 200 200"),
+    # Sign-in through the identity provider: off (404) unless OIDC_* is configured (tests/people/test_oidc.py).
+    "oidc_authentication_callback": ("GET", "404 404 404 404 404"),
+    "oidc_authentication_init": ("GET", "404 404 404 404 404"),
+    # SCIM provisioning: the identity provider's bearer token only, off (404) without SCIM_TOKEN;
+    # with it, every caller here is a 401 (tests/people/test_scim.py).
+    "scim:group": ("GET", "404 404 404 404 404"),
+    "scim:groups": ("GET", "404 404 404 404 404"),
+    "scim:service_provider_config": ("GET", "404 404 404 404 404"),
+    "scim:user": ("GET", "404 404 404 404 404"),
+    "scim:users": ("GET", "404 404 404 404 404"),
     "notifications:inbox": ("GET", "L 200 200 200 L"),
     "notifications:open": ("GET", "L 404 404 404 L"),
     "notifications:preferences": ("GET", "L 200 200 200 L"),
