@@ -744,6 +744,13 @@ WEBHOOK_REDELIVER_AFTER_SECONDS = env.int("WEBHOOK_REDELIVER_AFTER_SECONDS", def
 WEBHOOK_SECRET_OVERLAP_HOURS = env.int("WEBHOOK_SECRET_OVERLAP_HOURS", default=24)
 # Characters of a receiver's answer kept in the delivery log.
 WEBHOOK_RESPONSE_KEEP_CHARS = env.int("WEBHOOK_RESPONSE_KEEP_CHARS", default=2000)
+# Actions (a card block, a revert ...) not confirmed this many minutes after the decision are
+# flagged overdue on the case and in the queue; ACTION_CONFIRM_DEADLINES overrides it per
+# event type, e.g. ACTION_CONFIRM_DEADLINES="release.decided=240;access.revert_requested=1440".
+ACTION_CONFIRM_DEADLINE_MINUTES = env.int("ACTION_CONFIRM_DEADLINE_MINUTES", default=60)
+ACTION_CONFIRM_DEADLINES = env.dict("ACTION_CONFIRM_DEADLINES", cast={"value": int}, default={})
+if ACTION_CONFIRM_DEADLINE_MINUTES < 1 or any(m < 1 for m in ACTION_CONFIRM_DEADLINES.values()):
+    raise ImproperlyConfigured("ACTION_CONFIRM_DEADLINE_MINUTES and ACTION_CONFIRM_DEADLINES take whole minutes, 1 or more.")
 CELERY_BEAT_SCHEDULE["outbox-deliver-due"] = {
     "task": "casework.outbox.tasks.outbox_deliver_due",
     "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS,

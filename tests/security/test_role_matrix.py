@@ -93,6 +93,8 @@ MATRIX: dict[str, tuple[str, str]] = {
     "api-txn-resume": ("POST", "L 404 403 404 L"),
     "api-txn-rule-promote": ("POST", "L 403 404 404 L"),
     "api-txn-start": ("POST", "L 415 403 415 L"),
+    # Signature-authenticated, for every caller (a session is no credential here): unsigned is 401.
+    "api-action-confirmation": ("POST", "L L L L L"),
     "api-webhook-delivery-replay": ("POST", "L 403 403 404 L"),
     "api-webhook-endpoint-deliveries": ("GET", "L 403 403 404 L"),
     "api-webhook-endpoint-detail": ("GET", "L 403 403 404 L"),
@@ -154,6 +156,8 @@ MATRIX: dict[str, tuple[str, str]] = {
     "notifications:open": ("GET", "L 404 404 404 L"),
     "notifications:preferences": ("GET", "L 200 200 200 L"),
     "notifications:read_all": ("POST", "L 302 302 302 L"),
+    "outbox:action_resolve": ("POST", "L 302 403 302 L"),
+    "outbox:case_actions": ("GET", "L 200 403 200 L"),
     "people:no_role": ("GET", "L 200 200 200 L"),
     "releases:decide": ("POST", "L 404 403 404 L"),
     "releases:index": ("GET", "L 200 403 200 L"),
