@@ -311,6 +311,7 @@ CELERY_TASK_ROUTES = {
     "casework.access.tasks.access_send_reminders": {"queue": "ops"},
     "casework.cases.notifications.tasks.cases_sla_check": {"queue": "ops"},
     "casework.outbox.tasks.outbox_deliver_due": {"queue": "ops"},
+    "casework.outbox.tasks.outbox_email_send_due": {"queue": "ops"},
 }
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
@@ -454,6 +455,9 @@ def _support_sla(value: str) -> dict:
 
 
 SUPPORT_SLA = _support_sla(env("SUPPORT_SLA", default="enterprise=60/8,pro=240/24,free=1440/72"))
+# Replies are emailed to customers with an address, from SUPPORT_EMAIL_FROM (default
+# DEFAULT_FROM_EMAIL), with "[TKT-...]" in the subject and threading headers.
+SUPPORT_EMAIL_FROM = env("SUPPORT_EMAIL_FROM", default=DEFAULT_FROM_EMAIL)
 
 # --- Transaction investigations (seed 003: agents/pipelines/transactions.py) -----------
 # The planner's step limit (planner decisions), each tool's timeout, the whole
@@ -607,6 +611,23 @@ WEBHOOK_SECRET_OVERLAP_HOURS = env.int("WEBHOOK_SECRET_OVERLAP_HOURS", default=2
 WEBHOOK_RESPONSE_KEEP_CHARS = env.int("WEBHOOK_RESPONSE_KEEP_CHARS", default=2000)
 CELERY_BEAT_SCHEDULE["outbox-deliver-due"] = {
     "task": "casework.outbox.tasks.outbox_deliver_due",
+    "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS,
+    "options": {"expires": WEBHOOK_SWEEP_INTERVAL_SECONDS},
+}
+
+# --- Outgoing email (casework/outbox/email.py: support replies) ------------------------
+# Sent through EMAIL_URL's backend, at least once, by the same kind of sweep as the webhooks.
+# Seconds between a failed attempt and the next (default 1 min, 5 min, 30 min, 2 h, 6 h:
+# six attempts over about 8.5 hours, each +/- WEBHOOK_RETRY_JITTER); then the email is failed.
+EMAIL_RETRY_SCHEDULE = [int(s) for s in env.list("EMAIL_RETRY_SCHEDULE", default=["60", "300", "1800", "7200",
+                                                                                   "21600"])]
+if not EMAIL_RETRY_SCHEDULE or min(EMAIL_RETRY_SCHEDULE) < 1:
+    raise ImproperlyConfigured("EMAIL_RETRY_SCHEDULE needs at least one delay of 1 s or more.")
+# The domain of the Message-IDs we send (default: DEFAULT_FROM_EMAIL's); a message whose
+# Message-ID has this domain came from us (loop detection on inbound mail).
+EMAIL_MESSAGE_ID_DOMAIN = env("EMAIL_MESSAGE_ID_DOMAIN", default=DEFAULT_FROM_EMAIL.rpartition("@")[2].rstrip("> ") or "localhost")
+CELERY_BEAT_SCHEDULE["outbox-email-send-due"] = {
+    "task": "casework.outbox.tasks.outbox_email_send_due",
     "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS,
     "options": {"expires": WEBHOOK_SWEEP_INTERVAL_SECONDS},
 }

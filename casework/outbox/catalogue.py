@@ -72,6 +72,16 @@ EVENT_TYPES: dict[str, EventType] = {e.name: e for e in (
 )}
 
 
+def event_type_register(event: EventType) -> None:
+    """A case type adds its own events (an action it asks of another system) from its
+    AppConfig.ready; the catalogue, the OpenAPI components and the subscriptions list them
+    like the core's. Registering the same name again must not change it."""
+    existing = EVENT_TYPES.get(event.name)
+    if existing is not None and existing != event:
+        raise ValueError(f"The event type {event.name!r} is registered already, differently.")
+    EVENT_TYPES[event.name] = event
+
+
 def envelope_schema(event: EventType) -> dict:
     """The whole body an endpoint receives for this event type."""
     return {

@@ -269,10 +269,11 @@ def delivery_claim(delivery: Delivery, *, now: datetime) -> str | None:
     return token if claimed == 1 else None
 
 
-def retry_delay(failed_attempts: int) -> float | None:
-    """Seconds before the next attempt after this many failed ones (of this schedule), or
-    None when the schedule is spent. Jitter spreads a burst of failures over time."""
-    schedule = settings.WEBHOOK_RETRY_SCHEDULE
+def retry_delay(failed_attempts: int, schedule: list[int] | None = None) -> float | None:
+    """Seconds before the next attempt after this many failed ones (of this schedule:
+    WEBHOOK_RETRY_SCHEDULE unless given), or None when the schedule is spent. Jitter spreads
+    a burst of failures over time."""
+    schedule = settings.WEBHOOK_RETRY_SCHEDULE if schedule is None else schedule
     if failed_attempts > len(schedule):
         return None
     jitter = settings.WEBHOOK_RETRY_JITTER

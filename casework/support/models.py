@@ -145,10 +145,19 @@ class TicketMessage(models.Model):
     auto_sent = models.BooleanField(default=False)
     # How a customer's message found its ticket: {"run", "matched", "confidence", "note"}.
     intake = models.JSONField(default=dict, blank=True)
+    # Email threading: the message's Message-ID (with <>): a customer's as received, ours as
+    # sent (the same as its email's); an answer's In-Reply-To / References find the ticket by it.
+    email_message_id = models.CharField(max_length=300, blank=True, default="")
+    email_subject = models.CharField(max_length=300, blank=True, default="")
+    # A reply's email (casework.outbox: queued, sent or failed); none when the customer has no address.
+    email = models.OneToOneField("outbox.OutboundEmail", null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="support_message")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["email_message_id"], name="support_message_email_id_idx",
+                                condition=~Q(email_message_id=""))]
         constraints = [
             models.CheckConstraint(condition=Q(direction__in=["customer", "agent"]), name="support_message_direction_valid"),
             models.CheckConstraint(condition=~Q(text=""), name="support_message_text_required"),

@@ -40,6 +40,10 @@ from casework.errors import Conflict
 from casework.support.models import Customer, KBArticle, RecommendedAction, Ticket, TicketMessage
 from casework.support.states import FINAL, FOR_ACTION, MATCHABLE, SUPPORT_LIFECYCLE, TRIAGED_FROM, TicketState
 
+EMAIL_PURPOSE = "support.reply"
+# Message-IDs carried in References, the newest kept (RFC 5322 lets it grow; clients trim it too).
+REFERENCES_KEEP = 20
+
 PIPELINE = "support"
 MESSAGE_MAX_LENGTH = 10_000
 ACCEPTED_CONFIDENCE = ("high", "medium")
@@ -331,12 +335,115 @@ def ticket_auto_send(*, actor, ticket: Ticket) -> TicketMessage | None:
         return None
     message = _message_add(ticket=ticket, direction=TicketMessage.Direction.AGENT, text=ticket.suggested_reply,
                            channel=ticket.channel, auto_sent=True)
+    email = _reply_email(ticket=ticket, message=message)
     ticket.first_response_at = ticket.first_response_at or message.created_at
-    ticket.completed_at = message.created_at
-    _move(actor=actor, ticket=ticket, to=TicketState.REPLIED, reason="Sent automatically (SUPPORT_AUTO_SEND).",
-          data={"message": message.pk, "auto_sent": True}, save=("first_response_at", "completed_at"))
+    if email is None:
+        ticket.completed_at = message.created_at
+        _move(actor=actor, ticket=ticket, to=TicketState.REPLIED,
+              reason="Sent automatically (SUPPORT_AUTO_SEND); the customer has no email address.",
+              data={"message": message.pk, "auto_sent": True}, save=("first_response_at", "completed_at"))
+    else:
+        _move(actor=actor, ticket=ticket, to=TicketState.REPLY_QUEUED,
+              reason="Written automatically (SUPPORT_AUTO_SEND); its email is queued.",
+              data={"message": message.pk, "auto_sent": True, "email": email.pk}, save=("first_response_at",))
     audit_record(actor=actor, action="support.reply_auto_sent", case=ticket.case, obj=message,
                  data={"ticket_id": ticket.ticket_id, "body": ticket.suggested_reply[:500]})
+    return message
+
+
+# --- the reply's email (casework.outbox.email) -------------------------------------------
+
+def reply_subject(ticket: Ticket) -> str:
+    """"[TKT-...] Re: <the customer's subject, or the ticket's title>", without piling up Re:s."""
+    first = ticket.messages.filter(direction=TicketMessage.Direction.CUSTOMER).exclude(email_subject="") \
+        .order_by("id").first()
+    topic = (first.email_subject if first else "") or ticket.case.title
+    topic = re.sub(r"\[TKT-[A-Z0-9]{8}\]\s*", "", topic)
+    topic = re.sub(r"^\s*((re|aw|sv|fw|fwd)\s*:\s*)+", "", topic, flags=re.IGNORECASE).strip()
+    return f"[{ticket.ticket_id}] Re: {topic}"
+
+
+def _reply_email(*, ticket: Ticket, message: TicketMessage):
+    """Queue `message`'s email to the customer, in the caller's transaction, threaded: In-Reply-To
+    the customer's latest message with a Message-ID (or our latest), References every earlier
+    Message-ID of the thread. None when the customer has no address (nothing is emailed)."""
+    from casework.outbox.email import email_queue, message_id_new
+
+    if not ticket.customer.email:
+        return None
+    earlier = list(ticket.messages.exclude(pk=message.pk).exclude(email_message_id="")
+                   .order_by("id").values_list("direction", "email_message_id"))
+    theirs = [mid for direction, mid in earlier if direction == TicketMessage.Direction.CUSTOMER]
+    in_reply_to = theirs[-1] if theirs else (earlier[-1][1] if earlier else "")
+    email = email_queue(
+        purpose=EMAIL_PURPOSE, to=ticket.customer.email, subject=reply_subject(ticket), body=message.text,
+        case=ticket.case, source_id=message.pk, from_email=settings.SUPPORT_EMAIL_FROM,
+        message_id=message_id_new(hint=ticket.ticket_id), in_reply_to=in_reply_to,
+        references=[mid for _, mid in earlier][-REFERENCES_KEEP:])
+    TicketMessage.objects.filter(pk=message.pk).update(email=email, email_message_id=email.message_id,
+                                                       email_subject=email.subject)
+    message.email, message.email_message_id, message.email_subject = email, email.message_id, email.subject
+    return email
+
+
+def reply_email_sent(email) -> None:
+    """The mail server accepted a reply's email (in the transaction that records it): the
+    ticket waiting on it is replied, and `support.reply_sent` goes out to the webhooks."""
+    from casework.outbox.services import case_data, event_record
+
+    message = TicketMessage.objects.filter(pk=email.source_id).select_related("ticket", "sent_by").first()
+    if message is None:
+        return
+    ticket = _lock(message.ticket)
+    if ticket.lifecycle == TicketState.REPLY_QUEUED:
+        ticket.completed_at = email.sent_at
+        _move(actor="system", ticket=ticket, to=TicketState.REPLIED,
+              reason=f"The reply's email was accepted by the mail server ({email.message_id}).",
+              data={"message": message.pk, "email": email.pk}, save=("completed_at",))
+    event_record(type="support.reply_sent", case=ticket.case, now=email.sent_at, data={
+        "case": case_data(ticket.case), "ticket_id": ticket.ticket_id, "customer_id": ticket.customer.customer_id,
+        "message": {"id": message.pk, "message_id": email.message_id, "subject": email.subject,
+                    "auto_sent": message.auto_sent,
+                    "sent_by": message.sent_by.get_username() if message.sent_by_id else None,
+                    "sent_at": email.sent_at.isoformat()}})
+
+
+def reply_email_failed(email) -> None:
+    """A reply's email failed after its retries: the ticket says so (a person must act, it is in
+    the queue when its case is open) and whoever wrote the reply is told."""
+    from casework.cases.notifications.services import notification_send
+
+    message = TicketMessage.objects.filter(pk=email.source_id).select_related("ticket", "sent_by").first()
+    if message is None:
+        return
+    ticket = _lock(message.ticket)
+    if ticket.lifecycle == TicketState.REPLY_QUEUED:
+        _move(actor="system", ticket=ticket, to=TicketState.REPLY_FAILED,
+              reason=f"The reply's email failed after {email.attempts} attempts: {email.last_error}",
+              data={"message": message.pk, "email": email.pk})
+    if message.sent_by_id:
+        notification_send(actor="system", kind="support", user=message.sent_by, case=ticket.case,
+                          subject=f"Your reply on {ticket.ticket_id} was not delivered",
+                          body=f"The email to {email.to} failed after {email.attempts} attempts: {email.last_error}. "
+                               "Send it again from the ticket's page.",
+                          url=f"/cases/{ticket.case.reference}/")
+
+
+@transaction.atomic
+def ticket_reply_resend(*, actor, ticket: Ticket) -> TicketMessage:
+    """A person sends the failed reply's email again (the same message and Message-ID)."""
+    from casework.outbox.email import email_retry
+    from casework.outbox.models import OutboundEmail
+
+    ticket = _lock(ticket)
+    message = (ticket.messages.filter(direction=TicketMessage.Direction.AGENT, email__state=OutboundEmail.State.FAILED)
+               .select_related("email").order_by("-id").first())
+    if message is None:
+        raise Conflict(f"{ticket.ticket_id} has no failed reply email to send again.", code="no_failed_email")
+    email_retry(actor=actor, email=message.email)
+    if ticket.lifecycle == TicketState.REPLY_FAILED:
+        _move(actor=actor, ticket=ticket, to=TicketState.REPLY_QUEUED, reason="A person sent the email again.",
+              data={"message": message.pk, "email": message.email_id})
     return message
 
 
@@ -359,7 +466,8 @@ def ticket_after_close(*, actor, ticket: Ticket, outcome: str, reason: str = "")
     """The ticket follows its case's close (a decision here, or the generic close): a ticket
     that is still open is closed without a reply (a `replied` close needs a reply sent, which
     has moved the ticket to replied already: support_case_closing refuses it otherwise)."""
-    if ticket.lifecycle in FINAL:
+    if ticket.lifecycle in FINAL or ticket.lifecycle == TicketState.REPLY_QUEUED:
+        # A reply was written and its email is on its way: the email's outcome moves the ticket.
         return ticket
     ticket.completed_at = timezone.now()
     return _move(actor=actor, ticket=ticket, to=TicketState.CLOSED_NO_REPLY,
@@ -389,23 +497,31 @@ def ticket_reply(*, actor, ticket: Ticket, body: str) -> TicketMessage:
         raise ValidationError({"body": f"A reply is at most {MESSAGE_MAX_LENGTH} characters."})
     ticket = _lock(ticket)
     if not ticket.case.is_closed:
-        if ticket.lifecycle == TicketState.REPLIED:
+        if ticket.lifecycle in (TicketState.REPLIED, TicketState.REPLY_QUEUED):
             sent = ticket.messages.filter(direction=TicketMessage.Direction.AGENT).order_by("-id").first()
             who = "the system" if sent is None or sent.auto_sent else (
                 sent.sent_by.get_username() if sent.sent_by else "someone")
             when = f" at {sent.created_at:%Y-%m-%d %H:%M} UTC" if sent else ""
             raise Conflict(f"{ticket.ticket_id} was already answered by {who}{when}; a second reply is refused. "
                            "Close the case to confirm that reply.", code="already_replied")
-        transition_check(SUPPORT_LIFECYCLE, actor=actor, source=ticket.lifecycle, target=TicketState.REPLIED,
+        transition_check(SUPPORT_LIFECYCLE, actor=actor, source=ticket.lifecycle,
+                         target=TicketState.REPLY_QUEUED if ticket.customer.email else TicketState.REPLIED,
                          reference=ticket.case.reference)
     message = _message_add(ticket=ticket, direction=TicketMessage.Direction.AGENT, text=body,
                            channel=ticket.channel, sent_by=actor if isinstance(actor, User) else None)
     # A closed case refuses here (409 naming who closed it); the message above is rolled back.
     case_close(actor=actor, case=ticket.case, outcome="replied", reason=f"Replied to the customer: {body[:300]}")
+    email = _reply_email(ticket=ticket, message=message)
     ticket.first_response_at = ticket.first_response_at or message.created_at
-    ticket.completed_at = message.created_at
-    _move(actor=actor, ticket=ticket, to=TicketState.REPLIED, reason="A person sent the reply.",
-          data={"message": message.pk}, save=("first_response_at", "completed_at"))
+    if email is None:
+        ticket.completed_at = message.created_at
+        _move(actor=actor, ticket=ticket, to=TicketState.REPLIED,
+              reason="A person sent the reply; the customer has no email address.",
+              data={"message": message.pk}, save=("first_response_at", "completed_at"))
+    else:
+        _move(actor=actor, ticket=ticket, to=TicketState.REPLY_QUEUED,
+              reason="A person sent the reply; its email is queued.",
+              data={"message": message.pk, "email": email.pk}, save=("first_response_at",))
     audit_record(actor=actor, action="support.reply_sent", case=ticket.case, obj=message,
                  data={"ticket_id": ticket.ticket_id, "body": body[:500],
                        "edited": body != (ticket.suggested_reply or "").strip()})

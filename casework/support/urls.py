@@ -13,6 +13,7 @@ urlpatterns = [
     path("kb/<str:article_id>/", views.kb_article, name="kb_article"),
     path("tickets/<str:ticket_id>/triage/", views.triage, name="triage"),
     path("tickets/<str:ticket_id>/reply/", views.reply, name="reply"),
+    path("tickets/<str:ticket_id>/resend/", views.resend, name="resend"),
     path("tickets/<str:ticket_id>/escalate/", views.escalate, name="escalate"),
     path("tickets/<str:ticket_id>/close/", views.close, name="close"),
 ]

@@ -157,6 +157,7 @@ MATRIX: dict[str, tuple[str, str]] = {
     "support:message_new": ("GET", "L 200 403 200 L"),
     "support:queue": ("GET", "L 200 403 200 L"),
     "support:reply": ("POST", "L 404 403 404 L"),
+    "support:resend": ("POST", "L 404 403 404 L"),
     "support:triage": ("GET", "L 404 403 404 L"),
     "swagger-ui": ("GET", "L 200 200 200 L"),
     "transactions:index": ("GET", "L 200 403 200 L"),
