@@ -458,6 +458,24 @@ SUPPORT_SLA = _support_sla(env("SUPPORT_SLA", default="enterprise=60/8,pro=240/2
 # Replies are emailed to customers with an address, from SUPPORT_EMAIL_FROM (default
 # DEFAULT_FROM_EMAIL), with "[TKT-...]" in the subject and threading headers.
 SUPPORT_EMAIL_FROM = env("SUPPORT_EMAIL_FROM", default=DEFAULT_FROM_EMAIL)
+# Inbound email (casework/support/inbound.py). An answer to a solved ticket's thread within
+# SUPPORT_REOPEN_DAYS reopens it; later, it opens a new ticket that follows the old one. Mail
+# from an address no customer has: "open" (a new customer and ticket) or "hold" (kept for a
+# person, at /admin/support/inboundemail/).
+SUPPORT_REOPEN_DAYS = env.float("SUPPORT_REOPEN_DAYS", default=7)
+SUPPORT_UNKNOWN_SENDER = env("SUPPORT_UNKNOWN_SENDER", default="hold")
+if SUPPORT_UNKNOWN_SENDER not in ("open", "hold") or SUPPORT_REOPEN_DAYS < 0:
+    raise ImproperlyConfigured("SUPPORT_UNKNOWN_SENDER is open or hold; SUPPORT_REOPEN_DAYS is 0 or more.")
+# How each provider proves a post is its own (django-anymail): HTTP basic auth for Postmark,
+# SendGrid, Amazon SES (SNS) and raw MIME posts (INBOUND_EMAIL_WEBHOOK_SECRET=user:password,
+# several comma-separated during a change), Mailgun's HMAC signature
+# (MAILGUN_WEBHOOK_SIGNING_KEY). A provider with nothing configured refuses every post.
+ANYMAIL = {
+    "WEBHOOK_SECRET": env.list("INBOUND_EMAIL_WEBHOOK_SECRET", default=[]),
+    "MAILGUN_WEBHOOK_SIGNING_KEY": env("MAILGUN_WEBHOOK_SIGNING_KEY", default=""),
+    # SNS subscription confirmations are answered by hand (no outbound call from a webhook).
+    "AMAZON_SES_AUTO_CONFIRM_SNS_SUBSCRIPTIONS": False,
+}
 
 # --- Transaction investigations (seed 003: agents/pipelines/transactions.py) -----------
 # The planner's step limit (planner decisions), each tool's timeout, the whole

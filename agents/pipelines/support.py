@@ -76,7 +76,7 @@ def _intake_finish(ctx: RunContext) -> None:
     ticket, matched = intake_resolve(
         actor="agent:ticket_matcher", customer_id=ctx.state["input_customer_id"], message=ctx.state["input_message"],
         channel=ctx.state.get("input_channel", "api"), match=ctx.output("ticket_matcher"), note=note,
-        intake_run=ctx.run.pk)
+        intake_run=ctx.run.pk, email=ctx.state.get("input_email"))
     run_attach_case(actor="system", run=ctx.run, case=ticket.case)
     ctx.state.update(ticket_id=ticket.ticket_id, matched=matched, match_note=note)
 

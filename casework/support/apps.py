@@ -48,3 +48,5 @@ class SupportConfig(AppConfig):
         from casework.support.events import support_events_register
 
         support_events_register()
+        # The inbound email endpoints' receiver (anymail's inbound signal).
+        from casework.support import inbound_views  # noqa: F401

@@ -120,8 +120,10 @@ def kb_article_save(*, actor, data: dict) -> KBArticle:
 # --- intake -----------------------------------------------------------------------------
 
 @transaction.atomic
-def message_receive(*, actor, customer_id: str, message: str, channel: str = "api"):
+def message_receive(*, actor, customer_id: str, message: str, channel: str = "api", email: dict | None = None):
     """Accept a customer's message and start its intake run (matching, then triage).
+    `email`: an inbound email's {"message_id", "subject", "inbound"} (casework.support.inbound),
+    stored on the message once it has its ticket.
 
     Returns the intake AgentRun; its case is set once the message has its ticket."""
     from agents.tasks import pipeline_enqueue
@@ -133,7 +135,7 @@ def message_receive(*, actor, customer_id: str, message: str, channel: str = "ap
     channel = (channel or "api").strip()[:20] or "api"
     run = pipeline_enqueue(case=None, pipeline=PIPELINE, mode="intake", actor=actor, initial_state={
         "input_customer_id": customer.customer_id, "input_message": message, "input_channel": channel,
-        "input_received_at": timezone.now().isoformat()})
+        "input_received_at": timezone.now().isoformat(), **({"input_email": email} if email else {})})
     audit_record(actor=actor, action="support.message_received", obj=run,
                  data={"customer_id": customer.customer_id, "channel": channel, "length": len(message),
                        "intake_run": run.pk})
@@ -157,7 +159,7 @@ def match_accepted(*, customer: Customer, match: dict | None) -> Ticket | None:
 
 @transaction.atomic
 def intake_resolve(*, actor, customer_id: str, message: str, channel: str, match: dict | None,
-                   note: str = "", intake_run: int | None = None) -> tuple[Ticket, bool]:
+                   note: str = "", intake_run: int | None = None, email: dict | None = None) -> tuple[Ticket, bool]:
     """Give the message its ticket: the accepted match, or a new ticket. Enqueues the triage
     of the whole thread. Returns (ticket, matched)."""
     customer = Customer.objects.get(customer_id=customer_id)
@@ -165,11 +167,20 @@ def intake_resolve(*, actor, customer_id: str, message: str, channel: str, match
     matched = ticket is not None
     intake = {"run": intake_run, "matched": matched, "confidence": (match or {}).get("confidence"), "note": note}
     if ticket is None:
-        ticket = ticket_open(actor=actor, customer=customer, message=message, channel=channel, intake=intake)
+        ticket = ticket_open(actor=actor, customer=customer, message=message, channel=channel, intake=intake,
+                             email=email)
     else:
         _message_add(ticket=ticket, direction=TicketMessage.Direction.CUSTOMER, text=message, channel=channel,
-                     intake=intake)
+                     intake=intake, email=email)
         Ticket.objects.filter(pk=ticket.pk).update(updated_at=timezone.now())
+    if email and email.get("inbound"):
+        from casework.support.inbound import inbound_attachments_store
+        from casework.support.models import InboundEmail
+
+        inbound = InboundEmail.objects.filter(pk=email["inbound"]).first()
+        if inbound is not None:
+            InboundEmail.objects.filter(pk=inbound.pk).update(ticket=ticket)
+            inbound_attachments_store(inbound=inbound, ticket=ticket)
     audit_record(actor=actor, action="support.message_matched" if matched else "support.message_unmatched",
                  case=ticket.case, obj=ticket,
                  data={"ticket_id": ticket.ticket_id, "thread_id": ticket.thread_id, "match": match, "note": note})
@@ -178,7 +189,8 @@ def intake_resolve(*, actor, customer_id: str, message: str, channel: str, match
 
 
 @transaction.atomic
-def ticket_open(*, actor, customer: Customer, message: str, channel: str = "api", intake: dict | None = None) -> Ticket:
+def ticket_open(*, actor, customer: Customer, message: str, channel: str = "api", intake: dict | None = None,
+                email: dict | None = None, follows: Ticket | None = None) -> Ticket:
     from casework.cases.services import case_create
 
     message = _clean_message(message)
@@ -186,13 +198,14 @@ def ticket_open(*, actor, customer: Customer, message: str, channel: str = "api"
     title = title if len(title) <= 80 else title[:79].rstrip() + "…"
     case = case_create(actor=actor, case_type="support_ticket", title=title,
                        description=f"Support ticket from {customer.customer_id} ({customer.get_plan_display()}).")
-    ticket = Ticket(case=case, ticket_id=new_ticket_id(), customer=customer, channel=channel)
-    ticket.full_clean(exclude=["case"])
+    ticket = Ticket(case=case, ticket_id=new_ticket_id(), customer=customer, channel=channel, follows=follows)
+    ticket.full_clean(exclude=["case", "follows"])
     ticket.save()
     _message_add(ticket=ticket, direction=TicketMessage.Direction.CUSTOMER, text=message, channel=channel,
-                 intake=intake or {})
+                 intake=intake or {}, email=email)
     audit_record(actor=actor, action="support.ticket_opened", case=case, obj=ticket,
-                 data={"ticket_id": ticket.ticket_id, "thread_id": ticket.thread_id})
+                 data={"ticket_id": ticket.ticket_id, "thread_id": ticket.thread_id,
+                       **({"follows": follows.ticket_id} if follows else {})})
     return ticket
 
 
@@ -206,12 +219,65 @@ def ticket_triage(*, actor, ticket: Ticket):
 
 
 def _message_add(*, ticket: Ticket, direction: str, text: str, channel: str = "", sent_by: User | None = None,
-                 auto_sent: bool = False, intake: dict | None = None) -> TicketMessage:
+                 auto_sent: bool = False, intake: dict | None = None, email: dict | None = None) -> TicketMessage:
+    email = email or {}
     message = TicketMessage(ticket=ticket, direction=direction, text=text, channel=channel, sent_by=sent_by,
-                            auto_sent=auto_sent, intake=intake or {})
+                            auto_sent=auto_sent, intake=intake or {}, email_message_id=email.get("message_id", ""),
+                            email_subject=email.get("subject", "")[:300])
     message.full_clean(exclude=["ticket"])
     message.save()
     return message
+
+
+# --- answers by email that name their ticket (casework.support.inbound) ------------------
+
+@transaction.atomic
+def ticket_message_join(*, actor, ticket: Ticket, message: str, email: dict | None = None, note: str = "") -> Ticket:
+    """A customer's message that names its open ticket (email headers or subject) joins it, and
+    the thread is triaged again. The matcher is not asked."""
+    ticket = Ticket.objects.select_for_update(of=("self",)).select_related("case", "customer").get(pk=ticket.pk)
+    message = _clean_message(message)
+    _message_add(ticket=ticket, direction=TicketMessage.Direction.CUSTOMER, text=message, channel="email",
+                 intake={"matched": True, "confidence": "thread", "note": note}, email=email)
+    Ticket.objects.filter(pk=ticket.pk).update(updated_at=timezone.now())
+    audit_record(actor=actor, action="support.message_threaded", case=ticket.case, obj=ticket,
+                 data={"ticket_id": ticket.ticket_id, "note": note,
+                       "message_id": (email or {}).get("message_id")})
+    ticket_triage(actor=actor, ticket=ticket)
+    return ticket
+
+
+@transaction.atomic
+def ticket_reopen(*, actor, ticket: Ticket, message: str, reason: str, email: dict | None = None) -> Ticket:
+    """The customer answered a solved ticket within SUPPORT_REOPEN_DAYS: its case reopens (the
+    decision kept, no longer final), the message joins the thread and the ticket goes back to
+    a person (reopened: never auto-answered), through the lifecycle."""
+    from casework.cases.services import case_reopen
+
+    ticket = _lock(ticket)
+    message = _clean_message(message)
+    if ticket.case.is_closed:
+        case_reopen(actor=actor, case=ticket.case, reason=reason)
+        ticket.case.refresh_from_db()
+    _message_add(ticket=ticket, direction=TicketMessage.Direction.CUSTOMER, text=message, channel="email",
+                 intake={"matched": True, "confidence": "thread", "note": reason}, email=email)
+    ticket.reopened_at, ticket.completed_at = timezone.now(), None
+    ticket = _move(actor=actor, ticket=ticket, to=TicketState.REOPENED, reason=reason,
+                   save=("reopened_at", "completed_at"))
+    ticket_triage(actor=actor, ticket=ticket)
+    return ticket
+
+
+@transaction.atomic
+def ticket_follow_up(*, actor, ticket: Ticket, message: str, email: dict | None = None) -> Ticket:
+    """The customer answered a ticket solved longer than SUPPORT_REOPEN_DAYS ago: a new ticket
+    that follows the old one, triaged as any new ticket."""
+    old = ticket
+    ticket = ticket_open(actor=actor, customer=old.customer, message=message, channel="email", email=email,
+                         follows=old, intake={"matched": False, "note": f"Answers {old.ticket_id}, solved more than "
+                                                                     f"SUPPORT_REOPEN_DAYS ago: a new ticket follows it."})
+    ticket_triage(actor=actor, ticket=ticket)
+    return ticket
 
 
 # --- triage results ---------------------------------------------------------------------
@@ -326,6 +392,12 @@ def ticket_auto_send(*, actor, ticket: Ticket) -> TicketMessage | None:
     reply and closes it."""
     ticket = Ticket.objects.select_for_update(of=("self",)).select_related("case", "customer").get(pk=ticket.pk)
     if ticket.case.is_closed or ticket.lifecycle != TicketState.ANSWER_READY or not ticket.suggested_reply:
+        return None
+    if ticket.reopened_at is not None:
+        audit_record(actor="system", action="support.guard_applied", case=ticket.case, obj=ticket,
+                     data={"rule": "reopened_never_auto_sent", "field": "auto_send", "proposed": "send",
+                           "decided": "not sent",
+                           "reason": f"{ticket.ticket_id} was reopened by the customer: a person sends the reply."})
         return None
     if ticket.customer.vip:
         audit_record(actor="system", action="support.guard_applied", case=ticket.case, obj=ticket,

@@ -45,6 +45,7 @@ class TicketState(models.TextChoices):
     REPLY_FAILED = "reply_failed", "Reply not delivered"
     REPLIED = "replied", "Reply sent"
     CLOSED_NO_REPLY = "closed_no_reply", "Closed without a reply"
+    REOPENED = "reopened", "Reopened: the customer wrote back"
 
 
 S = TicketState
@@ -68,6 +69,9 @@ MEANINGS = {
     S.REPLIED: "A reply really went out (its email was accepted by the mail server, or, for a customer with no "
                "address, it was recorded for the channel it came from): a person's one click (which closes the case as replied) or "
                "SUPPORT_AUTO_SEND (the case then awaits the customer until a person confirms the reply).",
+    S.REOPENED: "The customer answered a solved ticket's thread within SUPPORT_REOPEN_DAYS (In-Reply-To, References "
+                "or the ticket id in the subject): it is back with a person, never auto-answered; its case reopened. "
+                "Follow-ups join it.",
     S.CLOSED_NO_REPLY: "A person closed the case without a reply (escalated elsewhere, or no action needed). "
                        "Reached only once the decision closed the case; the SLA clock stops.",
 }
@@ -85,19 +89,22 @@ CASE_STATUS = {
     S.REPLY_FAILED: "in_progress",
     S.REPLIED: "awaiting_response",
     S.CLOSED_NO_REPLY: "closed",
+    S.REOPENED: "in_progress",
 }
 
+# Solved: a reply went out or a person closed it. Not dead ends: the customer's answer to the
+# thread reopens it (within SUPPORT_REOPEN_DAYS), so the table marks no state final.
 FINAL = frozenset({S.REPLIED, S.CLOSED_NO_REPLY})
 OPEN = tuple(s for s in S if s not in FINAL)
 # A triage's result: where the triage's recommended action puts the ticket.
 FOR_ACTION = {"route_specialist": S.ROUTED, "auto_respond": S.ANSWER_READY, "escalate_human": S.ESCALATED}
 # A new message of the customer may join these (the seed keeps them in Redis); the others were
 # persisted, and a new message opens a new ticket.
-MATCHABLE = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED)
+MATCHABLE = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED, S.REOPENED)
 # Waiting for a person: the support queue.
-WAITING = (S.TRIAGE_FAILED, S.ROUTED, S.ANSWER_READY, S.ESCALATED, S.REPLY_FAILED)
+WAITING = (S.TRIAGE_FAILED, S.ROUTED, S.ANSWER_READY, S.ESCALATED, S.REPLY_FAILED, S.REOPENED)
 # Sending a reply: a person's, or SUPPORT_AUTO_SEND's (from answer_ready).
-REPLY_FROM = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED, S.ESCALATED)
+REPLY_FROM = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED, S.ESCALATED, S.REOPENED)
 # A triage (a new one after a follow-up, too) may route the ticket from these.
 TRIAGED_FROM = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED)
 
@@ -108,7 +115,7 @@ SUPPORT_LIFECYCLE = Lifecycle(
     field="lifecycle",
     initial=S.RECEIVED,
     audit_action="support.state_changed",
-    states=tuple(State(str(s), s.label, MEANINGS[s], CASE_STATUS[s], final=s in FINAL) for s in S),
+    states=tuple(State(str(s), s.label, MEANINGS[s], CASE_STATUS[s]) for s in S),
     transitions=tuple(
         move([S.RECEIVED, S.ROUTED], S.TRIAGE_FAILED, AGENT, SYSTEM,
              note="the triage failed, stopped, or its run raised: a person triages")
@@ -125,6 +132,8 @@ SUPPORT_LIFECYCLE = Lifecycle(
         + move(S.REPLY_QUEUED, S.REPLIED, SYSTEM, note="the mail server accepted the reply's email")
         + move(S.REPLY_QUEUED, S.REPLY_FAILED, SYSTEM, note="the email failed after its retries")
         + move(S.REPLY_FAILED, S.REPLY_QUEUED, PERSON, note="a person sends the email again")
+        + move(FINAL, S.REOPENED, SYSTEM,
+               note="the customer answered the thread within SUPPORT_REOPEN_DAYS: back to a person, the case reopens")
         + move([s for s in OPEN if s != S.REPLY_QUEUED], S.CLOSED_NO_REPLY, PERSON,
                note="a person escalates elsewhere or closes: no action needed")
     ),
