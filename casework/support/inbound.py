@@ -220,6 +220,29 @@ def email_receive(*, message, provider: str, now=None) -> InboundEmail:
     return record
 
 
+@transaction.atomic
+def inbound_release(*, actor, inbound: InboundEmail) -> InboundEmail:
+    """A person lets a held email (unknown sender) in: the sender becomes a customer and the
+    message goes through threading / intake as if the setting had been "open"; audited."""
+    from anymail.inbound import AnymailInboundMessage
+
+    from casework.errors import Conflict
+
+    inbound = InboundEmail.objects.select_for_update().get(pk=inbound.pk)
+    if inbound.outcome != InboundEmail.Outcome.HELD:
+        raise Conflict(f"This email was not held ({inbound.get_outcome_display().lower()}).", code="not_held")
+    customer = Customer.objects.filter(email__iexact=inbound.from_email).order_by("pk").first() or _new_customer(
+        email=inbound.from_email, name=inbound.from_name)
+    audit_record(actor=actor, action="support.email_released", obj=inbound,
+                 data={"message_id": inbound.message_id, "from": inbound.from_email,
+                       "customer_id": customer.customer_id})
+    # The record is received again under its own Message-ID: the held one steps aside.
+    message_id = inbound.message_id
+    InboundEmail.objects.filter(pk=inbound.pk).update(message_id=f"{message_id[:-1]}.held-{inbound.pk}>",
+                                                      note=f"Released by a person to {customer.customer_id}.")
+    return email_receive(message=AnymailInboundMessage.parse_raw_mime(inbound.raw), provider=inbound.provider)
+
+
 def inbound_attachments_store(*, inbound: InboundEmail, ticket: Ticket) -> None:
     """Store the email's attachments as the ticket's case evidence (same rules as an upload);
     a refused one is noted on the record (and the message still counts)."""

@@ -25,7 +25,8 @@ def active_ticket_ids(customer_id: str) -> list[str]:
 
 
 def ticket_for_case(case: Case) -> Ticket | None:
-    return (Ticket.objects.select_related("customer", "case").prefetch_related("messages__sent_by", "messages__email")
+    return (Ticket.objects.select_related("customer", "case", "follows__case")
+            .prefetch_related("messages__sent_by", "messages__email")
             .filter(case=case).first())
 
 

@@ -176,16 +176,24 @@ def test_auto_replies_and_loops_open_nothing(client, inbound, headers, sender, m
     assert not Ticket.objects.exists() and not AgentRun.objects.exists()
 
 
-def test_an_unknown_sender_is_held_or_opens_a_new_customer_by_the_setting(client, inbound, settings):
+def test_an_unknown_sender_is_held_or_opens_a_new_customer_by_the_setting(client, admin_client, inbound, settings):
     stranger = "Sam Stranger <sam@elsewhere.example>"
     assert post_raw(client, mime(sender=stranger, message_id="<s1@elsewhere.example>")).status_code == 200
     held = InboundEmail.objects.get()
     assert held.outcome == "held" and held.customer is None and not Ticket.objects.exists()
+    # A person lets it in from the admin: the sender becomes a customer, the message goes to intake.
+    admin_client.post("/admin/support/inboundemail/", {"action": "release", "_selected_action": [held.pk]})
+    assert ticket_of("<s1@elsewhere.example>").customer.email == "sam@elsewhere.example"
+    assert InboundEmail.objects.get(message_id="<s1@elsewhere.example>").outcome == "intake"
 
     settings.SUPPORT_UNKNOWN_SENDER = "open"
     assert post_raw(client, mime(sender=stranger, message_id="<s2@elsewhere.example>")).status_code == 200
     customer = Customer.objects.get(email="sam@elsewhere.example")
     assert customer.name == "Sam Stranger" and ticket_of("<s2@elsewhere.example>").customer == customer
+    settings.SUPPORT_UNKNOWN_SENDER = "open"
+    stranger2 = "Nia New <nia@elsewhere.example>"
+    assert post_raw(client, mime(sender=stranger2, message_id="<s3@elsewhere.example>")).status_code == 200
+    assert ticket_of("<s3@elsewhere.example>").customer.name == "Nia New"
 
 
 def test_quoted_history_and_signature_are_stripped_for_triage_and_the_original_kept(client, inbound):
@@ -257,6 +265,8 @@ def test_a_reply_to_a_solved_ticket_reopens_it_within_the_window_and_opens_a_fol
     record = email_receive(message=late, provider="raw", now=solved_at + timedelta(days=8))
     follower = record.ticket
     assert record.outcome == "follow_up" and follower != ticket and follower.follows == ticket
+    page = alice_client.get(f"/cases/{follower.case.reference}/").content.decode()
+    assert f"Follows <a href=\"/cases/{ticket.case.reference}/\">{ticket.ticket_id}</a>" in page
     assert Ticket.objects.get(pk=ticket.pk).case.is_closed
 
 
@@ -286,6 +296,7 @@ def test_the_conversation_auto_answer_then_that_didnt_help_then_a_person_replies
 
     # The person replies; the customer's client threads it under the whole conversation.
     client.force_login(alice)
+    assert "The customer wrote back" in client.get(f"/cases/{ticket.case.reference}/").content.decode()
     page = client.post(f"/support/tickets/{ticket.ticket_id}/reply/",
                        {"body": "The button is under Settings, Billing, Invoices."}, follow=True).content.decode()
     assert "Emailed" in page
