@@ -28,12 +28,23 @@ class SmtpServer:
                 server.received.append(email.message_from_bytes(envelope.content, policy=email.policy.default))
                 return "250 Message accepted for delivery"
 
+        # The loop is made and run on its own thread (the test's thread may run one already:
+        # Playwright's).
         self.loop = asyncio.new_event_loop()
-        self.server = self.loop.run_until_complete(
-            self.loop.create_server(lambda: SMTP(Handler(), hostname="smtp.test"), "127.0.0.1", 0))
-        self.port = self.server.sockets[0].getsockname()[1]
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        ready = threading.Event()
+
+        def serve():
+            asyncio.set_event_loop(self.loop)
+            self.server = self.loop.run_until_complete(
+                self.loop.create_server(lambda: SMTP(Handler(), hostname="smtp.test"), "127.0.0.1", 0))
+            ready.set()
+            self.loop.run_forever()
+
+        self.thread = threading.Thread(target=serve, daemon=True)
         self.thread.start()
+        if not ready.wait(timeout=10):
+            raise RuntimeError("The SMTP server did not start.")
+        self.port = self.server.sockets[0].getsockname()[1]
 
     def close(self):
         async def stop():
