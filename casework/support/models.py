@@ -156,6 +156,9 @@ class TicketMessage(models.Model):
     # A reply's email (casework.outbox: queued, sent or failed); none when the customer has no address.
     email = models.OneToOneField("outbox.OutboundEmail", null=True, blank=True, on_delete=models.SET_NULL,
                                  related_name="support_message")
+    # A person's reply to a non-English customer (issue 25.3): {"status": pending, translated,
+    # not_translated_offline, not_translated or failed, "language", "as_written", "error"}.
+    translation = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

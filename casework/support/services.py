@@ -458,6 +458,49 @@ def _reply_email(*, ticket: Ticket, message: TicketMessage):
     return email
 
 
+def _needs_translation(ticket: Ticket) -> bool:
+    return bool(ticket.language) and ticket.language.split("-")[0] != "en"
+
+
+def _reply_translate(*, actor, ticket: Ticket, message: TicketMessage):
+    from agents.tasks import pipeline_enqueue
+
+    with correlation(ticket.thread_id):
+        return pipeline_enqueue(case=ticket.case, pipeline=PIPELINE, mode="reply", actor=actor,
+                                initial_state={"input_message_id": message.pk})
+
+
+@transaction.atomic
+def reply_translation_apply(*, actor, message_id: int, output: dict | None, provider: str = "",
+                            error: str = "") -> TicketMessage | None:
+    """The reply's translation landed (the "reply" run's finish, or its failure): the message
+    keeps what the person wrote and gets the customer's-language text and the English beside
+    it; then its email is queued. No translation (offline, a model that did not, a failure):
+    the reply goes as written and the page says why. Once only: a repeat changes nothing."""
+    message = TicketMessage.objects.select_for_update().filter(pk=message_id).first()
+    if message is None or (message.translation or {}).get("status") != "pending":
+        return message
+    ticket = _lock(message.ticket)
+    as_written = message.text
+    translation = {"language": ticket.language, "as_written": as_written}
+    if output and output.get("translated") and (output.get("reply") or "").strip():
+        message.text = output["reply"].strip()
+        message.text_en = (output.get("reply_en") or "").strip()
+        translation["status"] = "translated"
+    else:
+        message.text_en = (output or {}).get("reply_en", "").strip() if output else ""
+        translation["status"] = ("failed" if output is None else
+                                 "not_translated_offline" if provider == "offline" else "not_translated")
+        if error:
+            translation["error"] = error[:300]
+    message.translation = translation
+    message.save(update_fields=["text", "text_en", "translation"])
+    audit_record(actor=actor, action="support.reply_translated", case=ticket.case, obj=message,
+                 data={"ticket_id": ticket.ticket_id, **{k: v for k, v in translation.items() if k != "as_written"}})
+    _reply_email(ticket=ticket, message=message)
+    return message
+
+
 def reply_email_sent(email) -> None:
     """The mail server accepted a reply's email (in the transaction that records it): the
     ticket waiting on it is replied, and `support.reply_sent` goes out to the webhooks."""
@@ -583,6 +626,20 @@ def ticket_reply(*, actor, ticket: Ticket, body: str) -> TicketMessage:
                            channel=ticket.channel, sent_by=actor if isinstance(actor, User) else None)
     # A closed case refuses here (409 naming who closed it); the message above is rolled back.
     case_close(actor=actor, case=ticket.case, outcome="replied", reason=f"Replied to the customer: {body[:300]}")
+    if ticket.customer.email and _needs_translation(ticket):
+        # Emailed once reply_translator has given it in the customer's language (reply_translation_apply).
+        TicketMessage.objects.filter(pk=message.pk).update(
+            translation={"status": "pending", "language": ticket.language})
+        _reply_translate(actor=actor, ticket=ticket, message=message)
+        email = message.email = None
+        ticket.first_response_at = ticket.first_response_at or message.created_at
+        _move(actor=actor, ticket=ticket, to=TicketState.REPLY_QUEUED,
+              reason=f"A person sent the reply; it is translated to {ticket.language}, then emailed.",
+              data={"message": message.pk, "translation": "pending"}, save=("first_response_at",))
+        audit_record(actor=actor, action="support.reply_sent", case=ticket.case, obj=message,
+                     data={"ticket_id": ticket.ticket_id, "body": body[:500],
+                           "edited": body != (ticket.suggested_reply or "").strip()})
+        return message
     email = _reply_email(ticket=ticket, message=message)
     ticket.first_response_at = ticket.first_response_at or message.created_at
     if email is None:

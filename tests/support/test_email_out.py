@@ -8,6 +8,7 @@ import pytest
 
 from casework.outbox.models import OutboundEmail, OutboxEvent
 from casework.support.models import Ticket, TicketMessage
+from tests.fakes.fixtures import fake_openai  # noqa: F401 - fixture
 from tests.support.conftest import send
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the email is sent when the reply commits
@@ -151,3 +152,56 @@ def _seconds(n: int):
     from datetime import timedelta
 
     return timedelta(seconds=n)
+
+
+# --- the reply in the customer's language (issue 25.3) -------------------------------------
+
+PORTUGUESE = "Olá, não consigo exportar o relatório CSV, dá sempre um erro quando tento descarregar."
+
+
+def test_offline_a_reply_to_a_non_english_customer_goes_as_written_and_the_page_says_no_translation_was_made(
+        smtp_server, support_data, alice, alice_client):
+    from casework.support.services import customer_save
+
+    customer_save(actor="system", data={"customer_id": "CUST-003", "email": "fran@example.pt"})
+    _, ticket = send(alice, "CUST-003", PORTUGUESE)
+    assert _fresh(ticket).language == "pt"
+    alice_client.post(f"/support/tickets/{ticket.ticket_id}/reply/", {"body": "We fixed the export, please retry."})
+    reply = TicketMessage.objects.get(ticket=ticket, direction="agent")
+    assert reply.translation["status"] == "not_translated_offline" and reply.text == "We fixed the export, please retry."
+    [received] = smtp_server.received
+    assert received.get_content().strip() == "We fixed the export, please retry."
+    assert _fresh(ticket).lifecycle == "replied"
+    page = alice_client.get(f"/cases/{ticket.case.reference}/").content.decode()
+    assert "No translation was made (no language model is configured): the reply went as written, not in pt." in page
+
+
+def test_with_a_model_the_reply_is_emailed_in_the_customers_language_with_the_english_beside_it(
+        smtp_server, support_data, alice, alice_client, fake_openai):  # noqa: F811 - the fixture imported above
+    from casework.support.services import customer_save
+    from tests.fakes.llm_servers import json_answer
+    from tests.support.test_pipeline_http import SPANISH, SupportLLM, case_data
+
+    llm = SupportLLM(fake_openai)
+    customer_save(actor="system", data={"customer_id": "CUST-003", "email": "fran@example.es"})
+    _, ticket = send(alice, "CUST-003", SPANISH)
+    assert _fresh(ticket).language == "es"
+    asked = []
+
+    def translate(body):
+        asked.append(case_data(body))
+        return json_answer({"language": "es", "reply": "Hola Fran: la factura está en Ajustes, Facturación.",
+                            "reply_en": "Hello Fran: the invoice is under Settings, Billing.", "translated": True})
+
+    llm.queue("reply_translator", translate)
+    alice_client.post(f"/support/tickets/{ticket.ticket_id}/reply/",
+                      {"body": "Hello Fran: the invoice is under Settings, Billing."})
+    assert asked == [{"customer_language": "es", "reply": "Hello Fran: the invoice is under Settings, Billing."}]
+    [received] = smtp_server.received
+    assert received.get_content().strip() == "Hola Fran: la factura está en Ajustes, Facturación."
+    reply = TicketMessage.objects.get(ticket=ticket, direction="agent")
+    assert reply.translation["status"] == "translated" and reply.text_en.startswith("Hello Fran")
+    assert reply.translation["as_written"] == "Hello Fran: the invoice is under Settings, Billing."
+    page = alice_client.get(f"/cases/{ticket.case.reference}/").content.decode()
+    assert "Hola Fran: la factura está en Ajustes, Facturación." in page
+    assert "Hello Fran: the invoice is under Settings, Billing." in page and "Translated to es by the model" in page
