@@ -186,7 +186,12 @@ def email_receive(*, message, provider: str, now=None) -> InboundEmail:
     if customer is None:
         if settings.SUPPORT_UNKNOWN_SENDER != "open":
             return done(InboundEmail.Outcome.HELD, f"No customer has the address {from_email}: held for a person.")
-        customer = _new_customer(email=from_email, name=name)
+        try:
+            with transaction.atomic():
+                customer = _new_customer(email=from_email, name=name)
+        except ValidationError as exc:
+            return done(InboundEmail.Outcome.REFUSED, f"The sender {from_email!r} cannot be a customer: "
+                                                      f"{'; '.join(exc.messages)}")
     record.customer = customer
     meta = {"message_id": message_id, "subject": subject, "inbound": None}
 

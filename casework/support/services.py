@@ -510,7 +510,7 @@ def reply_email_sent(email) -> None:
     if message is None:
         return
     ticket = _lock(message.ticket)
-    if ticket.lifecycle == TicketState.REPLY_QUEUED:
+    if ticket.lifecycle in (TicketState.REPLY_QUEUED, TicketState.REPLY_FAILED):
         ticket.completed_at = email.sent_at
         _move(actor="system", ticket=ticket, to=TicketState.REPLIED,
               reason=f"The reply's email was accepted by the mail server ({email.message_id}).",

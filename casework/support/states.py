@@ -129,7 +129,8 @@ SUPPORT_LIFECYCLE = Lifecycle(
         + move(S.ANSWER_READY, S.REPLY_QUEUED, PERSON, SYSTEM,
                note="sent in one click, or by SUPPORT_AUTO_SEND (never a VIP's): the email is queued")
         + move(REPLY_FROM, S.REPLY_QUEUED, PERSON, note="a person sends the reply: the email is queued")
-        + move(S.REPLY_QUEUED, S.REPLIED, SYSTEM, note="the mail server accepted the reply's email")
+        + move([S.REPLY_QUEUED, S.REPLY_FAILED], S.REPLIED, SYSTEM,
+               note="the mail server accepted the reply's email (also one sent again from the admin)")
         + move(S.REPLY_QUEUED, S.REPLY_FAILED, SYSTEM, note="the email failed after its retries")
         + move(S.REPLY_FAILED, S.REPLY_QUEUED, PERSON, note="a person sends the email again")
         + move(FINAL, S.REOPENED, SYSTEM,

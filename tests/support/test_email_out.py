@@ -130,6 +130,23 @@ def test_a_refusing_server_fails_the_email_after_its_retries_with_the_reason_the
     assert OutboxEvent.objects.filter(type="support.reply_sent").count() == 1
 
 
+def test_an_admin_sends_a_failed_email_again_and_the_ticket_follows(smtp_server, emailed_customer, alice,
+                                                                      admin_client, settings):
+    from casework.support.services import ticket_reply
+
+    settings.EMAIL_RETRY_SCHEDULE = [60]
+    smtp_server.refuse = "550 5.7.1 Relaying denied"
+    ticket = _ticket_from_email(alice)
+    message = ticket_reply(actor=alice, ticket=ticket, body="Please retry the export now.")
+    from casework.outbox.tasks import outbox_email_send_due
+
+    outbox_email_send_due(now=OutboundEmail.objects.get().next_attempt_at)
+    assert _fresh(ticket).lifecycle == "reply_failed"
+    smtp_server.refuse = ""
+    admin_client.post("/admin/outbox/outboundemail/", {"action": "send_again", "_selected_action": [message.email_id]})
+    assert len(smtp_server.received) == 1 and _fresh(ticket).lifecycle == "replied"
+
+
 def test_a_second_wake_up_of_a_sent_email_sends_nothing(smtp_server, emailed_customer, alice):
     from casework.outbox.tasks import outbox_email_send
     from casework.support.services import ticket_reply
