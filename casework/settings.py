@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "casework.cases.notifications",
     "casework.cases.saved_views",
     "casework.outbox",
+    "casework.idempotency",
     "casework.ops",
     "casework.security",
     "agents",
@@ -312,6 +313,8 @@ CELERY_TASK_ROUTES = {
     "casework.cases.notifications.tasks.cases_sla_check": {"queue": "ops"},
     "casework.outbox.tasks.outbox_deliver_due": {"queue": "ops"},
     "casework.outbox.tasks.outbox_email_send_due": {"queue": "ops"},
+    "casework.transactions.monitoring.tasks.monitoring_evaluate_pending": {"queue": "ops"},
+    "casework.idempotency.tasks.idempotency_purge": {"queue": "ops"},
 }
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
@@ -489,6 +492,15 @@ if TXN_MAX_STEPS < 1 or min(TXN_TOOL_TIMEOUT_SECONDS, TXN_INVESTIGATION_TIMEOUT_
                             TXN_PLANNER_TIMEOUT_SECONDS) <= 0:
     raise ImproperlyConfigured("TXN_MAX_STEPS must be at least 1 and the TXN_*_TIMEOUT_SECONDS positive.")
 
+# Transaction monitoring (casework/transactions/monitoring): amounts are converted to
+# SETTLEMENT_CURRENCY with the rates stored in the database; live rule hits on one card
+# within TXN_HIT_JOIN_MINUTES join that card's open case instead of opening another.
+SETTLEMENT_CURRENCY = env("SETTLEMENT_CURRENCY", default="EUR").upper()
+TXN_HIT_JOIN_MINUTES = env.int("TXN_HIT_JOIN_MINUTES", default=24 * 60)
+TXN_INGEST_MAX_BATCH = env.int("TXN_INGEST_MAX_BATCH", default=1000)
+# An Idempotency-Key is remembered this long (IETF draft: the server says how long).
+IDEMPOTENCY_KEY_HOURS = env.int("IDEMPOTENCY_KEY_HOURS", default=24)
+
 # --- Release risk (seed 004: agents/pipelines/releases.py) ----------------------------
 # The detective's severity thresholds (its offline analyst applies them; its prompt quotes
 # them to a model). Error rates are fractions (0.05 = 5 %), p95 response times milliseconds.
@@ -631,6 +643,17 @@ CELERY_BEAT_SCHEDULE["outbox-deliver-due"] = {
     "task": "casework.outbox.tasks.outbox_deliver_due",
     "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS,
     "options": {"expires": WEBHOOK_SWEEP_INTERVAL_SECONDS},
+}
+# Transaction monitoring: evaluate transactions whose message was lost; forget old idempotency keys.
+CELERY_BEAT_SCHEDULE["txn-evaluate-pending"] = {
+    "task": "casework.transactions.monitoring.tasks.monitoring_evaluate_pending",
+    "schedule": 10.0,
+    "options": {"expires": 10.0},
+}
+CELERY_BEAT_SCHEDULE["idempotency-purge"] = {
+    "task": "casework.idempotency.tasks.idempotency_purge",
+    "schedule": 3600.0,
+    "options": {"expires": 3600.0},
 }
 
 # --- Outgoing email (casework/outbox/email.py: support replies) ------------------------

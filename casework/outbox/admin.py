@@ -46,11 +46,18 @@ class DeliveryAttemptInline(admin.TabularInline):
 @admin.register(Endpoint)
 class EndpointAdmin(admin.ModelAdmin):
     form = EndpointForm
-    list_display = ("id", "url", "description", "enabled", "paused_until", "consecutive_failures", "owner")
+    list_display = ("id", "url", "description", "enabled", "breaker", "paused_until", "consecutive_failures",
+                    "owner")
     list_filter = ("enabled",)
-    readonly_fields = ("disabled_reason", "consecutive_failures", "paused_until", "previous_secret_expires_at",
-                       "created_at", "updated_at")
+    readonly_fields = ("disabled_reason", "breaker", "consecutive_failures", "paused_until", "probe_until",
+                       "previous_secret_expires_at", "created_at", "updated_at")
     actions = ["rotate_secret", "replay_failed"]
+
+    @admin.display(description="circuit breaker")
+    def breaker(self, obj):
+        from django.utils import timezone
+
+        return obj.breaker_state(timezone.now())
 
     def save_model(self, request, obj, form, change):
         data = {name: form.cleaned_data[name] for name in EndpointForm.Meta.fields}

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers, status
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
@@ -35,12 +41,21 @@ class EndpointOutputSerializer(serializers.ModelSerializer):
     case_types = serializers.ListField(child=serializers.CharField())
     rotating_until = serializers.DateTimeField(source="previous_secret_expires_at", allow_null=True,
                                                help_text="Until then the previous secret signs too.")
+    breaker = serializers.SerializerMethodField(
+        help_text="The circuit breaker: closed; open (paused until paused_until); half-open (the next "
+                  "delivery goes alone, as a probe); probing (that probe is in flight).")
 
     class Meta:
         model = Endpoint
         fields = ["id", "url", "description", "enabled", "disabled_reason", "event_types", "case_types",
-                  "timeout_seconds", "owner", "consecutive_failures", "paused_until", "rotating_until",
+                  "timeout_seconds", "owner", "consecutive_failures", "breaker", "paused_until", "rotating_until",
                   "created_at", "updated_at"]
+
+    @extend_schema_field(serializers.ChoiceField(choices=["closed", "open", "half-open", "probing"]))
+    def get_breaker(self, endpoint: Endpoint) -> str:
+        from django.utils import timezone
+
+        return endpoint.breaker_state(timezone.now())
 
 
 class EndpointWithSecretSerializer(EndpointOutputSerializer):

@@ -60,10 +60,14 @@ class Endpoint(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="webhook_endpoints",
                               help_text="Notified when a delivery is dead-lettered or the endpoint is disabled.")
-    # Circuit breaker: after WEBHOOK_BREAKER_THRESHOLD failures in a row the endpoint is paused
-    # until paused_until; its deliveries wait (no attempt is spent) and resume after it.
+    # Circuit breaker: after WEBHOOK_BREAKER_THRESHOLD failures in a row it opens and the
+    # endpoint is paused until paused_until; its deliveries wait (no attempt is spent). After
+    # that it is half-open: one delivery goes as a probe (probe_until is its claim, so no other
+    # goes beside it). The probe's 2xx closes the breaker and the queue resumes; its failure
+    # opens it for another cool-off. A probe whose worker died frees its place at probe_until.
     consecutive_failures = models.PositiveIntegerField(default=0, editable=False)
     paused_until = models.DateTimeField(null=True, blank=True, editable=False)
+    probe_until = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -87,7 +91,19 @@ class Endpoint(models.Model):
                 and (not self.case_types or not case_type or case_type in self.case_types))
 
     def is_paused(self, now) -> bool:
-        return self.paused_until is not None and self.paused_until > now
+        """Open, or half-open with its probe in flight: nothing but the probe may go."""
+        return (self.paused_until is not None and self.paused_until > now) or self.is_probing(now)
+
+    def is_probing(self, now) -> bool:
+        return self.probe_until is not None and self.probe_until > now
+
+    def breaker_state(self, now) -> str:
+        """closed, open (cooling off), half-open (the next delivery is a probe) or probing."""
+        if self.paused_until is None:
+            return "closed"
+        if self.paused_until > now:
+            return "open"
+        return "probing" if self.is_probing(now) else "half-open"
 
 
 class Delivery(models.Model):

@@ -173,6 +173,10 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
     delivery = Delivery.objects.create(endpoint=endpoint, event=OutboxEvent.objects.create(
         type="case.created", payload={}), state=Delivery.State.DEAD)
     manager_requests = InfoRequest.objects.filter(kind="manager_validation").order_by("pk")
+    from casework.transactions.monitoring.services import rule_create
+
+    rule_version = rule_create(actor=alice, name="Fuzz's rule", action="review", mode="shadow",
+                               conditions=[{"field": "amount", "op": "gte", "value": 100}])
 
     def task(t):
         return {"reference": t.case.reference, "id": t.pk}
@@ -204,6 +208,10 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
         "/api/transactions/investigations/{reference}/": [
             {"reference": i.case.reference}
             for i in _one_per(Investigation.objects.select_related("case"), "status", "case__status")],
+        "/api/transactions/rules/{id}/versions/": [{"id": rule_version.rule_id}],
+        "/api/transactions/rules/{id}/versions/{number}/{action}/": [
+            {"id": rule_version.rule_id, "number": rule_version.number, "action": action}
+            for action in ("approve", "reject", "activate")],
         "/api/transactions/investigations/{reference}/recommendations/{id}/": [
             {"reference": r.investigation.case.reference, "id": r.pk}
             for r in _one_per(Recommendation.objects.select_related("investigation__case"), "status")],

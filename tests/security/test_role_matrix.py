@@ -84,6 +84,10 @@ MATRIX: dict[str, tuple[str, str]] = {
     "api-support-reply": ("POST", "L 404 403 404 L"),
     "api-support-ticket": ("GET", "L 404 403 404 L"),
     "api-txn-detail": ("GET", "L 404 403 404 L"),
+    "api-txn-rates": ("GET", "L 200 200 200 L"),
+    "api-txn-rule-version-act": ("POST", "L 404 404 404 L"),
+    "api-txn-rule-versions": ("POST", "L 404 403 404 L"),
+    "api-txn-rules": ("GET", "L 200 200 200 L"),
     "api-txn-import": ("POST", "L 415 403 415 L"),
     "api-txn-recommendation": ("POST", "L 404 403 404 L"),
     "api-txn-resume": ("POST", "L 404 403 404 L"),
@@ -169,6 +173,10 @@ MATRIX: dict[str, tuple[str, str]] = {
     "transactions:rule_edit": ("POST", "L 404 403 404 L"),
     "transactions:rule_promote": ("POST", "L 403 404 404 L"),
     "transactions:rules": ("GET", "L 200 200 200 L"),
+    "transactions:rule_disable": ("POST", "L 404 404 404 L"),
+    "transactions:rule_new": ("POST", "L 302 403 302 L"),
+    "transactions:rule_version_act": ("POST", "L 404 404 404 L"),
+    "transactions:rule_version_propose": ("POST", "L 404 403 404 L"),
 }
 
 
@@ -201,7 +209,8 @@ def test_every_route_has_a_row():
 def url_for(route: str, token: str, reference: str) -> str:
     values = {"reference": reference, "token": token, "tab": "answers", "pk": "999999", "run_id": "999999",
               "trace_id": "t-missing", "release_id": "REL-MISSING", "ticket_id": "T-MISSING",
-              "article_id": "KB-MISSING", "id": "999999", "message_id": "999999", "provider": "raw"}
+              "article_id": "KB-MISSING", "id": "999999", "message_id": "999999", "number": "1",
+              "action": "approve", "provider": "raw"}
     url = route
     for name, value in values.items():
         for conv in ("str", "int", "slug", "path"):

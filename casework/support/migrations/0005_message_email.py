@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('cases', '0006_case_due_at'),
-        ('outbox', '0002_outboundemail'),
+        ('outbox', '0003_outboundemail'),
         ('support', '0004_ticket_states'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('cases', '0006_case_due_at'),
-        ('outbox', '0001_initial'),
+        ('outbox', '0002_endpoint_probe_until'),
     ]
 
     operations = [
