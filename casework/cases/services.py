@@ -201,7 +201,6 @@ def case_may_decide(actor, case: Case) -> None:
 
 
 @transaction.atomic
-@transaction.atomic
 def case_reopen(*, actor, case: Case, reason: str) -> Case:
     """Open a closed case again: the outside world answered its decision (a customer wrote back
     to a solved support ticket). The decision stays on record, no longer final (its data says
@@ -228,6 +227,7 @@ def case_reopen(*, actor, case: Case, reason: str) -> Case:
     return case
 
 
+@transaction.atomic
 def case_close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
     """Record the case's one final decision and close it.
 
