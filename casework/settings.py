@@ -385,6 +385,7 @@ CELERY_TASK_ROUTES = {
     "casework.access.tasks.access_send_reminders": {"queue": "ops"},
     "casework.cases.notifications.tasks.cases_sla_check": {"queue": "ops"},
     "casework.outbox.tasks.outbox_deliver_due": {"queue": "ops"},
+    "casework.outbox.tasks.outbox_email_send_due": {"queue": "ops"},
     "casework.transactions.monitoring.tasks.monitoring_evaluate_pending": {"queue": "ops"},
     "casework.idempotency.tasks.idempotency_purge": {"queue": "ops"},
 }
@@ -532,6 +533,27 @@ def _support_sla(value: str) -> dict:
 
 
 SUPPORT_SLA = _support_sla(env("SUPPORT_SLA", default="enterprise=60/8,pro=240/24,free=1440/72"))
+# Replies are emailed to customers with an address, from SUPPORT_EMAIL_FROM (default
+# DEFAULT_FROM_EMAIL), with "[TKT-...]" in the subject and threading headers.
+SUPPORT_EMAIL_FROM = env("SUPPORT_EMAIL_FROM", default=DEFAULT_FROM_EMAIL)
+# Inbound email (casework/support/inbound.py). An answer to a solved ticket's thread within
+# SUPPORT_REOPEN_DAYS reopens it; later, it opens a new ticket that follows the old one. Mail
+# from an address no customer has: "open" (a new customer and ticket) or "hold" (kept for a
+# person, at /admin/support/inboundemail/).
+SUPPORT_REOPEN_DAYS = env.float("SUPPORT_REOPEN_DAYS", default=7)
+SUPPORT_UNKNOWN_SENDER = env("SUPPORT_UNKNOWN_SENDER", default="hold")
+if SUPPORT_UNKNOWN_SENDER not in ("open", "hold") or SUPPORT_REOPEN_DAYS < 0:
+    raise ImproperlyConfigured("SUPPORT_UNKNOWN_SENDER is open or hold; SUPPORT_REOPEN_DAYS is 0 or more.")
+# How each provider proves a post is its own (django-anymail): HTTP basic auth for Postmark,
+# SendGrid, Amazon SES (SNS) and raw MIME posts (INBOUND_EMAIL_WEBHOOK_SECRET=user:password,
+# several comma-separated during a change), Mailgun's HMAC signature
+# (MAILGUN_WEBHOOK_SIGNING_KEY). A provider with nothing configured refuses every post.
+ANYMAIL = {
+    "WEBHOOK_SECRET": env.list("INBOUND_EMAIL_WEBHOOK_SECRET", default=[]),
+    "MAILGUN_WEBHOOK_SIGNING_KEY": env("MAILGUN_WEBHOOK_SIGNING_KEY", default=""),
+    # SNS subscription confirmations are answered by hand (no outbound call from a webhook).
+    "AMAZON_SES_AUTO_CONFIRM_SNS_SUBSCRIPTIONS": False,
+}
 
 # --- Transaction investigations (seed 003: agents/pipelines/transactions.py) -----------
 # The planner's step limit (planner decisions), each tool's timeout, the whole
@@ -766,6 +788,23 @@ CELERY_BEAT_SCHEDULE["idempotency-purge"] = {
     "task": "casework.idempotency.tasks.idempotency_purge",
     "schedule": 3600.0,
     "options": {"expires": 3600.0},
+}
+
+# --- Outgoing email (casework/outbox/email.py: support replies) ------------------------
+# Sent through EMAIL_URL's backend, at least once, by the same kind of sweep as the webhooks.
+# Seconds between a failed attempt and the next (default 1 min, 5 min, 30 min, 2 h, 6 h:
+# six attempts over about 8.5 hours, each +/- WEBHOOK_RETRY_JITTER); then the email is failed.
+EMAIL_RETRY_SCHEDULE = [int(s) for s in env.list("EMAIL_RETRY_SCHEDULE", default=["60", "300", "1800", "7200",
+                                                                                   "21600"])]
+if not EMAIL_RETRY_SCHEDULE or min(EMAIL_RETRY_SCHEDULE) < 1:
+    raise ImproperlyConfigured("EMAIL_RETRY_SCHEDULE needs at least one delay of 1 s or more.")
+# The domain of the Message-IDs we send (default: DEFAULT_FROM_EMAIL's); a message whose
+# Message-ID has this domain came from us (loop detection on inbound mail).
+EMAIL_MESSAGE_ID_DOMAIN = env("EMAIL_MESSAGE_ID_DOMAIN", default=DEFAULT_FROM_EMAIL.rpartition("@")[2].rstrip("> ") or "localhost")
+CELERY_BEAT_SCHEDULE["outbox-email-send-due"] = {
+    "task": "casework.outbox.tasks.outbox_email_send_due",
+    "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS,
+    "options": {"expires": WEBHOOK_SWEEP_INTERVAL_SECONDS},
 }
 
 # --- LLM providers ---------------------------------------------------------------------

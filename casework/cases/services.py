@@ -201,6 +201,33 @@ def case_may_decide(actor, case: Case) -> None:
 
 
 @transaction.atomic
+def case_reopen(*, actor, case: Case, reason: str) -> Case:
+    """Open a closed case again: the outside world answered its decision (a customer wrote back
+    to a solved support ticket). The decision stays on record, no longer final (its data says
+    when and why it was superseded), so a new decision can close the case again; audited."""
+    case = _lock(case)
+    if not case.is_closed:
+        return case
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError({"reason": "Say why the case is reopened."})
+    transition_check(CASE_LIFECYCLE, actor=actor, source=case.status, target=Case.Status.IN_PROGRESS,
+                     reference=case.reference)
+    decision = case.decisions.filter(final=True).first()
+    if decision is not None:
+        decision.final = False
+        decision.data = {**decision.data, "superseded": {"at": timezone.now().isoformat(), "reason": reason[:500]}}
+        decision.save(update_fields=["final", "data"])
+    case.status = Case.Status.IN_PROGRESS
+    case.closed_at = None
+    case.save(update_fields=["status", "closed_at", "updated_at"])
+    audit_record(actor=actor, action="case.reopened", case=case, obj=case,
+                 data={"reason": reason[:1000], "decision": decision.pk if decision else None,
+                       "outcome": decision.outcome if decision else None})
+    return case
+
+
+@transaction.atomic
 def case_close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
     """Record the case's one final decision and close it.
 

@@ -11,7 +11,7 @@ from django.utils.html import format_html
 from casework.errors import DomainError
 from casework.outbox import services
 from casework.outbox.catalogue import EVENT_TYPES
-from casework.outbox.models import Action, Delivery, DeliveryAttempt, Endpoint, OutboxEvent
+from casework.outbox.models import Action, Delivery, DeliveryAttempt, Endpoint, OutboundEmail, OutboxEvent
 
 
 def _case_type_choices():
@@ -184,3 +184,35 @@ class ActionAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+@admin.register(OutboundEmail)
+class OutboundEmailAdmin(admin.ModelAdmin):
+    """Emails decisions sent (support replies): queued, sent, failed with the server's answer. A
+    failed one is sent again with the action (the same Message-ID), or from its case's page."""
+
+    list_display = ("created_at", "to", "subject", "state", "attempts", "sent_at", "last_error", "case")
+    list_filter = ("state", "purpose")
+    search_fields = ("to", "subject", "message_id", "case__reference")
+    list_select_related = ("case",)
+    actions = ["send_again"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in OutboundEmail._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Send the failed emails again")
+    def send_again(self, request, queryset):
+        from casework.outbox.email import email_retry
+
+        for email in queryset:
+            try:
+                email_retry(actor=request.user, email=email)
+                self.message_user(request, f"{email.to}: queued again.")
+            except DomainError as exc:
+                self.message_user(request, f"{email.to}: {exc.message}", level=messages.WARNING)

@@ -220,3 +220,57 @@ class Action(models.Model):
 
     def is_overdue(self, now) -> bool:
         return self.state in self.OPEN and self.deadline_at < now
+
+
+class OutboundEmail(models.Model):
+    """One email a decision sends (a support reply), written in the decision's transaction and
+    sent by a worker at least once, with the same claim / lease / retry bookkeeping as a
+    webhook Delivery (casework/outbox/email.py). `purpose` names who is told of the outcome
+    (a handler a case type registered: casework.outbox.email.email_purpose_register);
+    `source_id` is that type's own row (a support TicketMessage's pk)."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        SENDING = "sending", "Sending"
+        RETRYING = "retrying", "Retrying"  # an attempt failed; the next is at next_attempt_at
+        SENT = "sent", "Sent"
+        FAILED = "failed", "Failed"  # the last attempt failed
+
+    purpose = models.CharField(max_length=60, db_index=True)
+    source_id = models.BigIntegerField(null=True, blank=True)
+    case = models.ForeignKey("cases.Case", null=True, blank=True, on_delete=models.SET_NULL,
+                             related_name="outbound_emails")
+    from_email = models.CharField(max_length=300)
+    to = models.CharField(max_length=300)
+    subject = models.CharField(max_length=300)
+    body = models.TextField()
+    # Threading: our stable Message-ID (with <>), and the ids this one answers.
+    message_id = models.CharField(max_length=300, unique=True)
+    in_reply_to = models.CharField(max_length=300, blank=True, default="")
+    references = models.TextField(blank=True, default="")  # space-separated <ids>, oldest first
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
+    attempts = models.PositiveIntegerField(default=0)
+    retry_base = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    claim_token = models.CharField(max_length=32, blank=True, default="")
+    lease_until = models.DateTimeField(null=True, blank=True)
+    woken_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=300, blank=True, default="")
+    sent_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["state", "next_attempt_at"], name="outbox_email_due_idx")]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(state__in=["queued", "sending", "retrying", "sent", "failed"]),
+                                   name="outbox_email_state_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject} → {self.to}: {self.state}"
+
+    @property
+    def is_pending(self) -> bool:
+        return self.state in (self.State.QUEUED, self.State.SENDING, self.State.RETRYING)

@@ -319,10 +319,11 @@ def _probe_claim(endpoint: Endpoint, *, now: datetime) -> datetime | bool | None
     return None if closed else False
 
 
-def retry_delay(failed_attempts: int) -> float | None:
-    """Seconds before the next attempt after this many failed ones (of this schedule), or
-    None when the schedule is spent. Jitter spreads a burst of failures over time."""
-    schedule = settings.WEBHOOK_RETRY_SCHEDULE
+def retry_delay(failed_attempts: int, schedule: list[int] | None = None) -> float | None:
+    """Seconds before the next attempt after this many failed ones (of this schedule:
+    WEBHOOK_RETRY_SCHEDULE unless given), or None when the schedule is spent. Jitter spreads
+    a burst of failures over time."""
+    schedule = settings.WEBHOOK_RETRY_SCHEDULE if schedule is None else schedule
     if failed_attempts > len(schedule):
         return None
     jitter = settings.WEBHOOK_RETRY_JITTER

@@ -71,3 +71,34 @@ def outbox_deliver_due(self, now: datetime | str | None = None) -> int:
         sent += 1
     return sent
 
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=90, time_limit=120, ignore_result=True)
+def outbox_email_send(email_id: int, now: datetime | str | None = None) -> None:
+    """One attempt of one queued email. A duplicate message finds it claimed (or sent) and does nothing."""
+    from casework.outbox.email import email_attempt
+
+    email_attempt(email_id, now=_when(now))
+
+
+@shared_task(ignore_result=True)
+def outbox_email_send_due(now: datetime | str | None = None) -> int:
+    """Wake a worker for every email that is due (a retry whose time came, a lost broker
+    message, a worker that died mid-send). `now` as in outbox_deliver_due."""
+    from django.utils import timezone
+
+    from casework.outbox.email import emails_due, emails_mark_woken
+
+    given = now is not None
+    now = _when(now) or timezone.now()
+    ids = emails_due(now=now, limit=SWEEP_LIMIT)
+    emails_mark_woken(ids, now)
+    sent = 0
+    for pk in ids:
+        try:
+            outbox_email_send.apply_async((pk,), {"now": now.isoformat()} if given else {})
+        except Exception:  # noqa: BLE001 - sent again after WEBHOOK_REDELIVER_AFTER_SECONDS
+            logger.warning("Could not enqueue email %s", pk, exc_info=True)
+            break
+        sent += 1
+    return sent

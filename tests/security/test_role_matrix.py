@@ -176,6 +176,9 @@ MATRIX: dict[str, tuple[str, str]] = {
     "support:message_new": ("GET", "L 200 403 200 L"),
     "support:queue": ("GET", "L 200 403 200 L"),
     "support:reply": ("POST", "L 404 403 404 L"),
+    # Authenticated by the email provider's own scheme, never a login; unconfigured, it refuses all.
+    "support:inbound_email": ("POST", "403 403 403 403 403"),
+    "support:resend": ("POST", "L 404 403 404 L"),
     "support:triage": ("GET", "L 404 403 404 L"),
     "swagger-ui": ("GET", "L 200 200 200 L"),
     "transactions:index": ("GET", "L 200 403 200 L"),
@@ -222,7 +225,7 @@ def url_for(route: str, token: str, reference: str) -> str:
     values = {"reference": reference, "token": token, "tab": "answers", "pk": "999999", "run_id": "999999",
               "trace_id": "t-missing", "release_id": "REL-MISSING", "ticket_id": "T-MISSING",
               "article_id": "KB-MISSING", "id": "999999", "message_id": "999999", "number": "1",
-              "action": "approve"}
+              "action": "approve", "provider": "raw"}
     url = route
     for name, value in values.items():
         for conv in ("str", "int", "slug", "path"):
