@@ -57,6 +57,9 @@ class Expectation(BaseModel):
     # least one call failed AND the run still ended (completed_with_errors, or a failure the
     # case records); False means none failed.
     errors_expected: bool = False
+    # Agents or tools that may fail besides the faulted ones (an agent whose only input was
+    # the faulted tool, say); any other failed call fails the scenario.
+    may_fail: list[str] = Field(default_factory=list)
     rubric: str = Field("", description="Free text for a reviewer or the LLM judge.")
 
     @field_validator("fields")

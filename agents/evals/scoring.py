@@ -87,6 +87,14 @@ def score(scenario: Scenario, observed: Observed) -> Score:
         if not noticed:
             failures.append("error_handling: a failure was injected but no call or run records it"
                             + ("" if observed.faults_fired else " (no fault fired)"))
+        # Only the faulted calls (and those the scenario names as failing in their wake) may
+        # fail: an agent that crashed on what a faulted tool answered is not "handling" it.
+        allowed = {f.name for f in scenario.faults} | set(expect.may_fail)
+        collateral = [s for s in failed_calls if s["name"] not in allowed]
+        criteria["error_handling"].append(0.0 if collateral else 1.0)
+        if collateral:
+            failures.append("error_handling: call(s) failed beyond the injected fault: "
+                            + ", ".join(f"{s['name']} ({s['error_type'] or 'error'})" for s in collateral[:5]))
     else:
         criteria["error_handling"].append(0.0 if failed_calls else 1.0)
         if failed_calls:

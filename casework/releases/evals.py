@@ -12,9 +12,11 @@ from casework.cases.types import Evaluation
 ACTOR = "evaluation"
 
 # The person's outcome -> what the detective should have concluded.
-DECISION_FIELDS = {"go": {"extra.report_severity": ["low", "medium"]},
-                   "no_go": {"extra.report_severity": ["high", "medium"]},
-                   "deferred": {"extra.report_severity": ["medium", "high"]}}
+# One severity per outcome: a detective that always says "medium" must not pass a go and a
+# no-go alike (it did when each outcome accepted "medium").
+DECISION_FIELDS = {"go": {"extra.report_severity": "low"},
+                   "no_go": {"extra.report_severity": "high"},
+                   "deferred": {"extra.report_severity": "medium"}}
 
 
 def submit_release(data: dict, reference: dict) -> None:

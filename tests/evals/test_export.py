@@ -40,7 +40,7 @@ def test_a_closed_release_becomes_a_scenario_that_passes_when_re_run(rita):
     case = submitted_release(SEED, "no_go", rita)
     data = scenario_data(case)
     assert data["id"] == f"{case.reference.lower()}-export" and data["source"] == case.reference
-    assert data["expect"]["fields"] == {"extra.report_severity": ["high", "medium"]}
+    assert data["expect"]["fields"] == {"extra.report_severity": "high"}
     assert data["expect"]["tools_in_order"] == ["detective", "get_release_summary", "get_test_details",
                                                 "file_risk_report"]
     assert "[number]" in data["expect"]["rubric"] and "1234" not in data["expect"]["rubric"]

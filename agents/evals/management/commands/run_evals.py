@@ -36,6 +36,10 @@ class Command(BaseCommand):
         parser.add_argument("--no-record", action="store_true", help="Do not keep the run for the evaluations page.")
 
     def handle(self, *args, **options):
+        if options["fail_on_regression"] and not options["compare"]:
+            # Without a baseline nothing can regress: the gate would pass whatever happened.
+            raise CommandError("--fail-on-regression needs --compare VERSION: the baseline to gate against "
+                               "(e.g. --compare offline).")
         suites = options["suite"] or suite_names()
         try:
             loaded = {suite: load_suite(suite) for suite in suites}
