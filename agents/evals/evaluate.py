@@ -3,41 +3,17 @@ scored, judged when a judge is configured, gathered into the report."""
 
 from __future__ import annotations
 
-import hashlib
-import importlib
 import time
 from collections.abc import Callable
 
 from django.conf import settings
 
 from agents.evals.judge import SKIPPED_OFFLINE, Judge, judge_configured, judge_model
+from agents.evals.prompts import prompt_version
 from agents.evals.report import build_report
 from agents.evals.runner import run_scenario
 from agents.evals.schema import CASE_TYPES, Scenario, load_suite
 from agents.evals.scoring import score
-
-
-def prompt_version(suite: str) -> str:
-    """A short hash of the suite's pipeline prompts: the agents' system prompts, the pipeline
-    module's *PROMPT* strings and its *_agent() builders' prompts (as the settings fill them).
-    Two runs with one prompt version ran the same prompts."""
-    from agents.runtime.pipeline import get_pipeline
-    from casework.cases.types import CASE_TYPES as TYPES
-
-    name = TYPES[suite].pipeline
-    pipeline = get_pipeline(name)
-    texts = [f"{key}:{agent.system_prompt}" for key, agent in sorted(pipeline.agents.items())]
-    module = importlib.import_module(f"agents.pipelines.{name}")
-    for attr, value in sorted(vars(module).items()):
-        if "PROMPT" in attr and isinstance(value, str):
-            texts.append(f"{attr}:{value}")
-        elif attr.endswith("_agent") and callable(value):
-            # An agent built when first used (its prompt quotes settings): detective_agent().
-            try:
-                texts.append(f"{attr}:{value().system_prompt}")
-            except TypeError:
-                pass
-    return hashlib.sha256("\n".join(texts).encode()).hexdigest()[:12]
 
 
 def run_config(suite: str) -> dict:
@@ -69,6 +45,7 @@ def run_evaluation(suite: str, *, reset: Callable[[], None], scenarios: list[Sce
             "trajectory": [f"{s['name']}:{s['status']}" for s in observed.trajectory],
             "fields": {k: v for k, v in observed.fields.items() if k in expected},
             "run_statuses": observed.run_statuses, "faults_fired": observed.faults_fired,
+            "grounding": observed.grounding,
             "case": observed.case_reference, "model": observed.model, "seconds": observed.seconds,
         })
         if progress:

@@ -34,7 +34,12 @@ def build_report(suite: str, results: list[dict], *, config: dict, seconds: floa
     """`results`: one dict per scenario (id, category, status, scores, failures, judge ...)."""
     total = len(results)
     passed = sum(1 for r in results if r["status"] == "passed")
-    avg = {d: round(sum(r["scores"][d] for r in results) / total, 4) if total else 0.0 for d in DIMENSIONS}
+    avg = {}
+    for d in DIMENSIONS:
+        # A report of an older shape (a stored run, a baseline) may lack a newer dimension.
+        values = [r["scores"][d] for r in results if d in r["scores"]]
+        if values or not total:
+            avg[d] = round(sum(values) / len(values), 4) if values else 0.0
     judged = [r["judge"]["score"] for r in results if r.get("judge", {}).get("status") == "scored"]
     if judged:
         avg["judge"] = round(sum(judged) / len(judged), 4)

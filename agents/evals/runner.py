@@ -41,6 +41,19 @@ class Observed:
     faults_fired: list[dict] = field(default_factory=list)
     crash: str = ""
     seconds: float = 0.0
+    # Each tool call as the model made it: name, arguments, status, what it answered (cut short).
+    tool_calls: list[dict] = field(default_factory=list)
+    # The groundedness check (agents.evals.grounding): {"checked": n, "invented": [...]}, or
+    # None when the case type registers nothing to check.
+    grounding: dict | None = None
+    # Where to open the run: its traces (the waterfall), and what it cost.
+    trace_ids: list[str] = field(default_factory=list)
+    run_ids: list[int] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    # The agents' outputs by call key (for the page and a diff between two runs).
+    outputs: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -101,12 +114,12 @@ def run_scenario(case_type: str, scenario: Scenario, *, reset: Callable[[], None
         except Exception as exc:  # noqa: BLE001 - a crash is a scenario's failure, reported with its reason
             observed.crash = f"{type(exc).__name__}: {exc}"[:500]
     observed.faults_fired = plan.fired
-    _read_back(case_type, observed)
+    _read_back(case_type, observed, scenario)
     observed.seconds = round(time.perf_counter() - started, 3)
     return observed
 
 
-def _read_back(case_type: str, observed: Observed) -> None:
+def _read_back(case_type: str, observed: Observed, scenario: Scenario) -> None:
     from agents.models import AgentCall, AgentRun
     from casework.cases.models import Case
 
@@ -119,6 +132,14 @@ def _read_back(case_type: str, observed: Observed) -> None:
     calls = list(AgentCall.objects.filter(run__in=runs).order_by("id"))
     observed.trajectory = [{"kind": c.kind, "name": c.name, "key": c.key, "status": c.status,
                             "error_type": c.error_type} for c in calls]
+    observed.tool_calls = [{"name": c.name, "arguments": c.input if isinstance(c.input, dict) else {},
+                            "status": c.status, "answer": _short(c.output if c.status == "ok" else c.error)}
+                           for c in calls if c.kind == AgentCall.Kind.TOOL]
+    observed.run_ids = [r.pk for r in runs]
+    observed.trace_ids = list(dict.fromkeys(c.trace_id for c in calls if c.trace_id))
+    observed.input_tokens = sum(c.input_tokens for c in calls)
+    observed.output_tokens = sum(c.output_tokens for c in calls)
+    observed.cost_usd = round(float(sum(c.cost_usd for c in calls)), 6)
     fields: dict = {"case.status": case.status, "case.priority": case.priority}
     texts: list[str] = []
     for run in runs:
@@ -130,6 +151,7 @@ def _read_back(case_type: str, observed: Observed) -> None:
             output = entry.get("output")
             if isinstance(output, dict):
                 _flatten(key, output, fields)
+                observed.outputs[key] = output
                 texts.append(json.dumps(output, ensure_ascii=False, default=str))
             if entry.get("error"):
                 texts.append(str(entry["error"]))
@@ -142,6 +164,7 @@ def _read_back(case_type: str, observed: Observed) -> None:
                 fields[f"record.{f.name}"] = value
     fields.update(_extras(case_type, case))
     observed.fields = fields
+    observed.grounding = _grounding(case_type, case, scenario, calls)
     observed.text = "\n".join(texts + [str(v) for k, v in fields.items() if k.startswith("extra.")])
 
 
@@ -159,3 +182,22 @@ def _extras(case_type: str, case) -> dict:
     what the case type's Evaluation.observed reads."""
     evaluation = adapters.evaluation_of(case_type)
     return evaluation.observed(case) if evaluation is not None and evaluation.observed is not None else {}
+
+
+def _short(value, limit: int = 4000):
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return value if len(text) <= limit else text[:limit] + " ..."
+
+
+def _grounding(case_type: str, case, scenario: Scenario, calls) -> dict | None:
+    """What the case's findings or replies state, checked against the run's own data."""
+    from agents.evals.grounding import check, sources_of
+    from agents.evals.prompts import prompt_texts
+
+    evaluation = adapters.evaluation_of(case_type)
+    grounding = getattr(evaluation, "grounding", None)
+    if grounding is None:
+        return None
+    statements = [s for s in grounding.statements(case) if s]
+    sources = sources_of(scenario.input, scenario.reference, calls, prompt_texts(case_type))
+    return check(statements, sources, items=grounding.items, numbers=grounding.numbers).as_dict()

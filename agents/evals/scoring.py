@@ -6,8 +6,11 @@ dimensions (seed 004, "Evaluation Dimensions"), each 0 to 1 as the mean of its c
 - decision_quality: each expected decision field matches (one value, or one of a list); each
   must-mention phrase appears in the outputs; each must-not-mention phrase does not;
 - error_handling: nothing crashed; every run ended; and, when the scenario injects a fault,
-  the failure was noticed and recorded (a call marked error, or the run's status says so),
-  otherwise no call failed.
+  the failure was noticed and recorded (a call marked error, or the run's status says so) and
+  no other call failed in its wake; otherwise no call failed;
+- groundedness: the share of the items the findings or replies state (test names, ids,
+  amounts, numbers: agents.evals.grounding) that the run's input or tool results hold; each
+  invented item fails the scenario, named.
 
 A scenario passes when every criterion is met (ground truth is exact); the scores say how
 far off a failing one is. A dimension with no criterion scores 1.
@@ -20,7 +23,7 @@ from dataclasses import dataclass, field
 from agents.evals.runner import Observed
 from agents.evals.schema import Scenario
 
-DIMENSIONS = ("tool_usage", "decision_quality", "error_handling")
+DIMENSIONS = ("tool_usage", "decision_quality", "error_handling", "groundedness")
 ENDED = {"waiting", "completed", "completed_with_errors", "failed", "timed_out", "cancelled"}
 FAILURE_STATUSES = {"completed_with_errors", "failed", "timed_out"}
 
@@ -100,6 +103,14 @@ def score(scenario: Scenario, observed: Observed) -> Score:
         if failed_calls:
             failures.append("error_handling: unexpected failed call(s): "
                             + ", ".join(f"{s['name']} ({s['error_type'] or 'error'})" for s in failed_calls[:5]))
+
+    grounding = observed.grounding
+    if grounding and grounding["checked"]:
+        invented = grounding["invented"]
+        criteria["groundedness"].append(1 - len(invented) / grounding["checked"])
+        for item in invented[:5]:
+            failures.append(f"groundedness: {item['kind']} {item['item']!r} is in no input or tool result of "
+                            f"the run (stated in: {item['statement'][:160]!r})")
 
     scores = {d: round(sum(v) / len(v), 4) if v else 1.0 for d, v in criteria.items()}
     return Score(scores=scores, failures=failures)

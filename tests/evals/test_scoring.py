@@ -26,7 +26,7 @@ RIGHT = ["detective", "get_release_summary", "get_test_details", "file_risk_repo
 def test_a_right_trajectory_and_decision_pass_with_full_scores():
     result = score(scenario(**EXPECT), observed(RIGHT, fields={"detective.severity": "high"}))
     assert result.passed, result.failures
-    assert result.scores == {"tool_usage": 1.0, "decision_quality": 1.0, "error_handling": 1.0}
+    assert result.scores == {"tool_usage": 1.0, "decision_quality": 1.0, "error_handling": 1.0, "groundedness": 1.0}
 
 
 def test_other_calls_between_the_required_ones_are_allowed():
