@@ -7,11 +7,12 @@ ScenarioFileError naming the file and the field ("fraud/high_vpn.yaml: expect.fi
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
@@ -40,6 +41,40 @@ class Fault(BaseModel):
     times: int | None = Field(None, ge=1, description="Fail only the first N calls; all of them when empty.")
 
 
+class ToolCallExpectation(BaseModel):
+    """A tool call with its arguments: `exact` (these arguments and no others), `subset` (at
+    least these, equal), or `regex` (each named argument's value, as text, matches the
+    pattern in full). `calls`: whether one call of the tool must match (`any`) or each one
+    (`every`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+    match: Literal["exact", "subset", "regex"] = "subset"
+    calls: Literal["any", "every"] = "any"
+
+    @model_validator(mode="after")
+    def _patterns_compile(self):
+        if self.match == "regex":
+            for name, pattern in self.args.items():
+                try:
+                    re.compile(str(pattern))
+                except re.error as exc:
+                    raise ValueError(f"args.{name}: not a regular expression ({exc})") from None
+        return self
+
+
+class ForbiddenCall(BaseModel):
+    """A call that must not happen: the tool (any call of it, when `args` is empty), or the
+    tool with these arguments (subset)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
 class Expectation(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -50,6 +85,13 @@ class Expectation(BaseModel):
     # may come between them).
     tools_in_order: list[str] = Field(default_factory=list)
     tools_forbidden: list[str] = Field(default_factory=list)
+    # Tool calls with their arguments (ToolCallExpectation), calls that must not happen,
+    # pairs [A, B]: A is called and its first call comes before B's first call, and the most
+    # calls of an agent or tool ("*": of all calls together).
+    tool_calls: list[ToolCallExpectation] = Field(default_factory=list)
+    forbidden_calls: list[ForbiddenCall] = Field(default_factory=list)
+    order: list[tuple[str, str]] = Field(default_factory=list)
+    max_calls: dict[str, int] = Field(default_factory=dict)
     # Case-insensitive substrings of the agents' outputs.
     must_mention: list[str] = Field(default_factory=list)
     must_not_mention: list[str] = Field(default_factory=list)
@@ -61,6 +103,14 @@ class Expectation(BaseModel):
     # the faulted tool, say); any other failed call fails the scenario.
     may_fail: list[str] = Field(default_factory=list)
     rubric: str = Field("", description="Free text for a reviewer or the LLM judge.")
+
+    @field_validator("max_calls")
+    @classmethod
+    def _at_least_one(cls, value: dict) -> dict:
+        for name, most in value.items():
+            if most < 0:
+                raise ValueError(f"{name}: the most calls cannot be negative")
+        return value
 
     @field_validator("fields")
     @classmethod

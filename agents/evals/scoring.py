@@ -18,6 +18,8 @@ far off a failing one is. A dimension with no criterion scores 1.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 
 from agents.evals.runner import Observed
@@ -56,6 +58,8 @@ def score(scenario: Scenario, observed: Observed) -> Score:
         criteria["tool_usage"].append(0.0 if called else 1.0)
         if called:
             failures.append(f"tool_usage: forbidden {name!r} was called")
+
+    _trajectory_checks(expect, observed, names, criteria["tool_usage"], failures)
 
     for name, wanted in expect.fields.items():
         got = observed.fields.get(name, _MISSING)
@@ -117,6 +121,69 @@ def score(scenario: Scenario, observed: Observed) -> Score:
 
 
 _MISSING = object()
+
+
+def _trajectory_checks(expect, observed: Observed, names: list[str], criteria: list[float],
+                       failures: list[str]) -> None:
+    """Tool arguments, forbidden calls, order pairs and call counts (tool_usage)."""
+    calls = observed.tool_calls
+    for wanted in expect.tool_calls:
+        of_tool = [c for c in calls if c["name"] == wanted.tool]
+        problems = [_args_problem(wanted, c["arguments"]) for c in of_tool]
+        if not of_tool:
+            ok, why = False, "never called"
+        elif wanted.calls == "every":
+            bad = [p for p in problems if p]
+            ok, why = not bad, (bad[0] if bad else "")
+        else:
+            ok = any(p == "" for p in problems)
+            why = "" if ok else problems[-1]
+        criteria.append(1.0 if ok else 0.0)
+        if not ok:
+            failures.append(f"tool_usage: {wanted.tool} arguments ({wanted.match}): {why}")
+    for forbidden in expect.forbidden_calls:
+        hit = next((c for c in calls if c["name"] == forbidden.tool
+                    and all(c["arguments"].get(k, _MISSING) == v for k, v in forbidden.args.items())), None)
+        criteria.append(0.0 if hit else 1.0)
+        if hit:
+            failures.append(f"tool_usage: forbidden call {forbidden.tool}({_show_args(hit['arguments'])})")
+    for first, then in expect.order:
+        ok = first in names and (then not in names or names.index(first) < names.index(then))
+        criteria.append(1.0 if ok else 0.0)
+        if not ok:
+            failures.append(f"tool_usage: {first!r} must come before {then!r}; "
+                            + (f"{first!r} was never called" if first not in names else f"{then!r} came first"))
+    for name, most in expect.max_calls.items():
+        count = len(names) if name == "*" else names.count(name)
+        criteria.append(1.0 if count <= most else 0.0)
+        if count > most:
+            failures.append(f"tool_usage: {'all calls' if name == '*' else repr(name)} called {count} times, "
+                            f"at most {most} allowed")
+
+
+def _args_problem(wanted, got: dict) -> str:
+    """'' when the call's arguments match; otherwise what differs."""
+    if wanted.match == "exact" and set(got) != set(wanted.args):
+        extra, missing = sorted(set(got) - set(wanted.args)), sorted(set(wanted.args) - set(got))
+        return "; ".join(filter(None, [f"unexpected {', '.join(extra)}" if extra else "",
+                                       f"missing {', '.join(missing)}" if missing else ""]))
+    for key, value in wanted.args.items():
+        if key not in got:
+            return f"{key} missing"
+        if wanted.match == "regex":
+            if re.fullmatch(str(value), _as_text(got[key])) is None:
+                return f"{key}={got[key]!r} does not match /{value}/"
+        elif not _matches(got[key], value):
+            return f"{key} expected {value!r}, got {got[key]!r}"
+    return ""
+
+
+def _as_text(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _show_args(args: dict) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in list(args.items())[:4])[:200]
 
 
 def _in_order(required: list[str], names: list[str]) -> int:
