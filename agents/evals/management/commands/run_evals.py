@@ -34,12 +34,20 @@ class Command(BaseCommand):
                             help="Exit 1 when the comparison finds a regression.")
         parser.add_argument("--json", metavar="PATH", help="Write the full reports as JSON ('-' for stdout).")
         parser.add_argument("--no-record", action="store_true", help="Do not keep the run for the evaluations page.")
+        parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                            help="Run each scenario N times: pass rate with a 95%% interval, pass@k and pass^k; "
+                                 "the regression gate then uses a two-proportion test.")
+        parser.add_argument("--workers", type=int, default=1, metavar="W",
+                            help="Share the repeats over W processes (each with its own throwaway database; "
+                                 "at most the number of cores).")
 
     def handle(self, *args, **options):
         if options["fail_on_regression"] and not options["compare"]:
             # Without a baseline nothing can regress: the gate would pass whatever happened.
             raise CommandError("--fail-on-regression needs --compare VERSION: the baseline to gate against "
                                "(e.g. --compare offline).")
+        if options["repeat"] < 1 or options["workers"] < 1:
+            raise CommandError("--repeat and --workers take a number of 1 or more.")
         suites = options["suite"] or suite_names()
         try:
             loaded = {suite: load_suite(suite) for suite in suites}
@@ -55,7 +63,7 @@ class Command(BaseCommand):
         reports: dict[str, dict] = {}
         with evaluation_database():
             for suite in suites:
-                reports[suite] = self._run_suite(suite, loaded[suite])
+                reports[suite] = self._run_suite(suite, loaded[suite], options)
 
         regressions = 0
         for suite, report in reports.items():
@@ -84,9 +92,10 @@ class Command(BaseCommand):
             raise CommandError(f"{regressions} regression(s) against baseline {options['compare']!r}.",
                                returncode=1)
 
-    def _run_suite(self, suite: str, scenarios) -> dict:
+    def _run_suite(self, suite: str, scenarios, options) -> dict:
+        more = {"repeat": options["repeat"], "workers": options["workers"]}
         if not sys.stderr.isatty():
-            return run_evaluation(suite, scenarios=scenarios, reset=flush_evaluation_database)
+            return run_evaluation(suite, scenarios=scenarios, reset=flush_evaluation_database, **more)
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         with Progress(TextColumn(f"{suite:<26}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -96,7 +105,8 @@ class Command(BaseCommand):
             def progress(done: int, total: int, scenario_id: str) -> None:
                 bar.update(task, completed=done, description=scenario_id)
 
-            return run_evaluation(suite, scenarios=scenarios, reset=flush_evaluation_database, progress=progress)
+            return run_evaluation(suite, scenarios=scenarios, reset=flush_evaluation_database, progress=progress,
+                                  **more)
 
     def _print_summary(self, report: dict) -> None:
         summary, config = report["summary"], report["config"]
@@ -105,15 +115,30 @@ class Command(BaseCommand):
                 f"(pass rate {summary['pass_rate']:.2%}); {scores}; judge {summary['judge']}; "
                 f"{config['provider']}/{config['model']}, prompts {config['prompt_version']}; {summary['seconds']} s")
         self.stdout.write(self.style.SUCCESS(line) if summary["failed"] == 0 else self.style.WARNING(line))
+        attempts = summary.get("attempts") or {}
+        if attempts.get("k", 1) > 1:
+            low, high = attempts["interval"]
+            self.stdout.write(f"  over {attempts['runs']} runs ({attempts['k']} per scenario): pass rate "
+                              f"{attempts['rate']:.2f} [{low:.2f}, {high:.2f}] (95% Wilson); "
+                              f"pass@{attempts['k']} {attempts['pass_at_k']:.2f}, "
+                              f"pass^{attempts['k']} {attempts['pass_hat_k']:.2f}")
+        if summary.get("cost_usd") or summary.get("tokens"):
+            self.stdout.write(f"  {summary.get('tokens', 0)} tokens, ${summary.get('cost_usd', 0):.4f}")
         for scenario in report["scenarios"]:
             if scenario["status"] != "passed":
-                self.stdout.write(f"  FAILED {scenario['id']}: " + "; ".join(scenario["failures"][:3]))
+                runs = (f" ({scenario['passes']}/{scenario['attempts']} runs passed, 95% "
+                        f"[{scenario['interval'][0]:.2f}, {scenario['interval'][1]:.2f}])"
+                        if scenario.get("attempts", 1) > 1 else "")
+                self.stdout.write(f"  FAILED {scenario['id']}{runs}: " + "; ".join(scenario["failures"][:3]))
         analysis = report["regression_analysis"]
         for item in analysis.get("regressions", []):
             what = item.get("metric") or item.get("scenario")
             self.stderr.write(self.style.WARNING(
                 f"  REGRESSION {what}: {item['baseline']} -> {item['current']}"
                 + (f" ({item['change_pct']}%)" if "change_pct" in item else "")
+                + (f" {_interval(item['baseline_interval'])} -> {_interval(item['current_interval'])}"
+                   if "baseline_interval" in item else "")
+                + (f" p={item['p_value']:.4f}" if "p_value" in item else "")
                 + (f": {item['reason']}" if item.get("reason") else "")))
         for item in analysis.get("improvements", []):
             what = item.get("metric") or item.get("scenario")
@@ -128,3 +153,7 @@ class Command(BaseCommand):
         except DatabaseError as exc:
             self.stderr.write(self.style.WARNING(f"Run not recorded for the evaluations page ({exc}); "
                                                  "run manage.py migrate first."))
+
+
+def _interval(bounds) -> str:
+    return f"[{bounds[0]:.2f}, {bounds[1]:.2f}]"
