@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 
-from agents.evals.judge import SKIPPED_OFFLINE, Judge, judge_configured, judge_model
+from agents.evals.judge import Judge, judge_configured, judge_model, not_scored, rubric_failures
 from agents.evals.prompts import prompt_version
 from agents.evals.report import build_report
 from agents.evals.runner import run_scenario
@@ -30,12 +30,13 @@ def run_attempt(suite: str, scenario: Scenario, *, reset: Callable[[], None], ju
     """One run of one scenario, scored (and judged), with what it takes to open it later."""
     observed = run_scenario(suite, scenario, reset=reset)
     graded = score(scenario, observed)
-    verdict = judge.grade(scenario, observed) if judge else dict(SKIPPED_OFFLINE)
+    verdict = judge.grade(scenario, observed) if judge else not_scored(scenario)
+    failures = graded.failures + rubric_failures(verdict)
     expected = set(scenario.expect.fields)
     return {
         "id": scenario.id, "category": scenario.category,
-        "status": "passed" if graded.passed else "failed",
-        "scores": graded.scores, "failures": graded.failures,
+        "status": "failed" if failures else "passed",
+        "scores": graded.scores, "failures": failures,
         "judge": verdict,
         "trajectory": [f"{s['name']}:{s['status']}" for s in observed.trajectory],
         "fields": {k: v for k, v in observed.fields.items() if k in expected},

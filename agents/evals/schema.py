@@ -75,6 +75,18 @@ class ForbiddenCall(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
+class Criterion(BaseModel):
+    """One thing the judge decides about the outputs, scored 0 to 1 with a reason; it passes
+    at or above its threshold. The rubric's score is the weighted mean of its criteria."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=60, pattern=r"^[a-z0-9][a-z0-9_]*$")
+    question: str = Field(min_length=10, max_length=1000, description="What the judge decides, as a question.")
+    weight: float = Field(1.0, gt=0, le=100)
+    threshold: float = Field(0.7, ge=0, le=1)
+
+
 class Expectation(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -102,7 +114,26 @@ class Expectation(BaseModel):
     # Agents or tools that may fail besides the faulted ones (an agent whose only input was
     # the faulted tool, say); any other failed call fails the scenario.
     may_fail: list[str] = Field(default_factory=list)
-    rubric: str = Field("", description="Free text for a reviewer or the LLM judge.")
+    # The LLM judge's criteria (Criterion): the scenario passes only when each is met; offline
+    # they are reported "not scored", never passed.
+    rubric: list[Criterion] = Field(default_factory=list)
+    # Free text for a reviewer (what a free-text "rubric" used to hold: the judge ignores it).
+    notes: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _free_text_rubric_is_a_note(cls, data):
+        if isinstance(data, dict) and isinstance(data.get("rubric"), str):
+            data = {**data, "notes": (data.get("notes") or data["rubric"]), "rubric": []}
+        return data
+
+    @field_validator("rubric")
+    @classmethod
+    def _criteria_ids_unique(cls, value: list) -> list:
+        ids = [c.id for c in value]
+        if len(ids) != len(set(ids)):
+            raise ValueError("two criteria share an id")
+        return value
 
     @field_validator("max_calls")
     @classmethod

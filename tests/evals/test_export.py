@@ -43,7 +43,7 @@ def test_a_closed_release_becomes_a_scenario_that_passes_when_re_run(rita):
     assert data["expect"]["fields"] == {"extra.report_severity": "high"}
     assert data["expect"]["tools_in_order"] == ["detective", "get_release_summary", "get_test_details",
                                                 "file_risk_report"]
-    assert "[number]" in data["expect"]["rubric"] and "1234" not in data["expect"]["rubric"]
+    assert "[number]" in data["expect"]["notes"] and "1234" not in data["expect"]["notes"]
     assert data["input"]["test_details"][1]["message"] == "refund total 0.00 != 19.99"
 
     scenario, observed, result = rerun(scenario_export(case), "release_risk")
