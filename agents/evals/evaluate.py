@@ -70,9 +70,29 @@ def combine(attempts: list[dict]) -> dict:
                       "cost_usd": a.get("cost_usd", 0), "seconds": a["seconds"]} for a in attempts]}
 
 
+class SpendCap:
+    """A run's spending limit in USD, over every suite it runs: an attempt starts only while
+    what was spent plus the dearest attempt so far stays within the cap, so the run stops
+    before it overspends, not after."""
+
+    def __init__(self, limit: float | None):
+        self.limit, self.spent, self.dearest, self.stopped = limit, 0.0, 0.0, False
+
+    def allows_another(self) -> bool:
+        if self.limit is None:
+            return True
+        if self.spent + self.dearest > self.limit:
+            self.stopped = True
+        return not self.stopped
+
+    def add(self, cost: float) -> None:
+        self.spent += cost
+        self.dearest = max(self.dearest, cost)
+
+
 def run_evaluation(suite: str, *, reset: Callable[[], None], scenarios: list[Scenario] | None = None,
                    progress: Callable[[int, int, str], None] | None = None, judge: Judge | None = None,
-                   repeat: int = 1, workers: int = 1) -> dict:
+                   repeat: int = 1, workers: int = 1, cap: SpendCap | None = None) -> dict:
     """Every scenario `repeat` times. With workers > 1 the repeats are shared out over that
     many processes, each with its own throwaway database (agents.evals.parallel); otherwise
     they run here, one after the other, on `reset`'s database."""
@@ -94,9 +114,20 @@ def run_evaluation(suite: str, *, reset: Callable[[], None], scenarios: list[Sce
         judge = judge if judge is not None else Judge.from_settings()
         for number, scenario in enumerate(scenarios, 1):
             for _ in range(repeat):
-                attempts[scenario.id].append(run_attempt(suite, scenario, reset=reset, judge=judge))
+                if cap is not None and not cap.allows_another():
+                    break
+                attempt = run_attempt(suite, scenario, reset=reset, judge=judge)
+                attempt["cost_usd"] += (attempt["judge"].get("cost_usd") or 0)
+                if cap is not None:
+                    cap.add(attempt["cost_usd"])
+                attempts[scenario.id].append(attempt)
             if progress:
                 progress(number, len(scenarios), scenario.id)
-    results = [combine(attempts[s.id]) for s in scenarios]
-    return build_report(suite, results, config={**run_config(suite), "repeat": repeat},
-                        seconds=time.perf_counter() - started)
+    results = [combine(attempts[s.id]) for s in scenarios if attempts[s.id]]
+    report = build_report(suite, results, config={**run_config(suite), "repeat": repeat},
+                          seconds=time.perf_counter() - started)
+    if cap is not None and cap.stopped:
+        report["summary"]["stopped"] = (f"Stopped at the spend cap ${cap.limit:.4f} (spent ${cap.spent:.4f}): "
+                                        f"{len(scenarios) - len(results)} scenario(s) not run, the last one "
+                                        "perhaps fewer times.")
+    return report

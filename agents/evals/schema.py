@@ -166,6 +166,8 @@ class Scenario(BaseModel):
     expect: Expectation
     # Where the scenario came from (an exported case's reference), for the record.
     source: str = ""
+    # Labels for `run_evals --tag` (the category counts as a tag too).
+    tags: list[str] = Field(default_factory=list)
 
 
 def load_scenario(path: Path, *, root: Path | None = None) -> Scenario:

@@ -16,7 +16,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
-from agents.evals.evaluate import run_evaluation
+from agents.evals.evaluate import SpendCap, run_evaluation
 from agents.evals.isolation import evaluation_database, flush_evaluation_database
 from agents.evals.report import baseline_load, baseline_save, compare
 from agents.evals.schema import CASE_TYPES, ScenarioFileError, load_suite, suite_names
@@ -37,6 +37,11 @@ class Command(BaseCommand):
         parser.add_argument("--repeat", type=int, default=1, metavar="N",
                             help="Run each scenario N times: pass rate with a 95%% interval, pass@k and pass^k; "
                                  "the regression gate then uses a two-proportion test.")
+        parser.add_argument("--scenario", action="append", metavar="ID", help="Only this scenario; repeatable.")
+        parser.add_argument("--tag", action="append", metavar="TAG",
+                            help="Only scenarios with this tag or category; repeatable (any of them).")
+        parser.add_argument("--max-cost", type=float, metavar="USD",
+                            help="Stop before the run spends more than this (agents and judge together).")
         parser.add_argument("--workers", type=int, default=1, metavar="W",
                             help="Share the repeats over W processes (each with its own throwaway database; "
                                  "at most the number of cores).")
@@ -53,6 +58,14 @@ class Command(BaseCommand):
             loaded = {suite: load_suite(suite) for suite in suites}
         except ScenarioFileError as exc:
             raise CommandError(f"Scenario file refused: {exc}") from None
+        loaded = {suite: _chosen(scenarios, options) for suite, scenarios in loaded.items()}
+        if not any(loaded.values()):
+            raise CommandError("No scenario matches --scenario / --tag.")
+        if options["max_cost"] is not None and options["max_cost"] <= 0:
+            raise CommandError("--max-cost takes an amount in USD above 0.")
+        if options["max_cost"] is not None and options["workers"] > 1:
+            raise CommandError("--max-cost counts spend as it goes: use it with --workers 1.")
+        self.cap = SpendCap(options["max_cost"])
         baseline = None
         if options["compare"]:
             try:
@@ -62,7 +75,7 @@ class Command(BaseCommand):
 
         reports: dict[str, dict] = {}
         with evaluation_database():
-            for suite in suites:
+            for suite in [s for s in suites if loaded[s]]:
                 reports[suite] = self._run_suite(suite, loaded[suite], options)
 
         regressions = 0
@@ -72,10 +85,17 @@ class Command(BaseCommand):
                 if before is None:
                     self.stderr.write(self.style.WARNING(f"{suite}: not in baseline {options['compare']!r}."))
                 else:
+                    if options["scenario"] or options["tag"]:
+                        before = _same_scenarios(before, {s["id"] for s in report["scenarios"]})
                     analysis = compare(report, before)
                     report["regression_analysis"] = {"baseline": options["compare"], **analysis}
                     regressions += len(analysis["regressions"])
             self._print_summary(report)
+        stopped = [r["summary"]["stopped"] for r in reports.values() if r["summary"].get("stopped")]
+        for line in stopped[:1]:
+            self.stderr.write(self.style.WARNING(line))
+        if options["save_baseline"] and (stopped or options["scenario"] or options["tag"]):
+            raise CommandError("A baseline is the whole suite: not saved from a run cut short or filtered.")
         if options["save_baseline"]:
             path = baseline_save(reports, options["save_baseline"])
             self.stdout.write(f"Baseline {options['save_baseline']!r} saved: {path}")
@@ -93,7 +113,7 @@ class Command(BaseCommand):
                                returncode=1)
 
     def _run_suite(self, suite: str, scenarios, options) -> dict:
-        more = {"repeat": options["repeat"], "workers": options["workers"]}
+        more = {"repeat": options["repeat"], "workers": options["workers"], "cap": self.cap}
         if not sys.stderr.isatty():
             return run_evaluation(suite, scenarios=scenarios, reset=flush_evaluation_database, **more)
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -157,3 +177,17 @@ class Command(BaseCommand):
 
 def _interval(bounds) -> str:
     return f"[{bounds[0]:.2f}, {bounds[1]:.2f}]"
+
+
+def _chosen(scenarios, options) -> list:
+    wanted, tags = set(options.get("scenario") or []), set(options.get("tag") or [])
+    return [s for s in scenarios if (not wanted or s.id in wanted)
+            and (not tags or tags & ({s.category, *s.tags}))]
+
+
+def _same_scenarios(baseline: dict, ids: set[str]) -> dict:
+    """The baseline cut down to the scenarios a filtered run ran, its summary recomputed."""
+    from agents.evals.report import build_report
+
+    return build_report(baseline["suite"], [s for s in baseline["scenarios"] if s["id"] in ids],
+                        config=baseline.get("config") or {}, seconds=0)
