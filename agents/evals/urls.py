@@ -13,4 +13,6 @@ urlpatterns = [
          name="scenario_trace"),
     path("runs/<int:pk>/scenarios/<str:scenario_id>/diff/", views.scenario_diff_view, name="scenario_diff"),
     path("add/<str:reference>/", views.add_to_suite, name="add"),
+    path("scenarios/", views.stored_list, name="stored"),
+    path("scenarios/<int:pk>/review/", views.stored_review, name="stored_review"),
 ]

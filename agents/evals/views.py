@@ -147,7 +147,8 @@ def _kind(line: str) -> str:
 def add_to_suite(request, reference: str):
     """A closed case as a new scenario: the person's decision is the expectation, personal
     data masked; the investigator edits the YAML, then saves it into the suite or downloads it."""
-    from agents.evals.export import ExportRefused, scenario_export, scenario_save
+    from agents.evals.export import ExportRefused, scenario_export
+    from agents.evals.stored import stored_scenario_add
     from casework.cases.selectors import case_get_for_user
 
     case = case_get_for_user(request.user, reference)
@@ -167,10 +168,41 @@ def add_to_suite(request, reference: str):
                 response = HttpResponse(text, content_type="application/yaml")
                 response["Content-Disposition"] = f'attachment; filename="{scenario.id}.yaml"'
                 return response
-            path = scenario_save(case=case, text=text, actor=request.user)
+            scenario = stored_scenario_add(case=case, text=text, actor=request.user)
         except ScenarioFileError as exc:
             error = str(exc)
         else:
-            messages.success(request, f"Scenario saved to the {case.case_type} suite: {path.name}.")
+            messages.success(request, f"Scenario {scenario.id} added to the {case.case_type} suite; it runs once "
+                                      "a second person has approved it.")
             return redirect("cases:detail", reference=case.reference)
     return render(request, "evals/add.html", {"case": case, "text": text, "error": error})
+
+
+@staff_required
+def stored_list(request):
+    """Scenarios added from cases: the pending ones to review (by someone other than their
+    author), the reviewed ones for the record."""
+    from agents.evals.models import StoredScenario
+
+    rows = StoredScenario.objects.select_related("created_by", "reviewed_by").order_by("status", "-created_at")[:200]
+    return render(request, "evals/stored.html", {"rows": rows})
+
+
+@staff_required
+@require_http_methods(["POST"])
+def stored_review(request, pk: int):
+    from agents.evals.models import StoredScenario
+    from agents.evals.stored import ReviewRefused, stored_scenario_review
+
+    stored = get_object_or_404(StoredScenario, pk=pk)
+    action = request.POST.get("action", "")
+    if action not in ("approve", "reject"):
+        return HttpResponse("action: approve or reject.", status=400)
+    try:
+        stored_scenario_review(stored=stored, actor=request.user, approve=action == "approve",
+                               note=request.POST.get("note", ""))
+    except ReviewRefused as exc:
+        messages.error(request, str(exc))
+        return redirect("evals:stored")
+    messages.success(request, f"{stored.suite}/{stored.scenario_id} {'approved' if action == 'approve' else 'rejected'}.")
+    return redirect("evals:stored")

@@ -122,6 +122,8 @@ MATRIX: dict[str, tuple[str, str]] = {
     "evals:run": ("GET", "L 403 403 404 L"),
     "evals:scenario_diff": ("GET", "L 403 403 404 L"),
     "evals:scenario_trace": ("GET", "L 403 403 404 L"),
+    "evals:stored": ("GET", "L 403 403 200 L"),
+    "evals:stored_review": ("POST", "L 403 403 404 L"),
     "fraud:assessment": ("GET", "L 404 403 404 L"),
     "fraud:capture_retry": ("POST", "L 404 403 404 L"),
     "fraud:alert_enter": ("POST", "L 400 403 400 L"),

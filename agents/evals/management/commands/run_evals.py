@@ -56,6 +56,8 @@ class Command(BaseCommand):
         suites = options["suite"] or suite_names()
         try:
             loaded = {suite: load_suite(suite) for suite in suites}
+            for suite in suites:  # and the approved scenarios stored from the web
+                loaded[suite] = loaded[suite] + _stored(suite, loaded[suite])
         except ScenarioFileError as exc:
             raise CommandError(f"Scenario file refused: {exc}") from None
         loaded = {suite: _chosen(scenarios, options) for suite, scenarios in loaded.items()}
@@ -191,3 +193,17 @@ def _same_scenarios(baseline: dict, ids: set[str]) -> dict:
 
     return build_report(baseline["suite"], [s for s in baseline["scenarios"] if s["id"] in ids],
                         config=baseline.get("config") or {}, seconds=0)
+
+
+def _stored(suite: str, files: list) -> list:
+    from agents.evals.stored import approved_scenarios
+
+    try:
+        stored = approved_scenarios(suite)
+    except DatabaseError:  # not migrated yet: nothing stored
+        return []
+    taken = {s.id for s in files}
+    clash = next((s.id for s in stored if s.id in taken), None)
+    if clash:
+        raise ScenarioFileError(f"{suite}/{clash} (stored)", "id", "is also the id of a file in the suite")
+    return stored
