@@ -166,6 +166,10 @@ class Scenario(BaseModel):
     expect: Expectation
     # Where the scenario came from (an exported case's reference), for the record.
     source: str = ""
+    # Questions put to "Ask the agent" on the case once its runs have ended, in order, as one
+    # conversation: the answers count as outputs (must_mention, groundedness), their tool calls
+    # join the trajectory, and `chat.case_unchanged` says whether the case stayed as it was.
+    chat: list[str] = Field(default_factory=list, max_length=10)
     # Labels for `run_evals --tag` (the category counts as a tag too).
     tags: list[str] = Field(default_factory=list)
 

@@ -74,3 +74,28 @@ def test_an_invented_test_name_in_a_release_finding_fails_the_scenario_named(mon
     assert not result.passed and result.scores["groundedness"] < 1
     assert any(f.startswith("groundedness: test name 'test_checkout_timeout' is in no input or tool result")
                for f in result.failures), result.failures
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_chat_scenario_checks_the_answers_tools_and_that_the_case_stayed_as_it_was(monkeypatch, settings):
+    """Ask the agent (issue 27, point 7): the real assistant passes; one that invents a failing
+    test, and skips the test tool, fails, named."""
+    from agents.chat.assistant import ASSISTANT_ID
+    from agents.llm.offline_registry import tool_call
+
+    settings.LLM_PROVIDER = "offline"
+    chat = next(s for s in load_suite("release_risk") if s.id == "chat_failed_tests_and_no_changes")
+    observed = run_scenario("release_risk", chat, reset=flush)
+    assert score(chat, observed).passed, score(chat, observed).failures
+    assert observed.fields["chat.case_unchanged"] is True
+    assert [t["question"] for t in observed.chat] == chat.chat
+
+    def inventive(data, messages=None):
+        return {"answer": "Failed tests: test_refund_flow and test_checkout_banner."} if messages and any(
+            m.role == "tool" for m in messages) else [tool_call("get_release_summary", 1, release_id="rel-2-1-0")]
+
+    monkeypatch.setitem(OFFLINE_ANALYSTS, ASSISTANT_ID, inventive)
+    result = score(chat, run_scenario("release_risk", chat, reset=flush))
+    assert "tool_usage: chat.get_test_details arguments (subset): never called" in result.failures
+    assert any(f.startswith("groundedness: test name 'test_checkout_banner'") for f in result.failures), \
+        result.failures
