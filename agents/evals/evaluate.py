@@ -45,7 +45,8 @@ def run_attempt(suite: str, scenario: Scenario, *, reset: Callable[[], None], ju
         "case": observed.case_reference, "model": observed.model, "seconds": observed.seconds,
         "trace_ids": observed.trace_ids, "tool_calls": observed.tool_calls, "outputs": observed.outputs,
         "tokens": {"input": observed.input_tokens, "output": observed.output_tokens},
-        "cost_usd": observed.cost_usd,
+        # What the agents and the judge spent on this attempt.
+        "cost_usd": round(observed.cost_usd + (verdict.get("cost_usd") or 0), 6),
     }
 
 
@@ -117,7 +118,6 @@ def run_evaluation(suite: str, *, reset: Callable[[], None], scenarios: list[Sce
                 if cap is not None and not cap.allows_another():
                     break
                 attempt = run_attempt(suite, scenario, reset=reset, judge=judge)
-                attempt["cost_usd"] += (attempt["judge"].get("cost_usd") or 0)
                 if cap is not None:
                     cap.add(attempt["cost_usd"])
                 attempts[scenario.id].append(attempt)

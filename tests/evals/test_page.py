@@ -77,14 +77,14 @@ def test_the_vendored_chart_library_is_served():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_failed_scenario_opens_onto_its_trace_outputs_and_a_diff(client, django_user_model, settings, tmp_path):
+def test_a_failed_scenario_opens_onto_its_trace_outputs_and_a_diff(client, django_user_model, settings):
     """Run the seed scenario for real, once right and once with the high error-rate threshold
     broken; the failed run's page links the scenario's trace waterfall and diffs its outputs."""
     from agents.evals.evaluate import run_evaluation
     from agents.evals.schema import load_suite
     from tests.evals.conftest import flush
 
-    settings.LLM_PROVIDER, settings.TRACE_DIR = "offline", str(tmp_path)
+    settings.LLM_PROVIDER = "offline"  # traces go to the configured TRACE_DIR (its exporter is set up once)
     scenarios = [s for s in load_suite("release_risk") if s.id == "high_error_rate"]
     good_report = run_evaluation("release_risk", scenarios=scenarios, reset=flush)
     settings.RELEASE_ERROR_RATE_HIGH = 0.5
