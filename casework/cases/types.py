@@ -61,6 +61,20 @@ class Evaluation:
     decision_fields: dict[str, dict] = field(default_factory=dict)
     observed: Callable[[Any], dict] | None = None
     trajectory: Callable[[Any], list[str]] | None = None
+    grounding: Grounding | None = None
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """What the groundedness check (agents.evals.grounding) reads of a type's case:
+    `statements(case)` the texts its findings or replies state, and `items` which things in
+    them must come from the case's input or a tool result: a kind ("test name", "account id")
+    -> a regular expression finding them; `numbers` whether every number stated counts too
+    (compared by value, at the precision stated, a percentage also as a fraction)."""
+
+    statements: Callable[[Any], list[str]]
+    items: dict[str, str] = field(default_factory=dict)
+    numbers: bool = False
 
 
 @dataclass(frozen=True)

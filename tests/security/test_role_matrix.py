@@ -127,6 +127,10 @@ MATRIX: dict[str, tuple[str, str]] = {
     "evals:add": ("GET", "L 302 403 302 L"),
     "evals:index": ("GET", "L 403 403 200 L"),
     "evals:run": ("GET", "L 403 403 404 L"),
+    "evals:scenario_diff": ("GET", "L 403 403 404 L"),
+    "evals:scenario_trace": ("GET", "L 403 403 404 L"),
+    "evals:stored": ("GET", "L 403 403 200 L"),
+    "evals:stored_review": ("POST", "L 403 403 404 L"),
     "fraud:assessment": ("GET", "L 404 403 404 L"),
     "fraud:capture_retry": ("POST", "L 404 403 404 L"),
     "fraud:alert_enter": ("POST", "L 400 403 400 L"),
@@ -225,7 +229,7 @@ def url_for(route: str, token: str, reference: str) -> str:
     values = {"reference": reference, "token": token, "tab": "answers", "pk": "999999", "run_id": "999999",
               "trace_id": "t-missing", "release_id": "REL-MISSING", "ticket_id": "T-MISSING",
               "article_id": "KB-MISSING", "id": "999999", "message_id": "999999", "number": "1",
-              "action": "approve", "provider": "raw"}
+              "action": "approve", "provider": "raw", "scenario_id": "missing"}
     url = route
     for name, value in values.items():
         for conv in ("str", "int", "slug", "path"):
