@@ -28,6 +28,7 @@ run: $(STAMP) var/secret_key var/audit_signing_key
 
 test: $(STAMP)
 	@bash bin/browser
+	@bash bin/oidc-provider
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)

@@ -49,3 +49,9 @@ class SupportConfig(AppConfig):
         from casework.support.dashboard import PANEL
 
         case_type_register_panel("support_ticket", PANEL)
+        # The reply's email and its action event (casework.outbox).
+        from casework.support.events import support_events_register
+
+        support_events_register()
+        # The inbound email endpoints' receiver (anymail's inbound signal).
+        from casework.support import inbound_views  # noqa: F401

@@ -43,6 +43,8 @@ class TicketState(models.TextChoices):
     ESCALATED = "escalated", "Escalated, open"
     PENDING = "pending", "Pending: waiting on the customer"
     CLOSED_INACTIVE = "closed_inactive", "Closed for inactivity"
+    REPLY_QUEUED = "reply_queued", "Reply written, email queued"
+    REPLY_FAILED = "reply_failed", "Reply not delivered"
     REPLIED = "replied", "Reply sent"
     CLOSED_NO_REPLY = "closed_no_reply", "Closed without a reply"
     REOPENED = "reopened", "Reopened: the customer wrote back"
@@ -68,7 +70,12 @@ MEANINGS = {
     S.CLOSED_INACTIVE: "The customer did not answer for SUPPORT_AUTO_CLOSE_DAYS: the system closed the ticket "
                        "under that policy and told the customer so. The case stays open for a person to "
                        "confirm (only a person's decision closes a case); an answer of the customer reopens it.",
-    S.REPLIED: "A reply really went out: a person's one click (which closes the case as replied) or "
+    S.REPLY_QUEUED: "A reply was written (by a person, or by SUPPORT_AUTO_SEND) and its email is queued: "
+                     "nothing has reached the customer yet. The email worker moves it on.",
+    S.REPLY_FAILED: "The reply's email could not be delivered after its retries (the reason is on the page): "
+                    "the customer has not got it. A person sends it again or closes the ticket.",
+    S.REPLIED: "A reply really went out (its email was accepted by the mail server, or, for a customer with no "
+               "address, it was recorded for the channel it came from): a person's one click (which closes the case as replied) or "
                "SUPPORT_AUTO_SEND (the case then awaits the customer until a person confirms the reply).",
     S.CLOSED_NO_REPLY: "A person closed the case without a reply (escalated elsewhere, or no action needed). "
                        "Reached only once the decision closed the case; the SLA clock stops.",
@@ -88,13 +95,17 @@ CASE_STATUS = {
     S.PENDING: "awaiting_response",
     # The ticket is closed; the case waits for a person's decision to close it.
     S.CLOSED_INACTIVE: "awaiting_decision",
+    S.REPLY_QUEUED: "awaiting_response",
+    # A person has to act: the reply did not reach the customer.
+    S.REPLY_FAILED: "in_progress",
     S.REPLIED: "awaiting_response",
     S.CLOSED_NO_REPLY: "closed",
     S.REOPENED: "in_progress",
 }
 
 # Solved: a reply went out or a person closed it. Not dead ends: the customer's answer to the
-# thread (or "not solved" on the feedback link) reopens it, so the table marks no state final.
+# thread (within SUPPORT_REOPEN_DAYS) or "not solved" on a reply's feedback link reopens it, so the
+# table marks no state final.
 FINAL = frozenset({S.REPLIED, S.CLOSED_NO_REPLY})
 OPEN = tuple(s for s in S if s not in FINAL)
 # A triage's result: where the triage's recommended action puts the ticket.
@@ -103,7 +114,9 @@ FOR_ACTION = {"route_specialist": S.ROUTED, "auto_respond": S.ANSWER_READY, "esc
 # persisted, and a new message opens a new ticket.
 MATCHABLE = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED, S.PENDING, S.CLOSED_INACTIVE, S.REOPENED)
 # Waiting for a person: the support queue.
-WAITING = (S.TRIAGE_FAILED, S.ROUTED, S.ANSWER_READY, S.ESCALATED, S.CLOSED_INACTIVE, S.REOPENED)
+WAITING = (S.TRIAGE_FAILED, S.ROUTED, S.ANSWER_READY, S.ESCALATED, S.REPLY_FAILED, S.CLOSED_INACTIVE, S.REOPENED)
+# Sending a reply: a person's, or SUPPORT_AUTO_SEND's (from answer_ready).
+REPLY_FROM = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED, S.ESCALATED, S.PENDING, S.CLOSED_INACTIVE, S.REOPENED)
 # A person may ask the customer and wait (pending) from these.
 PENDING_FROM = (S.TRIAGE_FAILED, S.ROUTED, S.ESCALATED, S.REOPENED)
 # A triage (a new one after a follow-up, too) may route the ticket from these.
@@ -124,18 +137,26 @@ SUPPORT_LIFECYCLE = Lifecycle(
         + move(TRIAGED_FROM, S.ANSWER_READY, AGENT, note="the triage recommends auto_respond (after the code's guards)")
         + move(TRIAGED_FROM, S.ESCALATED, AGENT, note="the triage recommends escalate_human")
         + move(S.ANSWER_READY, S.REPLIED, PERSON, SYSTEM,
-               note="sent in one click, or by SUPPORT_AUTO_SEND (never a VIP's)")
-        + move([S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED, S.ESCALATED, S.PENDING, S.REOPENED], S.REPLIED, PERSON,
-               note="a person sends the reply (closes the case as replied)")
+               note="sent in one click, or by SUPPORT_AUTO_SEND (never a VIP's), to a customer with no email address")
+        + move(REPLY_FROM, S.REPLIED, PERSON,
+               note="a person sends the reply to a customer with no email address (closes the case as replied)")
+        + move(S.ANSWER_READY, S.REPLY_QUEUED, PERSON, SYSTEM,
+               note="sent in one click, or by SUPPORT_AUTO_SEND (never a VIP's): the email is queued")
+        + move(REPLY_FROM, S.REPLY_QUEUED, PERSON, note="a person sends the reply: the email is queued")
+        + move([S.REPLY_QUEUED, S.REPLY_FAILED], S.REPLIED, SYSTEM,
+               note="the mail server accepted the reply's email (also one sent again from the admin)")
+        + move(S.REPLY_QUEUED, S.REPLY_FAILED, SYSTEM, note="the email failed after its retries")
+        + move(S.REPLY_FAILED, S.REPLY_QUEUED, PERSON, note="a person sends the email again")
         + move(PENDING_FROM, S.PENDING, PERSON, note="a person asks the customer and waits: the SLA clock pauses")
         + move([S.PENDING, S.CLOSED_INACTIVE], S.ROUTED, SYSTEM,
                note="the customer answered: back to a person, the SLA clock runs again")
         + move(S.PENDING, S.CLOSED_INACTIVE, SYSTEM,
                note="no answer for SUPPORT_AUTO_CLOSE_DAYS: closed under that policy, the case left for a person")
         + move(FINAL, S.REOPENED, SYSTEM,
-               note="the customer answered the thread within SUPPORT_REOPEN_DAYS, or said \"not solved\": back to a "
-                    "person, the case reopens")
-        + move(OPEN, S.CLOSED_NO_REPLY, PERSON, note="a person escalates elsewhere or closes: no action needed")
+               note="the customer answered the thread within SUPPORT_REOPEN_DAYS, or said \"not solved\" on the "
+                    "reply's feedback link: back to a person, the case reopens")
+        + move([s for s in OPEN if s != S.REPLY_QUEUED], S.CLOSED_NO_REPLY, PERSON,
+               note="a person escalates elsewhere or closes: no action needed")
     ),
 )
 

@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from audit.services import audit_record
 from casework.support.models import Ticket, TicketMessage
-from casework.support.services import MESSAGE_MAX_LENGTH, _lock, _message_add, _move
+from casework.support.services import MESSAGE_MAX_LENGTH, _lock, _message_add, _move, _reply_email
 from casework.support.states import TicketState
 
 AUTO_CLOSE_BATCH = 200
@@ -61,6 +61,7 @@ def ticket_set_pending(*, actor, ticket: Ticket, body: str, now: datetime | None
                      reference=ticket.case.reference)
     message = _message_add(ticket=ticket, direction=TicketMessage.Direction.AGENT, text=body,
                            channel=ticket.channel, sent_by=actor if isinstance(actor, User) else None)
+    _reply_email(ticket=ticket, message=message)  # emailed, threaded, when the customer has an address
     ticket.pending_since = now
     ticket.first_response_at = ticket.first_response_at or message.created_at
     _move(actor=actor, ticket=ticket, to=TicketState.PENDING, reason="Waiting on the customer's answer.",
@@ -107,6 +108,7 @@ def ticket_close_inactive(*, ticket: Ticket, now: datetime) -> TicketMessage | N
         return None  # an answer arrived (its intake will resume the ticket)
     message = _message_add(ticket=ticket, direction=TicketMessage.Direction.AGENT, text=auto_close_text(ticket, days),
                            channel=ticket.channel, auto_sent=True)
+    _reply_email(ticket=ticket, message=message)
     ticket.completed_at = now
     _move(actor="system", ticket=ticket, to=TicketState.CLOSED_INACTIVE,
           reason=f"No answer from the customer for {days} days (SUPPORT_AUTO_CLOSE_DAYS): closed for inactivity "

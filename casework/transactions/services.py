@@ -20,6 +20,7 @@ from casework.cases.services import case_create
 from casework.errors import Conflict
 from casework.people.roles import ADMIN, MANAGER, user_roles
 from casework.transactions import rules
+from casework.transactions.events import ACTIONS, card_block_request
 from casework.transactions.models import CardAccount, Investigation, Recommendation, RuleDraft, Transaction
 from casework.transactions.monitoring.evaluate import evaluate_after_commit, settlement_rates
 from casework.transactions.schemas import TransactionIn, transactions_validate
@@ -197,6 +198,9 @@ def recommendation_decide(*, actor, recommendation: Recommendation, accept: bool
     rec.save(update_fields=["status", "decided_by", "decided_at", "note"])
     audit_record(actor=actor, action=f"txn.recommendation_{status}", case=rec.investigation.case, obj=rec,
                  data={"action": rec.action, "note": rec.note})
+    if accept and rec.action in ACTIONS:
+        # An accepted recommendation emits its action, in this transaction (casework/transactions/events.py).
+        card_block_request(actor=actor, recommendation=rec)
     return rec
 
 

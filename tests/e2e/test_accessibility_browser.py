@@ -167,6 +167,9 @@ BY_NAME: dict[str, Callable[[Demo, str], object]] = {
     "pk": lambda d, ns: 1,
     "run_id": lambda d, ns: d.values["run"],
     "message_id": lambda d, ns: 1,
+    # a detection rule's version and what to do with it (POST endpoints)
+    "number": lambda d, ns: 1,
+    "action": lambda d, ns: "approve",
     "trace_id": lambda d, ns: d.values["chat_trace"],
 }
 NAMESPACE_TYPES = {"fraud": "fraud_alert", "access": "access_change", "support": "support_ticket",

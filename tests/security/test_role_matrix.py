@@ -93,6 +93,8 @@ MATRIX: dict[str, tuple[str, str]] = {
     "api-txn-resume": ("POST", "L 404 403 404 L"),
     "api-txn-rule-promote": ("POST", "L 403 404 404 L"),
     "api-txn-start": ("POST", "L 415 403 415 L"),
+    # Signature-authenticated, for every caller (a session is no credential here): unsigned is 401.
+    "api-action-confirmation": ("POST", "L L L L L"),
     "api-webhook-delivery-replay": ("POST", "L 403 403 404 L"),
     "api-webhook-endpoint-deliveries": ("GET", "L 403 403 404 L"),
     "api-webhook-endpoint-detail": ("GET", "L 403 403 404 L"),
@@ -125,6 +127,10 @@ MATRIX: dict[str, tuple[str, str]] = {
     "evals:add": ("GET", "L 302 403 302 L"),
     "evals:index": ("GET", "L 403 403 200 L"),
     "evals:run": ("GET", "L 403 403 404 L"),
+    "evals:scenario_diff": ("GET", "L 403 403 404 L"),
+    "evals:scenario_trace": ("GET", "L 403 403 404 L"),
+    "evals:stored": ("GET", "L 403 403 200 L"),
+    "evals:stored_review": ("POST", "L 403 403 404 L"),
     "fraud:assessment": ("GET", "L 404 403 404 L"),
     "fraud:capture_retry": ("POST", "L 404 403 404 L"),
     "fraud:alert_enter": ("POST", "L 400 403 400 L"),
@@ -140,10 +146,22 @@ MATRIX: dict[str, tuple[str, str]] = {
     "login": ("GET", "200 302 302 302 200"),
     "logout": ("POST", "L L L L L"),
     "metrics": ("GET", "200 200 200 200 200"),
+    # Sign-in through the identity provider: off (404) unless OIDC_* is configured (tests/people/test_oidc.py).
+    "oidc_authentication_callback": ("GET", "404 404 404 404 404"),
+    "oidc_authentication_init": ("GET", "404 404 404 404 404"),
+    # SCIM provisioning: the identity provider's bearer token only, off (404) without SCIM_TOKEN;
+    # with it, every caller here is a 401 (tests/people/test_scim.py).
+    "scim:group": ("GET", "404 404 404 404 404"),
+    "scim:groups": ("GET", "404 404 404 404 404"),
+    "scim:service_provider_config": ("GET", "404 404 404 404 404"),
+    "scim:user": ("GET", "404 404 404 404 404"),
+    "scim:users": ("GET", "404 404 404 404 404"),
     "notifications:inbox": ("GET", "L 200 200 200 L"),
     "notifications:open": ("GET", "L 404 404 404 L"),
     "notifications:preferences": ("GET", "L 200 200 200 L"),
     "notifications:read_all": ("POST", "L 302 302 302 L"),
+    "outbox:action_resolve": ("POST", "L 302 403 302 L"),
+    "outbox:case_actions": ("GET", "L 200 403 200 L"),
     "people:no_role": ("GET", "L 200 200 200 L"),
     "releases:decide": ("POST", "L 404 403 404 L"),
     "releases:index": ("GET", "L 200 403 200 L"),
@@ -165,6 +183,9 @@ MATRIX: dict[str, tuple[str, str]] = {
     "support:pending": ("POST", "L 404 403 404 L"),
     "support:queue": ("GET", "L 200 403 200 L"),
     "support:reply": ("POST", "L 404 403 404 L"),
+    # Authenticated by the email provider's own scheme, never a login; unconfigured, it refuses all.
+    "support:inbound_email": ("POST", "403 403 403 403 403"),
+    "support:resend": ("POST", "L 404 403 404 L"),
     "support:triage": ("GET", "L 404 403 404 L"),
     "swagger-ui": ("GET", "L 200 200 200 L"),
     "transactions:index": ("GET", "L 200 403 200 L"),
@@ -211,7 +232,7 @@ def url_for(route: str, token: str, reference: str) -> str:
     values = {"reference": reference, "token": token, "tab": "answers", "pk": "999999", "run_id": "999999",
               "trace_id": "t-missing", "release_id": "REL-MISSING", "ticket_id": "T-MISSING",
               "article_id": "KB-MISSING", "id": "999999", "message_id": "999999", "number": "1",
-              "action": "approve"}
+              "action": "approve", "provider": "raw", "scenario_id": "missing"}
     url = route
     for name, value in values.items():
         for conv in ("str", "int", "slug", "path"):

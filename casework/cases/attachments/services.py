@@ -57,7 +57,9 @@ def _sha256(upload: UploadedFile) -> str:
 
 
 @transaction.atomic
-def attachment_upload(*, actor: User, case: Case, upload: UploadedFile) -> Attachment:
+def attachment_upload(*, actor: User | str, case: Case, upload: UploadedFile, received_from: str = "") -> Attachment:
+    """`actor`: the person uploading, or "system" for a file attached to an inbound email
+    (then `received_from` is its sender)."""
     case = Case.objects.select_for_update(of=("self",)).get(pk=case.pk)
     if case.is_closed:
         raise Conflict(f"{case.reference} is closed; its evidence can no longer change.", code="case_closed")
@@ -71,13 +73,15 @@ def attachment_upload(*, actor: User, case: Case, upload: UploadedFile) -> Attac
     sha256 = _sha256(upload)
     upload.seek(0)
     attachment = Attachment(case=case, original_name=name, size=upload.size, sha256=sha256,
-                            content_type=content_type, uploaded_by=actor)
+                            content_type=content_type, uploaded_by=actor if isinstance(actor, User) else None,
+                            received_from=received_from[:300])
     attachment.file.save(name, upload, save=False)
     try:
         attachment.save()
         audit_record(actor=actor, action="attachment.uploaded", case=case, obj=attachment,
                      data={"name": name, "size": upload.size, "sha256": sha256, "content_type": content_type,
-                           "stored_as": attachment.file.name})
+                           "stored_as": attachment.file.name,
+                           **({"received_from": received_from} if received_from else {})})
     except BaseException:
         attachment.file.storage.delete(attachment.file.name)
         raise

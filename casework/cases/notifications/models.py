@@ -22,6 +22,8 @@ class Notification(models.Model):
         ESCALATION = "escalation", "A request nobody answered"
         # A case type's queue for a group of people (a support ticket escalated to their group).
         GROUP_QUEUE = "group_queue", "A case escalated to your group"
+        # Someone lost their access (SCIM deactivation): their open cases need a new owner.
+        CASES_RETURNED = "cases_returned", "Cases back in the queue"
 
     recipient_user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
                                        related_name="notifications")

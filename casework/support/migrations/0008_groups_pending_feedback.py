@@ -19,7 +19,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('cases', '0007_case_sla_paused_at'),
-        ('support', '0004_ticket_states'),
+        ('support', '0007_message_translation'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -66,7 +66,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='ticket',
             name='lifecycle',
-            field=models.CharField(choices=[('received', 'Received, being triaged'), ('triage_failed', 'Triage failed'), ('routed', 'Routed to a specialist'), ('answer_ready', 'Reply drafted, not sent'), ('escalated', 'Escalated, open'), ('pending', 'Pending: waiting on the customer'), ('closed_inactive', 'Closed for inactivity'), ('replied', 'Reply sent'), ('closed_no_reply', 'Closed without a reply'), ('reopened', 'Reopened: the customer wrote back')], default='received', max_length=20),
+            field=models.CharField(choices=[('received', 'Received, being triaged'), ('triage_failed', 'Triage failed'), ('routed', 'Routed to a specialist'), ('answer_ready', 'Reply drafted, not sent'), ('escalated', 'Escalated, open'), ('pending', 'Pending: waiting on the customer'), ('closed_inactive', 'Closed for inactivity'), ('reply_queued', 'Reply written, email queued'), ('reply_failed', 'Reply not delivered'), ('replied', 'Reply sent'), ('closed_no_reply', 'Closed without a reply'), ('reopened', 'Reopened: the customer wrote back')], default='received', max_length=20),
         ),
         migrations.AddField(
             model_name='supportgroup',
@@ -85,7 +85,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(
             model_name='ticket',
-            constraint=models.CheckConstraint(condition=models.Q(('lifecycle__in', ['received', 'triage_failed', 'routed', 'answer_ready', 'escalated', 'pending', 'closed_inactive', 'replied', 'closed_no_reply', 'reopened'])), name='support_ticket_lifecycle_valid'),
+            constraint=models.CheckConstraint(condition=models.Q(('lifecycle__in', ['received', 'triage_failed', 'routed', 'answer_ready', 'escalated', 'pending', 'closed_inactive', 'reply_queued', 'reply_failed', 'replied', 'closed_no_reply', 'reopened'])), name='support_ticket_lifecycle_valid'),
         ),
         migrations.AddField(
             model_name='ticketfeedback',
