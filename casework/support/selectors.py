@@ -50,12 +50,14 @@ def _urgency_rank():
                  default=Value(4), output_field=IntegerField())
 
 
-def support_queue(*, states: tuple[str, ...] = WAITING):
+def support_queue(*, states: tuple[str, ...] = WAITING, group: str = ""):
     """Open tickets that wait for a person (triage failed, routed, reply drafted, escalated),
-    most urgent first, then oldest first."""
-    return (Ticket.objects.select_related("customer", "case", "case__assignee")
-            .filter(lifecycle__in=states).exclude(case__status=Case.Status.CLOSED)
-            .annotate(urgency_rank=_urgency_rank()).order_by("urgency_rank", "created_at", "id"))
+    most urgent first, then oldest first; `group`: only that escalation group's queue."""
+    tickets = (Ticket.objects.select_related("customer", "case", "case__assignee", "group")
+               .filter(lifecycle__in=states).exclude(case__status=Case.Status.CLOSED))
+    if group:
+        tickets = tickets.filter(group__key=group)
+    return tickets.annotate(urgency_rank=_urgency_rank()).order_by("urgency_rank", "created_at", "id")
 
 
 def auto_sent_replies():

@@ -43,11 +43,16 @@ def _ticket(request, ticket_id: str):
 @require_GET
 @investigator_required
 def queue(request):
+    from casework.support.models import SupportGroup
+
     show = request.GET.get("show", "")
     states = QUEUE_VIEWS.get(show, QUEUE_VIEWS[""])[1]
-    page = Paginator(selectors.support_queue(states=states), PAGE_SIZE).get_page(request.GET.get("page"))
+    group = request.GET.get("group", "")
+    group = group if group in SupportGroup.Key.values else ""
+    page = Paginator(selectors.support_queue(states=states, group=group), PAGE_SIZE).get_page(request.GET.get("page"))
     rows = [(ticket, selectors.sla_clock(ticket)) for ticket in page.object_list]
-    return render(request, "support/queue.html", {"page": page, "rows": rows, "show": show,
+    return render(request, "support/queue.html", {"page": page, "rows": rows, "show": show, "group": group,
+                                                  "groups": SupportGroup.objects.all(),
                                                   "views": [(key, label) for key, (label, _) in QUEUE_VIEWS.items()]})
 
 

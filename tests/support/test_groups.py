@@ -112,3 +112,14 @@ def test_the_admin_edits_members_and_the_change_is_audited(client, admin_user, g
     assert sorted(group.members.values_list("username", flat=True)) == ["bea", "sam"]
     entry = AuditEntry.objects.filter(action="support.group_updated", actor="root").latest("id")
     assert entry.data["members"] == ["bea", "sam"]
+
+
+def test_the_queue_shows_one_groups_queue(alice, alice_client, groups):
+    _, security = send(alice, "CUST-003", SECURITY)
+    _, billing = send(alice, "CUST-004", "How do I download an invoice?")
+    page = alice_client.get("/support/?show=escalated&group=security").content.decode()
+    assert security.ticket_id in page and billing.ticket_id not in page
+    page = alice_client.get("/support/?show=escalated").content.decode()
+    assert security.ticket_id in page and billing.ticket_id in page and 'id="support-groups"' in page
+    # An unknown group is ignored (every group), not an error.
+    assert alice_client.get("/support/?group=nonsense").status_code == 200
