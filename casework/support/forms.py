@@ -20,3 +20,9 @@ class ReplyForm(forms.Form):
 
 class ReasonForm(forms.Form):
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=5000)
+
+
+class EscalateToGroupForm(forms.Form):
+    group = forms.ChoiceField(choices=[("billing", "Billing"), ("technical", "Technical"), ("general", "General"),
+                                       ("security", "Security")])
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=5000)

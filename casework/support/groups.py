@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Q
 from django.urls import reverse
@@ -75,10 +76,10 @@ def group_pick_member(group: SupportGroup, *, mode: str | None = None) -> User |
 
 
 @transaction.atomic
-def ticket_escalate_to_group(*, actor, ticket: Ticket, reason: str = "") -> Ticket:
-    """Put an escalated ticket in its group's queue, assign it within the group, notify the
-    members. A ticket already in a group whose case is assigned to one of its members is left
-    as it is (a re-triage escalating it again does not move it)."""
+def ticket_escalate_to_group(*, actor, ticket: Ticket, reason: str = "", group: SupportGroup | None = None) -> Ticket:
+    """Put an escalated ticket in its group's queue (`group`, or its category's), assign it
+    within the group, notify the members. A ticket already in that group whose case is assigned
+    to one of its members is left as it is (a re-triage escalating it again does not move it)."""
     from casework.cases.notifications.models import Notification
     from casework.cases.notifications.services import notification_send
     from casework.cases.services import case_assign
@@ -86,7 +87,7 @@ def ticket_escalate_to_group(*, actor, ticket: Ticket, reason: str = "") -> Tick
     ticket = Ticket.objects.select_for_update(of=("self",)).select_related("case", "group").get(pk=ticket.pk)
     if ticket.case.is_closed:
         return ticket
-    group = ticket_group_for(ticket)
+    group = group or ticket_group_for(ticket)
     if group is None:
         audit_record(actor=actor, action="support.group_missing", case=ticket.case, obj=ticket,
                      data={"ticket_id": ticket.ticket_id, "category": ticket_category(ticket),
@@ -102,6 +103,7 @@ def ticket_escalate_to_group(*, actor, ticket: Ticket, reason: str = "") -> Tick
     ticket.save(update_fields=["group", "updated_at"])
     audit_record(actor=actor, action="support.escalated_to_group", case=ticket.case, obj=ticket,
                  data={"ticket_id": ticket.ticket_id, "group": group.key, "category": ticket_category(ticket),
+                       "chosen_by": "person" if isinstance(actor, User) else "category",
                        "mode": settings.SUPPORT_GROUP_ASSIGNMENT,
                        "assignee": assignee.get_username() if assignee else None,
                        "reason": (reason or "")[:500] or None,
@@ -134,3 +136,22 @@ def support_group_save(*, actor, key: str, name: str = "", members: list[User] |
                  data={"key": group.key, "name": group.name,
                        "members": sorted(group.members.values_list("username", flat=True))})
     return group
+
+
+@transaction.atomic
+def ticket_escalate_to_group_by_person(*, actor, ticket: Ticket, group: str, reason: str) -> Ticket:
+    """A person escalates the ticket to a group (it stays open, in that group's queue, assigned
+    within it): the ticket moves to escalated through its lifecycle, audited with the reason."""
+    from casework.support.services import _lock, _move
+    from casework.support.states import TicketState
+
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError({"reason": "Say why the ticket is escalated."})
+    target = SupportGroup.objects.filter(key=group).first()
+    if target is None:
+        raise ValidationError({"group": f"Choose one of: {', '.join(SupportGroup.Key.values)}."})
+    ticket = _lock(ticket)
+    ticket = _move(actor=actor, ticket=ticket, to=TicketState.ESCALATED, reason=reason,
+                   data={"group": target.key})
+    return ticket_escalate_to_group(actor=actor, ticket=ticket, reason=reason, group=target)

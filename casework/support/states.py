@@ -135,7 +135,9 @@ SUPPORT_LIFECYCLE = Lifecycle(
              note="the triage failed, stopped, or its run raised: a person triages")
         + move([S.RECEIVED, S.TRIAGE_FAILED], S.ROUTED, AGENT, note="the triage recommends route_specialist")
         + move(TRIAGED_FROM, S.ANSWER_READY, AGENT, note="the triage recommends auto_respond (after the code's guards)")
-        + move(TRIAGED_FROM, S.ESCALATED, AGENT, note="the triage recommends escalate_human")
+        + move(S.RECEIVED, S.ESCALATED, AGENT, note="the triage recommends escalate_human")
+        + move([S.TRIAGE_FAILED, S.ROUTED], S.ESCALATED, AGENT, PERSON,
+               note="the triage recommends escalate_human, or a person escalates it to a group")
         + move(S.ANSWER_READY, S.REPLIED, PERSON, SYSTEM,
                note="sent in one click, or by SUPPORT_AUTO_SEND (never a VIP's), to a customer with no email address")
         + move(REPLY_FROM, S.REPLIED, PERSON,
@@ -147,6 +149,8 @@ SUPPORT_LIFECYCLE = Lifecycle(
                note="the mail server accepted the reply's email (also one sent again from the admin)")
         + move(S.REPLY_QUEUED, S.REPLY_FAILED, SYSTEM, note="the email failed after its retries")
         + move(S.REPLY_FAILED, S.REPLY_QUEUED, PERSON, note="a person sends the email again")
+        + move([S.ANSWER_READY, S.REOPENED], S.ESCALATED, PERSON,
+               note="a person escalates it to a group: it waits in that group's queue")
         + move(PENDING_FROM, S.PENDING, PERSON, note="a person asks the customer and waits: the SLA clock pauses")
         + move([S.PENDING, S.CLOSED_INACTIVE], S.ROUTED, SYSTEM,
                note="the customer answered: back to a person, the SLA clock runs again")

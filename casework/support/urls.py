@@ -18,6 +18,7 @@ urlpatterns = [
     path("tickets/<str:ticket_id>/escalate/", views.escalate, name="escalate"),
     path("tickets/<str:ticket_id>/close/", views.close, name="close"),
     path("tickets/<str:ticket_id>/pending/", views.pending, name="pending"),
+    path("tickets/<str:ticket_id>/escalate-group/", views.escalate_group, name="escalate_group"),
     # Public: the customer's signed "did this answer your question?" link.
     path("feedback/<str:token>/", views.feedback, name="feedback"),
 ]

@@ -16,7 +16,7 @@ from casework.errors import DomainError
 from casework.people.roles import investigator_required
 from casework.security.throttles import page_throttle
 from casework.support import selectors, services
-from casework.support.forms import MessageForm, ReasonForm, ReplyForm
+from casework.support.forms import EscalateToGroupForm, MessageForm, ReasonForm, ReplyForm
 from casework.support.states import WAITING, TicketState
 from casework.support.templatetags.support_tags import support_view
 
@@ -150,6 +150,15 @@ def escalate(request, ticket_id: str):
 @investigator_required
 def close(request, ticket_id: str):
     return _act(request, ticket_id, ReasonForm, services.ticket_close_no_action, "Closed with no action.")
+
+
+@require_POST
+@investigator_required
+def escalate_group(request, ticket_id: str):
+    from casework.support.groups import ticket_escalate_to_group_by_person
+
+    return _act(request, ticket_id, EscalateToGroupForm, ticket_escalate_to_group_by_person,
+                "Escalated to the group; its members were told.")
 
 
 @require_POST

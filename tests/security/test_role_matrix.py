@@ -176,6 +176,7 @@ MATRIX: dict[str, tuple[str, str]] = {
     "support:auto_sent": ("GET", "L 200 403 200 L"),
     "support:close": ("POST", "L 404 403 404 L"),
     "support:escalate": ("POST", "L 404 403 404 L"),
+    "support:escalate_group": ("POST", "L 404 403 404 L"),
     # Public (a signed link, no account): the access link's token is not a feedback token.
     "support:feedback": ("GET", "400 400 400 400 400"),
     "support:kb_article": ("GET", "L 404 403 404 L"),

@@ -123,3 +123,25 @@ def test_the_queue_shows_one_groups_queue(alice, alice_client, groups):
     assert security.ticket_id in page and billing.ticket_id in page and 'id="support-groups"' in page
     # An unknown group is ignored (every group), not an error.
     assert alice_client.get("/support/?group=nonsense").status_code == 200
+
+
+def test_a_person_escalates_a_routed_ticket_to_a_group_and_it_stays_open(alice, alice_client, groups):
+    from casework.support.models import Ticket
+
+    _, ticket = send(alice, "CUST-002", "The CSV export stopped working this morning, it fails with an error.")
+    assert ticket.lifecycle == "routed"
+    url = f"/support/tickets/{ticket.ticket_id}/escalate-group/"
+    assert b"support-escalate-group-form" in alice_client.get(f"/cases/{ticket.case.reference}/").content
+    # Bad input names the field and changes nothing.
+    alice_client.post(url, {"group": "nonsense", "reason": "x"})
+    assert Ticket.objects.get(pk=ticket.pk).group is None
+    response = alice_client.post(url, {"group": "billing", "reason": "It is about the invoice export."})
+    assert response.status_code == 302
+    ticket = Ticket.objects.select_related("case__assignee", "group").get(pk=ticket.pk)
+    assert ticket.lifecycle == "escalated" and ticket.group.key == "billing" and not ticket.case.is_closed
+    assert ticket.case.assignee == groups["bea"]
+    move = AuditEntry.objects.filter(action="support.state_changed", case_id=ticket.case_id).latest("id")
+    assert move.actor == "alice" and move.data["to"] == "escalated" and move.data["group"] == "billing"
+    entry = AuditEntry.objects.get(action="support.escalated_to_group", case_id=ticket.case_id)
+    assert entry.data["chosen_by"] == "person"
+    assert Notification.objects.filter(kind="group_queue", case=ticket.case, recipient_user=groups["bea"]).exists()
