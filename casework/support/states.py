@@ -6,6 +6,11 @@
         └───agent/system──> triage_failed   │
     any open state ──person (one click: send the reply)──> replied
     any open state ──person (escalate elsewhere, no action needed)──> closed_no_reply
+    routed / triage_failed / answer_ready / reopened ──person (to a group)──> escalated
+    routed / triage_failed / escalated / reopened ──person (asks the customer)──> pending
+    pending ──system (the customer answered)──> routed
+    pending ──system (SUPPORT_AUTO_CLOSE_DAYS of silence)──> closed_inactive ──person (closes)──> closed_no_reply
+    replied / closed_no_reply ──system (the customer wrote back, or "not solved")──> reopened
 
 The seed persists auto_respond and escalate_human tickets and keeps route_specialist ones
 "activated" in Redis. It calls both persisted kinds "completed", and the seed itself says an
@@ -25,7 +30,10 @@ Each state puts the shared case in the queue (State.case_status). The two end st
 reached by a person's decision, which has closed the case already (the transition service then
 leaves it closed); only an auto-sent reply reaches "replied" on an open case, which then awaits
 the customer until a person confirms it. closed_no_reply says Closed: only a person's move
-enters it (tests/cases/test_lifecycles.py holds every type to that).
+enters it (tests/cases/test_lifecycles.py holds every type to that). That is why the system's
+auto-close after SUPPORT_AUTO_CLOSE_DAYS is its own state, closed_inactive: the ticket says what
+the system did under that policy, and the case waits for a person's decision
+(casework.support.waiting).
 """
 
 from __future__ import annotations
