@@ -56,3 +56,8 @@ class AccessConfig(AppConfig):
         from casework.cases.types import case_type_register_lifecycle
 
         case_type_register_lifecycle("access_change", ACCESS_LIFECYCLE)
+        # What its records name, seen across cases (casework.entities).
+        from casework.access.entities import ENTITIES as ACCESS_ENTITIES
+        from casework.cases.types import case_type_register_entities
+
+        case_type_register_entities("access_change", ACCESS_ENTITIES)

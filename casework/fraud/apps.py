@@ -49,3 +49,8 @@ class FraudConfig(AppConfig):
         from casework.fraud.states import FRAUD_LIFECYCLE
 
         case_type_register_lifecycle("fraud_alert", FRAUD_LIFECYCLE)
+        # What its records name, seen across cases (casework.entities).
+        from casework.cases.types import case_type_register_entities
+        from casework.fraud.entities import ENTITIES as FRAUD_ENTITIES
+
+        case_type_register_entities("fraud_alert", FRAUD_ENTITIES)

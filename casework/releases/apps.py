@@ -46,3 +46,8 @@ class ReleasesConfig(AppConfig):
         from casework.releases.states import RELEASE_LIFECYCLE
 
         case_type_register_lifecycle("release_risk", RELEASE_LIFECYCLE)
+        # What its records name, seen across cases (casework.entities).
+        from casework.cases.types import case_type_register_entities
+        from casework.releases.entities import ENTITIES as RELEASES_ENTITIES
+
+        case_type_register_entities("release_risk", RELEASES_ENTITIES)

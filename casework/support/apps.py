@@ -44,3 +44,8 @@ class SupportConfig(AppConfig):
         from casework.support.states import SUPPORT_LIFECYCLE
 
         case_type_register_lifecycle("support_ticket", SUPPORT_LIFECYCLE)
+        # What its records name, seen across cases (casework.entities).
+        from casework.cases.types import case_type_register_entities
+        from casework.support.entities import ENTITIES as SUPPORT_ENTITIES
+
+        case_type_register_entities("support_ticket", SUPPORT_ENTITIES)

@@ -43,3 +43,8 @@ class TransactionsConfig(AppConfig):
         from casework.transactions.states import TXN_LIFECYCLE
 
         case_type_register_lifecycle("transaction_investigation", TXN_LIFECYCLE)
+        # What its records name, seen across cases (casework.entities).
+        from casework.cases.types import case_type_register_entities
+        from casework.transactions.entities import ENTITIES as TRANSACTIONS_ENTITIES
+
+        case_type_register_entities("transaction_investigation", TRANSACTIONS_ENTITIES)
