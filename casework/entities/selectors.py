@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.db import connection
 from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
@@ -52,14 +53,21 @@ def is_fraud_confirmation(case: Case) -> bool:
 
 def _newest_other_cases(entity_ids: list[int], *, exclude_case_ids: set[int], per_entity: int) -> list[dict]:
     """Per entity, its newest `per_entity` mentions in other cases: one query, one index range
-    (mention_entity_newest) per entity, however many cases name it."""
+    (mention_entity_newest) per entity, however many cases name it (a merchant in a hundred
+    thousand cases costs what a device in two does). A UNION ALL of limited branches, each
+    wrapped as a derived table: the form both SQLite and PostgreSQL accept."""
     if not entity_ids:
         return []
-    branches = [Mention.objects.filter(entity_id=pk).exclude(case_id__in=exclude_case_ids)
-                .order_by("-created_at", "-id").values("entity_id", "case_id", "created_at")[:per_entity]
-                for pk in entity_ids]
-    first, rest = branches[0], branches[1:]
-    return list(first.union(*rest, all=True)) if rest else list(first)
+    table = connection.ops.quote_name(Mention._meta.db_table)
+    excluded = sorted(exclude_case_ids) or [0]
+    marks = ", ".join(["%s"] * len(excluded))
+    branch = (f"SELECT * FROM (SELECT entity_id, case_id, created_at, id FROM {table} "
+              f"WHERE entity_id = %s AND case_id NOT IN ({marks}) ORDER BY created_at DESC, id DESC LIMIT %s) AS b{{}}")
+    sql = " UNION ALL ".join(branch.format(i) for i in range(len(entity_ids)))
+    params = [p for pk in entity_ids for p in (pk, *excluded, per_entity)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [{"entity_id": e, "case_id": c, "created_at": at, "id": i} for e, c, at, i in cursor.fetchall()]
 
 
 @dataclass
@@ -84,7 +92,7 @@ def case_seen_elsewhere(case: Case) -> list[PanelRow]:
     others = _newest_other_cases([pk for pk, row in rows.items() if row.other_count > 0],
                                  exclude_case_ids={case.pk}, per_entity=PANEL_PER_ENTITY)
     cases = _labelled(_decided(Case.objects.filter(pk__in={o["case_id"] for o in others})))
-    for other in sorted(others, key=lambda o: (o["created_at"], o["case_id"]), reverse=True):
+    for other in sorted(others, key=lambda o: (o["created_at"], o["id"]), reverse=True):
         rows[other["entity_id"]].others.append(cases[other["case_id"]])
     # Flagged entities first (confirmed_fraud_at nulls sort differently per database), then
     # those seen elsewhere, most seen first.

@@ -173,6 +173,15 @@ def entity_viewed(*, actor, entity: Entity, what: str = "page") -> None:
                  data={"kind": entity.kind, "display": entity.display, "what": what})
 
 
+def entities_decided(*, case: Case, decision: Decision) -> int:
+    """A person's decision: when its outcome confirms fraud (the type's Entities.fraud_outcomes),
+    flag every entity the case names. Called by case_close in its transaction."""
+    declared = case.type_info.entities
+    if declared is None or decision.outcome not in declared.fraud_outcomes:
+        return 0
+    return entities_confirm_fraud(case=case, decided_at=decision.decided_at)
+
+
 def entities_confirm_fraud(*, case: Case, decided_at) -> int:
     """Flag the entities a case decided as fraud names (the first such case stays the one shown)."""
     return (Entity.objects.filter(mentions__case=case, confirmed_fraud_at__isnull=True)
