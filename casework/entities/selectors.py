@@ -245,3 +245,20 @@ def graph_for_entity(entity: Entity) -> dict:
     edges = [_edge(f"c{pk}", f"e{entity.pk}") for pk in cases]
     edges += [_edge(f"c{m.case_id}", f"e{m.entity_id}") for m in second]
     return {"nodes": nodes, "edges": edges}
+
+
+def confirmed_fraud_links(case: Case, *, exclude_kinds: tuple[str, ...] = (), limit: int = 20) -> list[dict]:
+    """Other cases whose fraud a person confirmed and that share an entity with this one: per
+    confirming case, its reference, type and what it shares ("device DEV-1"). One query."""
+    mentions = (Mention.objects.filter(case=case, entity__confirmed_fraud_at__isnull=False)
+                .exclude(entity__confirmed_fraud_case=case).exclude(entity__kind__in=exclude_kinds)
+                .select_related("entity__confirmed_fraud_case").order_by("entity_id")[:100])
+    found: dict[int, dict] = {}
+    for m in mentions:
+        other = m.entity.confirmed_fraud_case
+        if other is None:
+            continue
+        entry = found.setdefault(other.pk, {"reference": other.reference, "case_type": other.case_type,
+                                            "type_label": other.type_info.label, "shares": []})
+        entry["shares"].append(f"{m.entity.kind_label.lower()} {m.entity.display}")
+    return list(found.values())[:limit]
