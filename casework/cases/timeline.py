@@ -232,7 +232,8 @@ def timeline_fold(entries: list[AuditEntry]) -> list[AuditEntry | RunRow]:
 
 
 def timeline_rows(case: Case, *, show: str = "all") -> list[AuditEntry | RunRow]:
-    """The case page's timeline rows, newest first, for one filter (one query).
+    """The case page's timeline rows, newest first, for one filter (two queries: the cases merged
+    into this one, whose history is part of it, then the entries).
 
     all: people's actions and one folded row per run (plus any other entry, e.g. a system's);
     people: only what people did; agents: everything but what people did, runs folded."""
