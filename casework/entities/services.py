@@ -66,6 +66,12 @@ def case_link(*, actor, from_case: Case, to_case: Case, kind: str, reason: str) 
     return link
 
 
+def _running(case: Case) -> bool:
+    from agents.models import AgentRun
+
+    return AgentRun.objects.filter(case=case, status__in=AgentRun.ACTIVE).exists()
+
+
 def _case_relations():
     """Every foreign key to Case in the project, found from the models' meta (a new app's
     rows move too, with no list to keep): (model, field) for many-to-one fields. A one-to-one
@@ -130,6 +136,9 @@ def case_merge(*, actor, merged: Case, survivor: Case, reason: str) -> CaseMerge
                        code="survivor_merged")
     if merged.is_closed:
         raise Conflict(f"{merged.reference} is closed; a decided case is not merged.", code="case_closed")
+    if _running(merged):
+        # A run moved mid-way would write its results onto the survivor's record.
+        raise Conflict(f"{merged.reference} has agents running; merge it once they finish.", code="agents_running")
 
     moved: dict[str, int] = {}
     kept: dict[str, int] = {}

@@ -47,7 +47,10 @@ def test_a_merge_moves_everything_that_points_at_the_duplicate_and_closes_it(ali
     case_comment(actor=alice, case=dup, body="Customer called twice.")
     task_create(actor=alice, case=dup, title="Call back")
     attachment_upload(actor=alice, case=dup, upload=SimpleUploadedFile("note.txt", b"hello", "text/plain"))
-    AgentRun.objects.create(case=dup, pipeline="support", mode="triage")
+    run = AgentRun.objects.create(case=dup, pipeline="support", mode="triage")
+    with pytest.raises(Conflict, match="agents running"):
+        case_merge(actor=alice, merged=dup, survivor=keep, reason="Same login problem.")
+    AgentRun.objects.filter(pk=run.pk).update(status=AgentRun.Status.COMPLETED)
 
     merge = case_merge(actor=alice, merged=dup, survivor=keep, reason="Same login problem.")
 
