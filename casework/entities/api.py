@@ -38,7 +38,7 @@ class EntityDetailApi(APIView):
             "confirmed_fraud": entity.confirmed_fraud,
             "confirmed_fraud_case": entity.confirmed_fraud_case.reference if entity.confirmed_fraud_case else None,
             "case_count": page.total,
-            "cases": [selectors._case_summary(c) | {"named_in": c.named_in} for c in page.cases],
+            "cases": [selectors.case_summary(c) | {"named_in": c.named_in} for c in page.cases],
         })
 
 

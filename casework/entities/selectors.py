@@ -175,16 +175,16 @@ def related_cases(case: Case, *, limit: int = 20) -> dict:
     linked = {c.pk: c for c in _decided(Case.objects.filter(pk__in=related_case_ids(case)))}
     return {
         "reference": case.reference,
-        "linked": [_case_summary(c) for c in linked.values()][:limit],
+        "linked": [case_summary(c) for c in linked.values()][:limit],
         "entities": [{"kind": row.entity.kind, "value": row.entity.display,
                       "confirmed_fraud": row.entity.confirmed_fraud,
                       "other_case_count": row.other_count,
-                      "other_cases": [_case_summary(c) for c in row.others]}
+                      "other_cases": [case_summary(c) for c in row.others]}
                      for row in panel][:limit],
     }
 
 
-def _case_summary(case: Case) -> dict:
+def case_summary(case: Case) -> dict:
     outcome = getattr(case, "decision_outcome", None)
     return {"reference": case.reference, "type": case.case_type, "title": case.title[:120],
             "status": case.status, "created_at": case.created_at.isoformat(),
