@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 
 from casework.cases.types import Found
 from casework.entities.kinds import normalise
@@ -45,8 +46,12 @@ def _upsert(found: dict[tuple[str, str], tuple[str, str]]) -> dict[tuple[str, st
         return {}
     Entity.objects.bulk_create([Entity(kind=kind, value=value, display=display)
                                 for (kind, value), (display, _) in found.items()], ignore_conflicts=True)
-    rows = Entity.objects.filter(value__in={value for _, value in found}).values_list("kind", "value", "id")
-    return {(kind, value): pk for kind, value, pk in rows if (kind, value) in found}
+    # Both columns, so that each pair is one probe of the (kind, value) unique index.
+    pairs = Q()
+    for kind, value in found:
+        pairs |= Q(kind=kind, value=value)
+    rows = Entity.objects.filter(pairs).values_list("kind", "value", "id")
+    return {(kind, value): pk for kind, value, pk in rows}
 
 
 @transaction.atomic

@@ -18,8 +18,8 @@ from casework.entities.models import CaseLink, CaseMerge, Entity, Mention
 # The panel: at most this many of the case's entities, each with its newest other cases.
 PANEL_ENTITIES = 30
 PANEL_PER_ENTITY = 5
-# The entity page: its newest cases.
-ENTITY_CASES = 200
+# The entity page: its cases, a page at a time, newest first.
+ENTITY_CASES = 50
 # The graph: per hop.
 GRAPH_FIRST_HOP = 25
 GRAPH_PER_NODE = 8
@@ -106,19 +106,25 @@ class EntityPage:
     cases: list[Case]
     total: int
     timeline: list[dict]
+    page: int = 1
+    has_next: bool = False
 
 
 def entity_get(pk: int) -> Entity:
     return get_object_or_404(Entity.objects.select_related("confirmed_fraud_case"), pk=pk)
 
 
-def entity_page(entity: Entity) -> EntityPage:
-    """Every case that names the entity (the newest ENTITY_CASES), with status and decision,
-    and the entity's timeline: each case naming it, each decision people made. Three queries."""
-    mentions = (Mention.objects.filter(entity=entity).order_by("-created_at", "-id")
-                .values_list("case_id", "created_at", "source_field", "source_agent", "source_tool")[:ENTITY_CASES])
-    mentions = list(mentions)
-    total = len(mentions) if len(mentions) < ENTITY_CASES else Mention.objects.filter(entity=entity).count()
+def entity_page(entity: Entity, *, page: int = 1) -> EntityPage:
+    """Every case that names the entity, ENTITY_CASES a page, newest first, with status and
+    decision, and the page's timeline: each case naming it, each decision people made. Three
+    queries (the page's mentions, their cases, the count), one index range each."""
+    page = max(1, page)
+    mentions = list(Mention.objects.filter(entity=entity).order_by("-created_at", "-id")
+                    .values_list("case_id", "created_at", "source_field", "source_agent", "source_tool")
+                    [(page - 1) * ENTITY_CASES:page * ENTITY_CASES + 1])
+    has_next = len(mentions) > ENTITY_CASES
+    mentions = mentions[:ENTITY_CASES]
+    total = Mention.objects.filter(entity=entity).count() if has_next or page > 1 else len(mentions)
     by_id = _labelled(_decided(Case.objects.filter(pk__in=[m[0] for m in mentions]).select_related("assignee")))
     cases, timeline = [], []
     for case_id, at, source_field, source_agent, source_tool in mentions:
@@ -130,7 +136,7 @@ def entity_page(entity: Entity) -> EntityPage:
             timeline.append({"at": case.decision_at, "case": case, "what": "decided",
                              "outcome": case.decision_label, "by": case.decision_by or "system"})
     timeline.sort(key=lambda e: e["at"], reverse=True)
-    return EntityPage(entity, cases, total, timeline)
+    return EntityPage(entity, cases, total, timeline, page, has_next)
 
 
 def case_links(case: Case) -> list[dict]:

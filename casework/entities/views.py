@@ -20,8 +20,13 @@ from casework.people.roles import investigator_required
 @investigator_required
 def entity_detail(request, pk: int):
     entity = selectors.entity_get(pk)
+    try:
+        number = int(request.GET.get("page", "1"))
+    except ValueError:
+        return render(request, "400.html", {"message": "page: a whole number."}, status=400)
     services.entity_viewed(actor=request.user, entity=entity)
-    return render(request, "entities/entity.html", {"page": selectors.entity_page(entity), "entity": entity})
+    return render(request, "entities/entity.html", {"page": selectors.entity_page(entity, page=number),
+                                                    "entity": entity})
 
 
 @require_GET

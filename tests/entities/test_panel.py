@@ -116,3 +116,17 @@ def test_the_graph_json_holds_two_hops_and_links_each_node_to_its_page(alice_cli
     assert "Device: DEV-RING-A1" in labels and "Customer: CUST-9001" in labels  # the second hop
     page = alice_client.get(f"/entities/{account.pk}/graph/").content.decode()
     assert f'data-url="/entities/{account.pk}/graph.json"' in page and "<script>" not in page
+
+
+def test_the_entity_page_pages_its_cases_newest_first(alice_client, alert, ticket, monkeypatch):
+    from casework.entities import selectors
+
+    monkeypatch.setattr(selectors, "ENTITY_CASES", 1)
+    fraud, support = alert().case, ticket().case
+    entity = Entity.objects.get(kind="account", value=ACCOUNT)
+    first = alice_client.get(f"/entities/{entity.pk}/").content.decode()
+    second = alice_client.get(f"/entities/{entity.pk}/", {"page": 2}).content.decode()
+    assert support.reference in first and fraud.reference not in first and 'rel="next"' in first
+    assert fraud.reference in second and 'rel="prev"' in second and "Named by 2 cases" in second
+    bad = alice_client.get(f"/entities/{entity.pk}/", {"page": "two"})
+    assert bad.status_code == 400 and "page: a whole number." in bad.content.decode()
