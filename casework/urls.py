@@ -13,9 +13,14 @@
 /evals/           evaluation runs over time (staff); "Add to evaluation suite"   agents/evals/urls.py
 /cases/<ref>/ask/ "Ask the agent" on every case page              agents/chat/urls.py
 /cases/<ref>/report.pdf  the case report (PDF) on every case page   casework/cases/report/urls.py
+/cases/<ref>/actions/    the case's actions (card block ...): live panel, confirm or fail by hand   casework/outbox/urls.py
 /api/             REST API (OpenAPI at /api/schema/, Swagger at /api/docs/)
 /api/webhooks/    outgoing webhook endpoints and their delivery logs (admins)   casework/outbox/api_urls.py
+/api/actions/<event id>/confirmation   signed callback: an action was carried out (or failed)   casework/outbox/api_urls.py
 /admin/           reference data and read-only audit entries
+/audit/key/       the public key that signs audit checkpoints, and the newest one   audit/urls.py
+/oidc/            sign-in through the organisation's identity provider   casework/people/oidc.py
+/scim/v2/         SCIM 2.0 provisioning by the identity provider   casework/people/scim_urls.py
 /healthz /metrics operations                                     casework/ops/views.py
 """
 
@@ -66,10 +71,13 @@ urlpatterns = [
     path("cases/", include("casework.cases.tasks.urls")),
     path("cases/", include("casework.cases.attachments.urls")),
     path("cases/", include("casework.cases.report.urls")),
+    path("cases/", include("casework.outbox.urls")),
     path("", include("casework.entities.urls")),
     path("evals/", include("agents.evals.urls")),
     path("api/", include(api_urlpatterns)),
+    path("audit/", include("audit.urls")),
     path("admin/", admin.site.urls),
+    path("scim/v2/", include("casework.people.scim_urls")),
     path("healthz", ops_views.healthz, name="healthz"),
     path("metrics", ops_views.metrics, name="metrics"),
 ]

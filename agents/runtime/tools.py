@@ -17,6 +17,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from agents.llm.base import ToolCall, ToolSpec
 from agents.runtime.prompting import fence_data
+from agents.runtime.transient import is_transient
 
 # Handlers that outlive their timeout keep running on this pool (a thread cannot be killed);
 # their result is discarded.
@@ -84,6 +85,8 @@ class ToolRegistry:
             return _result(call, started, False, f"{tool.name} did not finish within {tool.timeout:g} s.",
                            "ToolTimeout")
         except Exception as exc:  # noqa: BLE001 - a failing tool is reported to the model
+            if is_transient(exc):
+                raise  # not the tool's failure: the run is retried from its last saved step
             return _result(call, started, False, f"{tool.name} failed: {type(exc).__name__}: {exc}",
                            "ToolExecution")
         return _result(call, started, True, value)
@@ -106,6 +109,8 @@ class ToolRegistry:
             return _result(call, started, False, f"{tool.name} did not finish within {tool.timeout:g} s.",
                            "ToolTimeout")
         except Exception as exc:  # noqa: BLE001 - a failing tool is reported to the model
+            if is_transient(exc):
+                raise  # not the tool's failure: the run is retried from its last saved step
             return _result(call, started, False, f"{tool.name} failed: {type(exc).__name__}: {exc}",
                            "ToolExecution")
         return _result(call, started, True, value)

@@ -207,7 +207,8 @@ def case_close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
     Steps: lock the case row; refuse if it is already closed (Conflict, which the API
     answers with 409); validate outcome and reason; insert the decision (the database's
     one-final-decision constraint is the last guard against a concurrent close); close
-    the case; audit; after commit, tell case-type packages (knowledge capture ...).
+    the case; audit; write case.decided and the type's decision effects (its action events)
+    to the outbox; after commit, tell case-type packages (knowledge capture ...).
     """
     case_may_decide(actor, case)
     case = _lock(case)
@@ -247,6 +248,9 @@ def case_close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
         "outcome": outcome, "outcome_label": str(outcomes[outcome]), "reason": reason,
         "decided_by": actor.get_username() if isinstance(actor, User) else None,
         "decided_at": decision.decided_at.isoformat()}})
+    # The type's actions (block the card, revert the change ...), in this transaction.
+    for effect in case.type_info.decision_effects:
+        effect(actor=actor, case=case, decision=decision)
     transaction.on_commit(lambda: case_closed.send(sender=Case, case=case, decision=decision, actor=actor))
     return decision
 

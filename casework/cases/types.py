@@ -1,8 +1,9 @@
 """The five case types: reference prefix, outcomes a decision may take, and what each case-type
 package adds to the shared core, registered on its CaseType from its AppConfig.ready (tabs,
-recommendation, lifecycle, decision on a close, chat tools, evaluation adapter, dashboard panels;
-entities its records name; the demo's loader registers with casework.cases.demo.demo_register). The shared core iterates
-these; it never imports a type's package (tests/cases/test_boundary.py)."""
+recommendation, lifecycle, decision on a close, decision effects (its action events), chat
+tools, evaluation adapter, dashboard panels, entities its records name; the demo's loader
+registers with casework.cases.demo.demo_register). The shared core iterates these; it never
+imports a type's package (tests/cases/test_boundary.py)."""
 
 from __future__ import annotations
 
@@ -132,6 +133,11 @@ class CaseType:
     decide: Callable[..., Any] | None = None
     chat: Chat | None = None
     evaluation: Evaluation | None = None
+    # What a person's decision sets off in other systems: each is called in the decision's
+    # transaction, right after case_close wrote it, as effect(*, actor, case, decision), and
+    # writes its outgoing action events there (casework.outbox.actions.action_request), so a
+    # decision that rolls back asks for nothing (case_type_register_decision_effect).
+    decision_effects: list[Callable[..., Any]] = field(default_factory=list)
     dashboard_panels: list[Panel] = field(default_factory=list)
     entities: Entities | None = None
 
@@ -225,6 +231,12 @@ def case_type_register_lifecycle(case_type: str, lifecycle) -> None:
 def case_type_register_decide(case_type: str, decide: Callable[..., Any]) -> None:
     """The type's decision service, for a close made outside its own page (bulk, generic)."""
     CASE_TYPES[case_type].decide = decide
+
+
+def case_type_register_decision_effect(case_type: str, effect: Callable[..., Any]) -> None:
+    effects = CASE_TYPES[case_type].decision_effects
+    if effect not in effects:
+        effects.append(effect)
 
 
 def case_type_register_chat(case_type: str, chat: Chat) -> None:

@@ -11,7 +11,7 @@ from django.utils.html import format_html
 from casework.errors import DomainError
 from casework.outbox import services
 from casework.outbox.catalogue import EVENT_TYPES
-from casework.outbox.models import Delivery, DeliveryAttempt, Endpoint, OutboxEvent
+from casework.outbox.models import Action, Delivery, DeliveryAttempt, Endpoint, OutboxEvent
 
 
 def _case_type_choices():
@@ -20,9 +20,15 @@ def _case_type_choices():
     return [(key, t.label) for key, t in CASE_TYPES.items()]
 
 
+def _event_type_choices():
+    # Read when the form is built: case types register their events from AppConfig.ready,
+    # which may run after this module is imported (the admin autodiscovers first).
+    return [(n, n) for n in EVENT_TYPES]
+
+
 class EndpointForm(forms.ModelForm):
     url = forms.URLField(max_length=500, assume_scheme="https")
-    event_types = forms.MultipleChoiceField(choices=[(n, n) for n in EVENT_TYPES], required=False,
+    event_types = forms.MultipleChoiceField(choices=_event_type_choices, required=False,
                                             widget=forms.CheckboxSelectMultiple, help_text="None ticked: every type.")
     case_types = forms.MultipleChoiceField(choices=_case_type_choices, required=False,
                                            widget=forms.CheckboxSelectMultiple, help_text="None ticked: every type.")
@@ -45,11 +51,18 @@ class DeliveryAttemptInline(admin.TabularInline):
 @admin.register(Endpoint)
 class EndpointAdmin(admin.ModelAdmin):
     form = EndpointForm
-    list_display = ("id", "url", "description", "enabled", "paused_until", "consecutive_failures", "owner")
+    list_display = ("id", "url", "description", "enabled", "breaker", "paused_until", "consecutive_failures",
+                    "owner")
     list_filter = ("enabled",)
-    readonly_fields = ("disabled_reason", "consecutive_failures", "paused_until", "previous_secret_expires_at",
-                       "created_at", "updated_at")
+    readonly_fields = ("disabled_reason", "breaker", "consecutive_failures", "paused_until", "probe_until",
+                       "previous_secret_expires_at", "created_at", "updated_at")
     actions = ["rotate_secret", "replay_failed"]
+
+    @admin.display(description="circuit breaker")
+    def breaker(self, obj):
+        from django.utils import timezone
+
+        return obj.breaker_state(timezone.now())
 
     def save_model(self, request, obj, form, change):
         data = {name: form.cleaned_data[name] for name in EndpointForm.Meta.fields}
@@ -146,6 +159,27 @@ class OutboxEventAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Action)
+class ActionAdmin(admin.ModelAdmin):
+    """Read-only: an action moves by its delivery, the other system's signed callback, or a
+    person's word on the case page (each audited), never by an edit here."""
+
+    list_display = ("id", "label", "case", "state", "requested_at", "deadline_at", "delivered_at", "resolved_at",
+                    "resolved_by_name")
+    list_filter = ("state", "type")
+    search_fields = ("event__id", "case__reference", "external_reference")
+    list_select_related = ("case",)
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in Action._meta.fields]
+
+    def has_add_permission(self, request):
         return False
 
     def has_delete_permission(self, request, obj=None):

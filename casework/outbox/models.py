@@ -60,10 +60,14 @@ class Endpoint(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="webhook_endpoints",
                               help_text="Notified when a delivery is dead-lettered or the endpoint is disabled.")
-    # Circuit breaker: after WEBHOOK_BREAKER_THRESHOLD failures in a row the endpoint is paused
-    # until paused_until; its deliveries wait (no attempt is spent) and resume after it.
+    # Circuit breaker: after WEBHOOK_BREAKER_THRESHOLD failures in a row it opens and the
+    # endpoint is paused until paused_until; its deliveries wait (no attempt is spent). After
+    # that it is half-open: one delivery goes as a probe (probe_until is its claim, so no other
+    # goes beside it). The probe's 2xx closes the breaker and the queue resumes; its failure
+    # opens it for another cool-off. A probe whose worker died frees its place at probe_until.
     consecutive_failures = models.PositiveIntegerField(default=0, editable=False)
     paused_until = models.DateTimeField(null=True, blank=True, editable=False)
+    probe_until = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -87,7 +91,19 @@ class Endpoint(models.Model):
                 and (not self.case_types or not case_type or case_type in self.case_types))
 
     def is_paused(self, now) -> bool:
-        return self.paused_until is not None and self.paused_until > now
+        """Open, or half-open with its probe in flight: nothing but the probe may go."""
+        return (self.paused_until is not None and self.paused_until > now) or self.is_probing(now)
+
+    def is_probing(self, now) -> bool:
+        return self.probe_until is not None and self.probe_until > now
+
+    def breaker_state(self, now) -> str:
+        """closed, open (cooling off), half-open (the next delivery is a probe) or probing."""
+        if self.paused_until is None:
+            return "closed"
+        if self.paused_until > now:
+            return "open"
+        return "probing" if self.is_probing(now) else "half-open"
 
 
 class Delivery(models.Model):
@@ -146,3 +162,61 @@ class DeliveryAttempt(models.Model):
     class Meta:
         ordering = ["delivery", "number"]
         constraints = [models.UniqueConstraint(fields=["delivery", "number"], name="outbox_attempt_once")]
+
+
+class Action(models.Model):
+    """What a decision asked another system to do (block a card, revert a change), carried by
+    one action event (casework/outbox/catalogue.py: an EventType with `action`), and how far it
+    got: requested, delivered (a 2xx to an endpoint), confirmed (by the system that did it,
+    through a signed callback, or by a person) or failed. The states and moves are declared in
+    casework/outbox/states.py; every move goes through the lifecycle transition service."""
+
+    class State(models.TextChoices):
+        REQUESTED = "requested", "Requested"
+        DELIVERED = "delivered", "Delivered"
+        CONFIRMED = "confirmed", "Confirmed"
+        FAILED = "failed", "Failed"
+
+    event = models.OneToOneField(OutboxEvent, on_delete=models.PROTECT, related_name="action")
+    case = models.ForeignKey("cases.Case", on_delete=models.CASCADE, related_name="actions")
+    type = models.CharField(max_length=80)
+    label = models.CharField(max_length=80, help_text="What is asked, in words: “Card block”.")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.REQUESTED)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    requested_at = models.DateTimeField()
+    # Unconfirmed past this, the case and the queue flag it (ACTION_CONFIRM_DEADLINE_MINUTES).
+    deadline_at = models.DateTimeField()
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    delivered_to = models.CharField(max_length=200, blank=True, default="")
+    # Confirmed or failed: when, and by whom: a person (resolved_by), or the system behind an
+    # endpoint (resolved_via, its name kept in resolved_by_name should the endpoint go).
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    resolved_via = models.ForeignKey(Endpoint, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    resolved_by_name = models.CharField(max_length=200, blank=True, default="")
+    external_reference = models.CharField(max_length=200, blank=True, default="",
+                                          help_text="The other system's id for what it did, if it sent one.")
+    failure_reason = models.CharField(max_length=500, blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-requested_at", "-pk"]
+        indexes = [
+            models.Index(fields=["case", "requested_at"], name="outbox_action_case_idx"),
+            # The overdue flag: open actions by deadline.
+            models.Index(fields=["state", "deadline_at"], name="outbox_action_due_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(state__in=["requested", "delivered", "confirmed", "failed"]),
+                                   name="outbox_action_state_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.label} ({self.state}) {self.event_id}"
+
+    OPEN = (State.REQUESTED, State.DELIVERED)
+
+    def is_overdue(self, now) -> bool:
+        return self.state in self.OPEN and self.deadline_at < now

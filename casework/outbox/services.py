@@ -50,8 +50,16 @@ def case_data(case) -> dict:
             "url": f"/cases/{case.reference}/"}
 
 
+def decision_data(decision) -> dict:
+    """A decision as events carry it (catalogue.DECISION)."""
+    return {"outcome": decision.outcome, "outcome_label": str(decision.outcome_label), "reason": decision.reason,
+            "decided_by": decision.decided_by.get_username() if decision.decided_by_id else None,
+            "decided_at": decision.decided_at.isoformat()}
+
+
 @transaction.atomic
-def event_record(*, type: str, case=None, data: dict, now: datetime | None = None) -> OutboxEvent:  # noqa: A002
+def event_record(*, type: str, case=None, data: dict, now: datetime | None = None,  # noqa: A002
+                 event_id: str | None = None) -> OutboxEvent:
     """Write one event and its deliveries in the caller's transaction; wake workers on commit.
 
     The endpoints are chosen now (enabled, subscribed to the type and the case's type): an
@@ -59,10 +67,11 @@ def event_record(*, type: str, case=None, data: dict, now: datetime | None = Non
     does (its deliveries wait for it)."""
     event_type = EVENT_TYPES.get(type)
     if event_type is None:
-        raise ValueError(f"Unknown event type {type!r}: add it to casework/outbox/catalogue.py.")
+        raise ValueError(f"Unknown event type {type!r}: add it to casework/outbox/catalogue.py, "
+                         "or register it (catalogue.event_type_register) from the case type's AppConfig.ready.")
     now = now or timezone.now()
     case_type = case.case_type if case is not None else ""
-    event_id = OutboxEvent._meta.get_field("id").default()
+    event_id = event_id or OutboxEvent._meta.get_field("id").default()
     event = OutboxEvent.objects.create(
         id=event_id, type=type, version=event_type.version, case=case, case_type=case_type, created_at=now,
         payload={"id": event_id, "type": type, "version": event_type.version,
@@ -152,6 +161,7 @@ def endpoint_update(*, actor, endpoint: Endpoint, **changes) -> Endpoint:
         endpoint.disabled_reason = ""
         endpoint.consecutive_failures = 0
         endpoint.paused_until = None
+        endpoint.probe_until = None
     endpoint.full_clean()
     endpoint.save()
     after = _audit_data(endpoint)
@@ -188,13 +198,28 @@ def _endpoint_disable(*, endpoint: Endpoint, reason: str) -> None:
 
 
 def _notify_owner(endpoint: Endpoint, *, subject: str, body: str, case=None) -> None:
-    if endpoint.owner_id is None:
-        logger.warning("%s (endpoint %s has no owner to notify)", subject, endpoint.pk)
-        return
+    """Tell the endpoint's owner; an endpoint with no (active) owner is the admins' to mend,
+    so every active admin is told instead. Nobody at all to tell: a warning in the log."""
     from casework.cases.notifications.services import notification_send
 
-    notification_send(actor="system", kind="webhook", subject=subject, body=body, user=endpoint.owner,
-                      url=f"/admin/outbox/endpoint/{endpoint.pk}/change/", case=case)
+    owner = endpoint.owner if endpoint.owner_id and endpoint.owner.is_active else None
+    recipients = [owner] if owner is not None else _admins()
+    if not recipients:
+        logger.warning("%s (endpoint %s has no owner and there is no admin to notify)", subject, endpoint.pk)
+        return
+    if owner is None:
+        body += " This endpoint has no owner: you are told as an admin; set its owner in the admin."
+    for user in recipients:
+        notification_send(actor="system", kind="webhook", subject=subject, body=body, user=user,
+                          url=f"/admin/outbox/endpoint/{endpoint.pk}/change/", case=case)
+
+
+def _admins() -> list[User]:
+    """Active users holding the admin role (the group, or a superuser: casework.people.roles)."""
+    from casework.people.roles import ADMIN
+
+    return list(User.objects.filter(Q(groups__name=ADMIN) | Q(is_superuser=True), is_active=True)
+                .distinct().order_by("pk"))
 
 
 # --- Replay -------------------------------------------------------------------------------
@@ -242,14 +267,24 @@ def _replay_reset(queryset, now: datetime) -> None:
 def deliveries_due(*, now: datetime, limit: int = 500) -> list[int]:
     """Deliveries a worker should take now, oldest due first: waiting and due, of an enabled
     endpoint outside its cool-off, and with no wake-up sent in the last
-    WEBHOOK_REDELIVER_AFTER_SECONDS; or being delivered by a worker whose claim expired."""
+    WEBHOOK_REDELIVER_AFTER_SECONDS; or being delivered by a worker whose claim expired.
+    Of an endpoint whose breaker is half-open, only the first: it goes as the probe."""
     quiet = now - timedelta(seconds=settings.WEBHOOK_REDELIVER_AFTER_SECONDS)
-    return list(
+    rows = (
         Delivery.objects.filter(endpoint__enabled=True)
         .filter(Q(endpoint__paused_until__isnull=True) | Q(endpoint__paused_until__lte=now))
+        .filter(Q(endpoint__probe_until__isnull=True) | Q(endpoint__probe_until__lte=now))
         .filter(Q(state__in=WAITING, next_attempt_at__lte=now) & (Q(woken_at__isnull=True) | Q(woken_at__lte=quiet))
                 | Q(state=Delivery.State.DELIVERING, lease_until__lt=now))
-        .order_by("next_attempt_at", "pk").values_list("pk", flat=True)[:limit])
+        .order_by("next_attempt_at", "pk").values_list("pk", "endpoint_id", "endpoint__paused_until")[:limit])
+    ids, probed = [], set()
+    for pk, endpoint_id, paused_until in rows:
+        if paused_until is not None:
+            if endpoint_id in probed:
+                continue
+            probed.add(endpoint_id)
+        ids.append(pk)
+    return ids
 
 
 def deliveries_mark_woken(ids: list[int], now: datetime) -> None:
@@ -267,6 +302,21 @@ def delivery_claim(delivery: Delivery, *, now: datetime) -> str | None:
                .update(state=Delivery.State.DELIVERING, claim_token=token, lease_until=lease,
                        attempts=F("attempts") + 1, updated_at=now))
     return token if claimed == 1 else None
+
+
+def _probe_claim(endpoint: Endpoint, *, now: datetime) -> datetime | bool | None:
+    """The breaker is half-open: take its one place for a probe with a conditional UPDATE.
+    Returns the probe's lease (its claim on the place), False when another delivery holds
+    it (or the breaker opened again), None when the breaker closed meanwhile (no probe needed)."""
+    lease = now + timedelta(seconds=endpoint.timeout_seconds + LEASE_MARGIN_SECONDS)
+    taken = (Endpoint.objects.filter(pk=endpoint.pk, paused_until__lte=now)
+             .filter(Q(probe_until__isnull=True) | Q(probe_until__lte=now))
+             .update(probe_until=lease))
+    if taken == 1:
+        logger.info("Webhook endpoint %s is half-open: one delivery goes as a probe.", endpoint.pk)
+        return lease
+    closed = Endpoint.objects.filter(pk=endpoint.pk, paused_until__isnull=True).exists()
+    return None if closed else False
 
 
 def retry_delay(failed_attempts: int) -> float | None:
@@ -296,8 +346,13 @@ def delivery_attempt(delivery_id: int, *, now: datetime | None = None) -> Delive
     endpoint = delivery.endpoint
     if not endpoint.enabled or endpoint.is_paused(now):
         return None
+    probe = _probe_claim(endpoint, now=now) if endpoint.paused_until is not None else None
+    if probe is False:
+        return None
     token = delivery_claim(delivery, now=now)
     if token is None:
+        if probe:
+            Endpoint.objects.filter(pk=endpoint.pk, probe_until=probe).update(probe_until=None)
         return None
     delivery.refresh_from_db(fields=["attempts"])
     import json
@@ -308,12 +363,12 @@ def delivery_attempt(delivery_id: int, *, now: datetime | None = None) -> Delive
                           timestamp=timezone.now(), keep_chars=settings.WEBHOOK_RESPONSE_KEEP_CHARS)
     metrics.LATENCY.observe(answer.latency_ms / 1000)
     with transaction.atomic():
-        _record(delivery, token=token, answer=answer, now=now)
+        _record(delivery, token=token, answer=answer, now=now, probe=probe is not None)
     delivery.refresh_from_db()
     return delivery
 
 
-def _record(delivery: Delivery, *, token: str, answer, now: datetime) -> None:
+def _record(delivery: Delivery, *, token: str, answer, now: datetime, probe: bool = False) -> None:
     endpoint = delivery.endpoint
     common = {"claim_token": "", "lease_until": None, "last_status": answer.status,
               "last_response": answer.body, "last_error": answer.error, "last_latency_ms": answer.latency_ms,
@@ -336,21 +391,46 @@ def _record(delivery: Delivery, *, token: str, answer, now: datetime) -> None:
         return
     DeliveryAttempt.objects.create(delivery=delivery, number=delivery.attempts, at=now, status=answer.status,
                                    response=answer.body, error=answer.error, latency_ms=answer.latency_ms)
+    event_type = EVENT_TYPES.get(delivery.event.type)
+    if event_type is not None and event_type.action and outcome != "retrying":
+        # An action event: the action it carries follows its delivery (casework/outbox/actions.py).
+        from casework.outbox.actions import action_delivery_recorded
+
+        delivery.last_status, delivery.last_error = answer.status, answer.error
+        delivery.state = Delivery.State.DELIVERED if answer.ok else Delivery.State.DEAD
+        action_delivery_recorded(delivery=delivery, ok=answer.ok, now=now)
     metrics.DELIVERIES.labels(outcome).inc()
     if answer.ok:
-        Endpoint.objects.filter(pk=endpoint.pk).update(consecutive_failures=0, paused_until=None)
+        if Endpoint.objects.filter(pk=endpoint.pk, paused_until__isnull=False).update(
+                consecutive_failures=0, paused_until=None, probe_until=None):
+            # The probe (or a request sent before the breaker opened) got through: the breaker
+            # closes, and what waited behind it goes at the next sweep (its wake-ups, sent while
+            # the endpoint was paused, did nothing).
+            logger.info("Webhook endpoint %s answered %s: circuit breaker closed.", endpoint.pk,
+                        "the probe" if probe else "a request sent before its breaker opened")
+            Delivery.objects.filter(endpoint=endpoint, state__in=WAITING).update(woken_at=None)
+        else:
+            Endpoint.objects.filter(pk=endpoint.pk).update(consecutive_failures=0)
         return
     metrics.FAILURES.labels(metrics.failure_reason(answer.status, answer.error)).inc()
     if outcome == "gone":
         _endpoint_disable(endpoint=endpoint, reason="The receiver answered 410 Gone.")
         return
     Endpoint.objects.filter(pk=endpoint.pk).update(consecutive_failures=F("consecutive_failures") + 1)
-    endpoint.refresh_from_db(fields=["consecutive_failures"])
-    if endpoint.consecutive_failures >= settings.WEBHOOK_BREAKER_THRESHOLD:
+    endpoint.refresh_from_db(fields=["consecutive_failures", "paused_until"])
+    if endpoint.consecutive_failures >= settings.WEBHOOK_BREAKER_THRESHOLD or probe:
+        # Opens, or (a failed probe) opens again for another cool-off.
         until = now + timedelta(seconds=settings.WEBHOOK_BREAKER_COOLOFF_SECONDS)
-        Endpoint.objects.filter(pk=endpoint.pk).update(paused_until=until)
-        logger.warning("Webhook endpoint %s paused until %s after %d failures in a row.",
-                       endpoint.pk, until, endpoint.consecutive_failures)
+        Endpoint.objects.filter(pk=endpoint.pk).update(paused_until=until, probe_until=None)
+        if probe:
+            logger.warning("Webhook endpoint %s failed its probe: circuit breaker open again until %s.",
+                           endpoint.pk, until)
+        elif endpoint.paused_until is not None:
+            logger.info("Webhook endpoint %s: a request sent before its breaker opened failed too; "
+                        "open until %s.", endpoint.pk, until)
+        else:
+            logger.warning("Webhook endpoint %s: circuit breaker open until %s after %d failures in a row.",
+                           endpoint.pk, until, endpoint.consecutive_failures)
     if outcome == "dead":
         event = delivery.event
         what = f"HTTP {answer.status}" if answer.status is not None else answer.error

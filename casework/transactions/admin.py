@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from casework.transactions.models import CardAccount, Investigation, RuleDraft, Transaction
+from casework.transactions.models import CardAccount, CurrencyRate, DetectionRule, Investigation, RuleDraft, Transaction
 
 
 @admin.register(CardAccount)
@@ -47,3 +47,24 @@ class InvestigationAdmin(ReadOnly):
 class RuleDraftAdmin(ReadOnly):
     list_display = ["name", "status", "investigation", "promoted_by", "promoted_at"]
     list_filter = ["status"]
+
+
+@admin.register(CurrencyRate)
+class CurrencyRateAdmin(admin.ModelAdmin):
+    """Rates are set through the audited service, here as on the API."""
+
+    list_display = ["currency", "rate", "updated_at"]
+    fields = ["currency", "rate"]
+
+    def save_model(self, request, obj, form, change):
+        from casework.transactions.monitoring.services import rate_set
+
+        saved = rate_set(actor=request.user, currency=obj.currency, rate=obj.rate)
+        obj.pk = saved.pk
+
+
+@admin.register(DetectionRule)
+class DetectionRuleAdmin(ReadOnly):
+    """Rules change on the rules page or the API (four eyes, audited); read-only here."""
+
+    list_display = ["name", "created_by", "created_at"]

@@ -162,4 +162,43 @@ def load_context(transaction_id: str) -> dict:
         "history_median_amount": round(statistics.median(amounts), 2) if amounts else None,
         "history_countries": sorted({h["country"] for h in history}),
         "recent": history[:10],
+        "linked_cards": linked_cards(txn),
     }
+
+
+LINK_KEYS = (("device_id", "device"), ("ip_address", "IP"), ("email_hash", "email"), ("merchant_id", "merchant"))
+LINKS_PER_KEY = 50
+LINKED_SHOWN = 20
+
+
+def linked_cards(txn) -> list[dict]:
+    """Other cards that share this transaction's device, IP address, email (its hash) or
+    merchant id, each with what it shares and whether it carries confirmed fraud: a ring shows
+    as a ring. Each key is one indexed lookup of at most LINKS_PER_KEY rows (never a scan);
+    a merchant counts only where the other card had confirmed fraud at it (everyone shares a
+    big merchant). Cards with fraud first, then by how much they share."""
+    from casework.transactions.models import Transaction
+
+    shared: dict[int, set[str]] = {}
+    fraud: set[int] = set()
+    for field, label in LINK_KEYS:
+        value = getattr(txn, field)
+        if not value:
+            continue
+        rows = Transaction.objects.filter(**{field: value}).exclude(account_id=txn.account_id)
+        if field == "merchant_id":
+            rows = rows.filter(is_fraud=True)
+        for account_id, is_fraud in rows.values_list("account_id", "is_fraud")[:LINKS_PER_KEY]:
+            shared.setdefault(account_id, set()).add(f"{label} {value if field != 'email_hash' else value[:12]}")
+            if is_fraud:
+                fraud.add(account_id)
+    if not shared:
+        return []
+    fraud |= set(Transaction.objects.filter(account_id__in=list(shared), is_fraud=True)
+                 .values_list("account_id", flat=True).distinct())
+    names = dict(Transaction.objects.filter(account_id__in=list(shared)).values_list("account_id", "account__account_id")
+                 .distinct())
+    cards = [{"account_id": names[pk], "shares": sorted(kinds), "confirmed_fraud": pk in fraud}
+             for pk, kinds in shared.items()]
+    cards.sort(key=lambda c: (not c["confirmed_fraud"], -len(c["shares"]), c["account_id"]))
+    return cards[:LINKED_SHOWN]

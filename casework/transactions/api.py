@@ -4,10 +4,11 @@ One view per operation; every error status is in the OpenAPI schema."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import JSONParser
 from rest_framework.permissions import IsAuthenticated
@@ -16,6 +17,8 @@ from rest_framework.views import APIView
 
 from casework.api_schema import pydantic_openapi_30
 from casework.cases.api import IsInvestigator
+from casework.idempotency.services import HEADER as IDEMPOTENCY_HEADER
+from casework.idempotency.services import idempotent
 from casework.transactions import selectors, services
 from casework.transactions.models import Investigation, PlannerDecision, Recommendation, RuleDraft, ToolExecution
 from casework.transactions.schemas import TransactionIn
@@ -98,13 +101,18 @@ def _out(investigation: Investigation, code=status.HTTP_200_OK) -> Response:
 
 
 _IMPORT_SCHEMA = {"type": "object", "required": ["transactions"], "properties": {"transactions": {
-    "type": "array", "minItems": 1, "maxItems": services.MAX_TRANSACTIONS_PER_BATCH,
+    "type": "array", "minItems": 1, "maxItems": 1000,
     "items": pydantic_openapi_30(TransactionIn.model_json_schema())}}}
 
 
 class TransactionImportInputSerializer(serializers.Serializer):
-    transactions = serializers.ListField(child=serializers.DictField(), min_length=1,
-                                         max_length=services.MAX_TRANSACTIONS_PER_BATCH)
+    transactions = serializers.ListField(child=serializers.DictField(), min_length=1)
+
+    def validate_transactions(self, value):
+        limit = settings.TXN_INGEST_MAX_BATCH
+        if len(value) > limit:
+            raise serializers.ValidationError(f"At most {limit:,} transactions per request; send more batches.")
+        return value
 
 
 class InvestigationStartInputSerializer(serializers.Serializer):
@@ -121,16 +129,32 @@ class TransactionImportApi(APIView):
     parser_classes = [JSONParser]
     InputSerializer = TransactionImportInputSerializer
 
-    @extend_schema(operation_id="transactions_import", request={"application/json": _IMPORT_SCHEMA},
-                   responses={201: OpenApiResponse(description="{\"created\": N}"),
-                              400: OpenApiResponse(description="Nothing imported; errors keyed \"row N: field\"."),
-                              401: E401, 403: E403},
-                   description="Store card transactions, all or nothing (see TransactionIn for the fields).")
+    @extend_schema(
+        operation_id="transactions_import", request={"application/json": _IMPORT_SCHEMA},
+        parameters=[OpenApiParameter(IDEMPOTENCY_HEADER, str, OpenApiParameter.HEADER, required=False,
+                                     description="Retry safely: the same key and body return the first answer "
+                                                 "(header Idempotent-Replayed: true); the same key with another "
+                                                 "body is a 422.")],
+        responses={201: OpenApiResponse(description="{\"created\": N, \"transaction_ids\": [...]}"),
+                   400: OpenApiResponse(description="Nothing imported; errors keyed \"row N: field\"."),
+                   401: E401, 403: E403,
+                   422: OpenApiResponse(description="Idempotency-Key reused with another body.")},
+        description="Ingest card transactions: one object, or {\"transactions\": [...]} with up to "
+                    "TXN_INGEST_MAX_BATCH (1,000) of them, all or nothing. Amounts are converted to the settlement "
+                    "currency and the active detection rules run on each in the worker.")
     def post(self, request):
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        created = services.transactions_import(actor=request.user, rows=data.validated_data["transactions"])
-        return Response({"created": len(created)}, status=status.HTTP_201_CREATED)
+        body = request.data
+        if isinstance(body, dict) and "transactions" not in body and "transaction_id" in body:
+            body = {"transactions": [body]}
+        data = self.InputSerializer(data=body)
+
+        def ingest() -> Response:
+            data.is_valid(raise_exception=True)
+            created = services.transactions_import(actor=request.user, rows=data.validated_data["transactions"])
+            return Response({"created": len(created), "transaction_ids": [t.transaction_id for t in created]},
+                            status=status.HTTP_201_CREATED)
+
+        return idempotent(request, operation="transactions_import", handle=ingest)
 
 
 class InvestigationStartApi(APIView):

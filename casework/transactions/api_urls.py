@@ -3,8 +3,15 @@ from __future__ import annotations
 from django.urls import path
 
 from casework.transactions import api
+from casework.transactions.monitoring import api as monitoring
 
 urlpatterns = [
+    path("transactions/rules/", monitoring.RuleListApi.as_view(), name="api-txn-rules"),
+    path("transactions/rules/<int:pk>/versions/", monitoring.RuleVersionProposeApi.as_view(),
+         name="api-txn-rule-versions"),
+    path("transactions/rules/<int:pk>/versions/<int:number>/<str:action>/", monitoring.RuleVersionActApi.as_view(),
+         name="api-txn-rule-version-act"),
+    path("transactions/rates/", monitoring.RateApi.as_view(), name="api-txn-rates"),
     path("transactions/", api.TransactionImportApi.as_view(), name="api-txn-import"),
     path("transactions/investigations/", api.InvestigationStartApi.as_view(), name="api-txn-start"),
     path("transactions/investigations/<str:reference>/", api.InvestigationDetailApi.as_view(), name="api-txn-detail"),

@@ -124,4 +124,46 @@ def demo_load_transactions(*, users: dict, cards: set[str] | None = None) -> int
         if rule is not None and admin is not None and card == "CARD-1001":
             rule_promote(actor=admin, rule=rule)
         case_close(actor=alice, case=case, outcome=outcome, reason=reason)
+    if cards is None:
+        demo_load_monitoring(users=users)
     return created
+
+
+def demo_load_monitoring(*, users: dict) -> None:
+    """Monitoring in the demo: exchange rates, a live rule (alice wrote it, mona approved it),
+    a shadow rule, and a short stream of today's transactions posted through the same ingest
+    as the API. The worker evaluates them: the live rule's hits on one card open one case."""
+    from django.utils import timezone
+
+    from casework.transactions.monitoring.services import rate_set, rule_create, rule_version_approve
+    from casework.transactions.services import transactions_import
+
+    alice, mona, admin = users.get("alice"), users.get("mona"), users.get("admin")
+    if not (alice and mona and admin):
+        return
+    for currency, rate in (("USD", "0.92"), ("GBP", "1.17"), ("CHF", "1.05")):
+        rate_set(actor=admin, currency=currency, rate=rate)
+    live = rule_create(actor=alice, name="Electronics over 1,000 online", action="review", mode="live",
+                       conditions=[{"field": "amount", "op": "gte", "value": 1000},
+                                   {"field": "mcc", "op": "in", "value": ["5732", "5734"]},
+                                   {"field": "channel", "op": "in", "value": ["ecommerce", "moto"]}],
+                       note="Card-not-present electronics fraud seen in TXN cases this quarter.")
+    rule_version_approve(actor=mona, version=live)
+    shadow = rule_create(actor=alice, name="3-D Secure failed, then approved", action="block", mode="shadow",
+                         conditions=[{"field": "three_ds", "op": "eq", "value": "failed"},
+                                     {"field": "auth_result", "op": "eq", "value": "approved"}],
+                         note="Trying in shadow for two weeks before it blocks anything.")
+    rule_version_approve(actor=mona, version=shadow)
+    now = timezone.now().replace(microsecond=0)
+    stream = []
+    for n, (card, amount, currency, mcc, three_ds) in enumerate((
+            ("CARD-1031", "1299.00", "USD", "5732", "failed"), ("CARD-1031", "1450.00", "USD", "5732", "failed"),
+            ("CARD-1031", "1180.00", "EUR", "5734", "attempted"), ("CARD-1032", "64.90", "GBP", "5411", ""),
+            ("CARD-1033", "1049.00", "CHF", "5732", "authenticated"))):
+        stream.append({"transaction_id": f"TX-STREAM-{n + 1:03d}", "account_id": card, "card_last4": card[-4:],
+                       "amount": amount, "currency": currency, "merchant": "Tech Outlet Online", "mcc": mcc,
+                       "country": "GB", "channel": "ecommerce", "device_id": "dev-ring-7",
+                       "occurred_at": now.isoformat(), "auth_result": "approved", "three_ds_result": three_ds,
+                       "ip_address": "198.51.100.23", "merchant_id": "M-TECH-9", "bin": "453201"})
+    with transaction.atomic():
+        transactions_import(actor=alice, rows=stream, via="demo")

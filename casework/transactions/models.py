@@ -51,13 +51,35 @@ class Transaction(models.Model):
     channel = models.CharField(max_length=12, choices=Channel.choices)
     device_id = models.CharField(max_length=64, blank=True)
     occurred_at = models.DateTimeField()
+    # What fraud teams rely on besides the seed's fields (all optional: blank when not sent).
+    auth_result = models.CharField(max_length=10, blank=True, help_text="approved or declined.")
+    three_ds_result = models.CharField(max_length=16, blank=True,
+                                       help_text="3-D Secure: authenticated, attempted, failed, not_enrolled.")
+    avs_result = models.CharField(max_length=8, blank=True, help_text="Address check: match, partial, no_match.")
+    cvv_result = models.CharField(max_length=8, blank=True, help_text="match or no_match.")
+    ip_address = models.GenericIPAddressField(null=True, blank=True)
+    email_hash = models.CharField(max_length=64, blank=True, help_text="SHA-256 of the lower-cased email.")
+    bin = models.CharField(max_length=8, blank=True, help_text="The card's first 6 to 8 digits.")
+    merchant_id = models.CharField(max_length=64, blank=True)
+    # The amount in SETTLEMENT_CURRENCY at ingestion (CurrencyRate): what rules compare.
+    settlement_amount = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
+    # When the detection rules ran on it (null: not yet; the sweep finds these).
+    evaluated_at = models.DateTimeField(null=True, blank=True)
     # Confirmed fraud: a chargeback from upstream, or a TXN case decided "fraud".
     is_fraud = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-occurred_at", "-id"]
-        indexes = [models.Index(fields=["account", "occurred_at"]), models.Index(fields=["occurred_at"])]
+        indexes = [
+            models.Index(fields=["account", "occurred_at"]), models.Index(fields=["occurred_at"]),
+            # Links across cards (a ring shares a device, an IP, an email or a merchant).
+            models.Index(fields=["device_id"], name="txn_device", condition=~Q(device_id="")),
+            models.Index(fields=["ip_address"], name="txn_ip", condition=Q(ip_address__isnull=False)),
+            models.Index(fields=["email_hash"], name="txn_email_hash", condition=~Q(email_hash="")),
+            models.Index(fields=["merchant_id"], name="txn_merchant_id", condition=~Q(merchant_id="")),
+            models.Index(fields=["created_at"], name="txn_unevaluated", condition=Q(evaluated_at__isnull=True)),
+        ]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="txn_amount_positive"),
             models.CheckConstraint(condition=Q(channel__in=["pos", "contactless", "ecommerce", "atm", "moto"]),
@@ -239,3 +261,12 @@ class RuleDraft(models.Model):
     @property
     def conditions_json(self) -> str:
         return json.dumps(self.conditions, indent=1)
+
+
+# Transaction monitoring (rates, detection rules, hits) lives in its own module.
+from casework.transactions.monitoring.models import (  # noqa: E402,F401
+    CurrencyRate,
+    DetectionRule,
+    RuleHit,
+    RuleVersion,
+)

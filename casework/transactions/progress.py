@@ -177,7 +177,8 @@ def investigation_complete(*, investigation_id: int, state: dict, summary: str =
     if draft and not RuleDraft.objects.filter(investigation=investigation).exists():
         RuleDraft.objects.create(investigation=investigation, name=draft["name"][:120],
                                  description=draft.get("description", ""), conditions=draft["conditions"],
-                                 backtest=draft.get("backtest") or rules.backtest(draft["conditions"]))
+                                 backtest=draft.get("backtest") or rules.backtest(
+                                     draft["conditions"], drafted_from=investigation.transaction.transaction_id))
     if isinstance(priority_note, str):
         case_set_priority(actor="agent:planner", case=case, priority=priority_note,
                           reason=f"Investigation severity {investigation.severity}"

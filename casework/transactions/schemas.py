@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
-from typing import Annotated, Any
+from ipaddress import IPv4Address, IPv6Address
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 Code2 = Annotated[str, StringConstraints(strip_whitespace=True, to_upper=True, pattern=r"^[A-Z]{2}$")]
@@ -30,6 +32,35 @@ class TransactionIn(BaseModel):
     home_country: Code2 | None = Field(default=None, description="The card's home country; needed for a new account.")
     holder_name: str = Field(default="", max_length=120)
     is_fraud: bool = Field(default=False, description="Confirmed fraud (a chargeback).")
+    # What fraud teams rely on (all optional).
+    auth_result: Literal["", "approved", "declined"] = Field(default="", description="The authorisation's result.")
+    three_ds_result: Literal["", "authenticated", "attempted", "failed", "not_enrolled"] = Field(
+        default="", description="3-D Secure.")
+    avs_result: Literal["", "match", "partial", "no_match", "unavailable"] = Field(default="",
+                                                                                   description="Address check.")
+    cvv_result: Literal["", "match", "no_match", "unavailable"] = Field(default="", description="CVV check.")
+    ip_address: IPv4Address | IPv6Address | None = Field(default=None, description="The buyer's IP address.")
+    email: str = Field(default="", max_length=254, description="The buyer's email: only its SHA-256 is stored.")
+    email_hash: str = Field(default="", pattern=r"^([0-9a-f]{64})?$",
+                            description="SHA-256 (hex) of the lower-cased email, when the email is not sent.")
+    bin: str = Field(default="", pattern=r"^(\d{6,8})?$", description="The card's first 6 to 8 digits.")
+    merchant_id: str = Field(default="", max_length=64)
+
+    @field_validator("email")
+    @classmethod
+    def _email(cls, value: str) -> str:
+        if value and ("@" not in value or " " in value.strip()):
+            raise ValueError("Not an email address.")
+        return value
+
+    @model_validator(mode="after")
+    def _hash_email(self):
+        if self.email:
+            digest = hashlib.sha256(self.email.strip().lower().encode()).hexdigest()
+            if self.email_hash and self.email_hash != digest:
+                raise ValueError("email_hash does not match email; send one of them.")
+            self.email_hash, self.email = digest, ""
+        return self
 
     @field_validator("channel")
     @classmethod

@@ -58,7 +58,22 @@ def investigation_page(investigation: Investigation, user) -> dict:
         "recommendations": list(investigation.recommendations.select_related("decided_by")),
         "rule": rule,
         "may_promote": bool(user_roles(user) & {MANAGER, ADMIN}),
+        **_rule_hits(investigation.case),
     }
+
+
+HITS_SHOWN = 200
+
+
+def _rule_hits(case) -> dict:
+    """The detection-rule hits that opened or joined this case, oldest first (capped)."""
+    from casework.transactions.monitoring.models import RuleHit
+
+    hits = (RuleHit.objects.filter(case=case).select_related("version__rule", "transaction")
+            .order_by("created_at", "id"))
+    shown = list(hits[:HITS_SHOWN])
+    return {"rule_hits": shown,
+            "rule_hits_count": len(shown) if len(shown) < HITS_SHOWN else hits.count()}
 
 
 def _stalled_run(investigation: Investigation):
@@ -70,8 +85,3 @@ def _stalled_run(investigation: Investigation):
     if latest is None or latest.status in AgentRun.ACTIVE:
         return None
     return latest
-
-
-def rules_promoted() -> QuerySet[RuleDraft]:
-    return (RuleDraft.objects.filter(status=RuleDraft.Status.PROMOTED)
-            .select_related("investigation__case", "promoted_by").order_by("-promoted_at", "-id"))

@@ -136,9 +136,3 @@ def rule_promote(request, reference: str):
     except DomainError as exc:
         messages.error(request, exc.message)
     return redirect("cases:detail", reference=rule.investigation.case.reference)
-
-
-@require_GET
-@login_required
-def rules(request):
-    return render(request, "transactions/rules.html", {"rules": selectors.rules_promoted()})

@@ -40,7 +40,7 @@ from casework.cases.services import case_close
 from casework.cases.tasks.models import Task
 from casework.cases.tasks.services import task_add_from_template
 from casework.entities.models import Entity
-from casework.outbox.models import Delivery, Endpoint, OutboxEvent
+from casework.outbox.models import Action, Delivery, Endpoint, OutboxEvent
 from casework.people.roles import INVESTIGATOR
 from casework.people.services import user_create
 from casework.releases.models import Release
@@ -174,6 +174,10 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
     delivery = Delivery.objects.create(endpoint=endpoint, event=OutboxEvent.objects.create(
         type="case.created", payload={}), state=Delivery.State.DEAD)
     manager_requests = InfoRequest.objects.filter(kind="manager_validation").order_by("pk")
+    from casework.transactions.monitoring.services import rule_create
+
+    rule_version = rule_create(actor=alice, name="Fuzz's rule", action="review", mode="shadow",
+                               conditions=[{"field": "amount", "op": "gte", "value": 100}])
 
     def task(t):
         return {"reference": t.case.reference, "id": t.pk}
@@ -198,6 +202,8 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
         # Admins' only: the investigator's token meets the 403 (and ignored_auth the 401).
         "/api/webhooks/endpoints/{id}/": [{"id": endpoint.pk}],
         "/api/webhooks/deliveries/{id}/": [{"id": delivery.pk}],
+        # Signed by the receiving system, never with a token: unsigned requests meet the 401.
+        "/api/actions/{id}/": [{"id": a.event_id} for a in _one_per(Action.objects.all(), "state")],
         "/api/support/intake/{run_id}/": [{"run_id": run.pk} for run in
                                           _one_per(AgentRun.objects.filter(pipeline="support", mode="intake"),
                                                    "status")],
@@ -206,6 +212,10 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
         "/api/transactions/investigations/{reference}/": [
             {"reference": i.case.reference}
             for i in _one_per(Investigation.objects.select_related("case"), "status", "case__status")],
+        "/api/transactions/rules/{id}/versions/": [{"id": rule_version.rule_id}],
+        "/api/transactions/rules/{id}/versions/{number}/{action}/": [
+            {"id": rule_version.rule_id, "number": rule_version.number, "action": action}
+            for action in ("approve", "reject", "activate")],
         "/api/transactions/investigations/{reference}/recommendations/{id}/": [
             {"reference": r.investigation.case.reference, "id": r.pk}
             for r in _one_per(Recommendation.objects.select_related("investigation__case"), "status")],

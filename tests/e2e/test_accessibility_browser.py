@@ -180,6 +180,9 @@ BY_NAME: dict[str, Callable[[Demo, str], object]] = {
     "pk": lambda d, ns: 1,
     "run_id": lambda d, ns: d.values["run"],
     "message_id": lambda d, ns: 1,
+    # a detection rule's version and what to do with it (POST endpoints)
+    "number": lambda d, ns: 1,
+    "action": lambda d, ns: "approve",
     "trace_id": lambda d, ns: d.values["chat_trace"],
 }
 NAMESPACE_TYPES = {"fraud": "fraud_alert", "access": "access_change", "support": "support_ticket",
@@ -424,6 +427,10 @@ def _second_browser(plans: list[Plan], base_url: str, check: Check, failures: li
 def test_every_page_and_tab_meets_wcag_21_aa_for_every_role_at_both_widths(browser, live_server, settings,
                                                                              tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
+    # /audit/key/ with a key to show (its PEM and verifier key), not only the "no key" warning.
+    from audit.checkpoints import signing_key_generate
+
+    settings.AUDIT_SIGNING_KEY = signing_key_generate().decode()
     started = time.monotonic()
     demo = _demo()
     urls, public, unfilled = _candidate_urls(demo)

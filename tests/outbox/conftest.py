@@ -24,6 +24,10 @@ class Receiver:
         self.received: list[Received] = []
         self.script: list[int] = []  # statuses to answer, in order; 200 once it is empty
         self.secrets: list[str] = []  # what the receiver holds
+        # hold(): the next requests wait, in flight, until release(); arrived is set as one comes.
+        self._go = threading.Event()
+        self._go.set()
+        self._arrived = threading.Event()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -38,6 +42,8 @@ class Receiver:
                     except WebhookVerificationError:
                         pass
                 receiver.received.append(got)
+                receiver._arrived.set()
+                receiver._go.wait(timeout=60)
                 status = receiver.script.pop(0) if receiver.script else 200
                 answer = b'{"ok": true}' if status < 300 else b"receiver says no"
                 self.send_response(status)
@@ -53,7 +59,19 @@ class Receiver:
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self.thread.start()
 
+    def hold(self):
+        self._arrived.clear()
+        self._go.clear()
+
+    def wait_for_request(self, timeout: float = 30) -> bool:
+        """A failure guard only: returns as soon as a request is in flight."""
+        return self._arrived.wait(timeout)
+
+    def release(self):
+        self._go.set()
+
     def close(self):
+        self.release()
         self.server.shutdown()
         self.server.server_close()
 

@@ -4,10 +4,11 @@ for what committed. The schedule is driven by `now=`, never by waiting."""
 from __future__ import annotations
 
 import json
+import threading
 from datetime import timedelta
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from jsonschema import Draft4Validator
 
@@ -22,6 +23,7 @@ from casework.outbox.tasks import outbox_deliver_due
 pytestmark = pytest.mark.django_db
 
 HOUR = timedelta(hours=1)
+MINUTE = timedelta(minutes=1)
 
 
 def _open_case(alice, capture) -> Case:
@@ -141,10 +143,75 @@ def test_the_circuit_breaker_pauses_the_endpoint_without_spending_attempts(
     first = Delivery.objects.order_by("pk").first()
     assert delivery_attempt(first.pk, now=t + timedelta(minutes=30)) is None  # a stray message does nothing
     assert set(Delivery.objects.values_list("attempts", flat=True)) == {1}
-    assert outbox_deliver_due(now=t + 2 * HOUR) == 2  # cool-off over: both go, and are accepted
-    assert set(Delivery.objects.values_list("state", flat=True)) == {Delivery.State.DELIVERED}
     endpoint.refresh_from_db()
-    assert endpoint.consecutive_failures == 0 and endpoint.paused_until is None
+    assert endpoint.breaker_state(t + 30 * MINUTE) == "open"
+    assert endpoint.breaker_state(t + 2 * HOUR) == "half-open"
+    # Cool-off over: one delivery goes alone as the probe, and is accepted ...
+    assert outbox_deliver_due(now=t + 2 * HOUR) == 1
+    assert sorted(Delivery.objects.values_list("state", "attempts")) == [
+        (Delivery.State.DELIVERED, 2), (Delivery.State.RETRYING, 1)]
+    endpoint.refresh_from_db()
+    assert endpoint.consecutive_failures == 0 and endpoint.breaker_state(t + 2 * HOUR) == "closed"
+    # ... which closes the breaker: the queue resumes at the next sweep, without waiting out
+    # WEBHOOK_REDELIVER_AFTER_SECONDS for the wake-ups that did nothing while it was open.
+    assert outbox_deliver_due(now=t + 2 * HOUR + timedelta(seconds=1)) == 1
+    assert set(Delivery.objects.values_list("state", flat=True)) == {Delivery.State.DELIVERED}
+
+
+def test_a_failed_probe_opens_the_breaker_for_another_cool_off(
+        alice, receiver, endpoint, settings, django_capture_on_commit_callbacks):
+    settings.WEBHOOK_BREAKER_THRESHOLD = 2
+    settings.WEBHOOK_BREAKER_COOLOFF_SECONDS = 3600
+    receiver.script = [503, 503, 503]
+    for _ in range(3):
+        _open_case(alice, django_capture_on_commit_callbacks)  # 503, 503 (opens), then paused: waits
+    assert len(receiver.received) == 2
+    t = timezone.now()
+    assert outbox_deliver_due(now=t + 2 * HOUR) == 1  # the probe, alone: 503
+    assert len(receiver.received) == 3
+    endpoint.refresh_from_db()
+    assert endpoint.consecutive_failures == 3
+    assert endpoint.breaker_state(t + 2 * HOUR + 59 * MINUTE) == "open"  # re-opened from the probe's failure
+    assert outbox_deliver_due(now=t + 2 * HOUR + 59 * MINUTE) == 0
+    assert len(receiver.received) == 3
+    assert outbox_deliver_due(now=t + 4 * HOUR) == 1  # the next probe: 200, the breaker closes
+    assert outbox_deliver_due(now=t + 4 * HOUR + timedelta(seconds=1)) == 2  # and the rest follow
+    assert set(Delivery.objects.values_list("state", flat=True)) == {Delivery.State.DELIVERED}
+    assert len(receiver.received) == 6
+
+
+@pytest.mark.django_db(transaction=True)  # the probe is sent from a thread of its own, on its own connection
+def test_nothing_goes_beside_the_probe_while_it_is_in_flight(alice, receiver, endpoint, settings):
+    settings.WEBHOOK_BREAKER_THRESHOLD = 1
+    settings.WEBHOOK_BREAKER_COOLOFF_SECONDS = 60
+    receiver.script = [503]
+    case_create(actor=alice, case_type="fraud_alert", title="First")
+    case_create(actor=alice, case_type="fraud_alert", title="Second")
+    probe, other = Delivery.objects.order_by("pk")
+    t = timezone.now()
+    delivery_attempt(probe.pk, now=t)  # 503: the breaker opens
+    # Half-open: the probe takes the one place, and holds it while its request is in flight ...
+    receiver.hold()
+
+    def send_probe():
+        try:
+            delivery_attempt(probe.pk, now=t + HOUR)
+        finally:
+            connection.close()
+
+    sending = threading.Thread(target=send_probe)
+    sending.start()
+    assert receiver.wait_for_request(), "the probe did not arrive"
+    try:
+        endpoint.refresh_from_db()
+        assert endpoint.breaker_state(t + HOUR) == "probing"
+        assert delivery_attempt(other.pk, now=t + HOUR) is None  # ... so a stray message does nothing
+        assert outbox_deliver_due(now=t + HOUR) == 0
+    finally:
+        receiver.release()
+        sending.join(timeout=30)
+    assert Delivery.objects.get(pk=other.pk).attempts == 0
+    assert Delivery.objects.get(pk=probe.pk).state == Delivery.State.DELIVERED
 
 
 def test_after_the_last_attempt_the_delivery_is_dead_and_the_owner_is_told(
@@ -249,3 +316,31 @@ def test_a_run_that_ends_emits_run_completed_in_its_transaction(alice, receiver,
     run.status = AgentRun.Status.WAITING
     run_ended.send(sender=AgentRun, run=run)  # waiting for a person: not an end
     assert OutboxEvent.objects.filter(type__startswith="run.").count() == 1
+
+
+def test_an_endpoint_with_no_owner_has_its_failures_told_to_the_admins(
+        alice, admin_user, receiver, settings, django_capture_on_commit_callbacks):
+    from casework.outbox.services import endpoint_create
+    from casework.people.roles import ADMIN
+    from casework.people.services import user_create
+
+    user_create(actor="system", username="ada", password="ada-pass-123", role=ADMIN)
+    gone = user_create(actor="system", username="gone", password="gone-pass-123", role=ADMIN)
+    gone.is_active = False
+    gone.save()
+    endpoint, secret = endpoint_create(actor="system", url=receiver.url, description="Nobody's")
+    assert endpoint.owner is None
+    receiver.secrets = [secret]
+    settings.WEBHOOK_RETRY_SCHEDULE = [5]
+    settings.WEBHOOK_BREAKER_THRESHOLD = 100
+    receiver.script = [500, 500, 410]
+    _open_case(alice, django_capture_on_commit_callbacks)
+    outbox_deliver_due(now=timezone.now() + HOUR)  # the last try: dead-lettered
+    dead = Notification.objects.filter(subject__contains="failed for good")
+    assert sorted(dead.values_list("recipient_user__username", flat=True)) == ["ada", "root"]
+    assert all("no owner" in note.body for note in dead)
+    _open_case(alice, django_capture_on_commit_callbacks)  # 410: disabled
+    disabled = Notification.objects.filter(subject__contains="disabled")
+    assert sorted(disabled.values_list("recipient_user__username", flat=True)) == ["ada", "root"]
+    # Nobody else hears of it: not the investigator, not an admin whose account is closed.
+    assert not Notification.objects.filter(recipient_user__in=[alice, gone], kind="webhook").exists()

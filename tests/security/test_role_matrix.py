@@ -88,17 +88,24 @@ MATRIX: dict[str, tuple[str, str]] = {
     "api-support-reply": ("POST", "L 404 403 404 L"),
     "api-support-ticket": ("GET", "L 404 403 404 L"),
     "api-txn-detail": ("GET", "L 404 403 404 L"),
+    "api-txn-rates": ("GET", "L 200 200 200 L"),
+    "api-txn-rule-version-act": ("POST", "L 404 404 404 L"),
+    "api-txn-rule-versions": ("POST", "L 404 403 404 L"),
+    "api-txn-rules": ("GET", "L 200 200 200 L"),
     "api-txn-import": ("POST", "L 415 403 415 L"),
     "api-txn-recommendation": ("POST", "L 404 403 404 L"),
     "api-txn-resume": ("POST", "L 404 403 404 L"),
     "api-txn-rule-promote": ("POST", "L 403 404 404 L"),
     "api-txn-start": ("POST", "L 415 403 415 L"),
+    # Signature-authenticated, for every caller (a session is no credential here): unsigned is 401.
+    "api-action-confirmation": ("POST", "L L L L L"),
     "api-webhook-delivery-replay": ("POST", "L 403 403 404 L"),
     "api-webhook-endpoint-deliveries": ("GET", "L 403 403 404 L"),
     "api-webhook-endpoint-detail": ("GET", "L 403 403 404 L"),
     "api-webhook-endpoint-list": ("GET", "L 403 403 200 L"),
     "api-webhook-endpoint-replay-failed": ("POST", "L 403 403 404 L"),
     "api-webhook-endpoint-rotate": ("POST", "L 403 403 404 L"),
+    "audit:key": ("GET", "L 200 200 200 L"),
     "case_attachments:download": ("GET", "L 404 403 404 L"),
     "case_attachments:panel": ("GET", "L 200 403 200 L"),
     "case_attachments:upload": ("POST", "L 302 403 302 L"),
@@ -146,10 +153,22 @@ MATRIX: dict[str, tuple[str, str]] = {
     "login": ("GET", "200 302 302 302 200"),
     "logout": ("POST", "L L L L L"),
     "metrics": ("GET", "200 200 200 200 200"),
+    # Sign-in through the identity provider: off (404) unless OIDC_* is configured (tests/people/test_oidc.py).
+    "oidc_authentication_callback": ("GET", "404 404 404 404 404"),
+    "oidc_authentication_init": ("GET", "404 404 404 404 404"),
+    # SCIM provisioning: the identity provider's bearer token only, off (404) without SCIM_TOKEN;
+    # with it, every caller here is a 401 (tests/people/test_scim.py).
+    "scim:group": ("GET", "404 404 404 404 404"),
+    "scim:groups": ("GET", "404 404 404 404 404"),
+    "scim:service_provider_config": ("GET", "404 404 404 404 404"),
+    "scim:user": ("GET", "404 404 404 404 404"),
+    "scim:users": ("GET", "404 404 404 404 404"),
     "notifications:inbox": ("GET", "L 200 200 200 L"),
     "notifications:open": ("GET", "L 404 404 404 L"),
     "notifications:preferences": ("GET", "L 200 200 200 L"),
     "notifications:read_all": ("POST", "L 302 302 302 L"),
+    "outbox:action_resolve": ("POST", "L 302 403 302 L"),
+    "outbox:case_actions": ("GET", "L 200 403 200 L"),
     "people:no_role": ("GET", "L 200 200 200 L"),
     "releases:decide": ("POST", "L 404 403 404 L"),
     "releases:index": ("GET", "L 200 403 200 L"),
@@ -177,6 +196,10 @@ MATRIX: dict[str, tuple[str, str]] = {
     "transactions:rule_edit": ("POST", "L 404 403 404 L"),
     "transactions:rule_promote": ("POST", "L 403 404 404 L"),
     "transactions:rules": ("GET", "L 200 200 200 L"),
+    "transactions:rule_disable": ("POST", "L 404 404 404 L"),
+    "transactions:rule_new": ("POST", "L 302 403 302 L"),
+    "transactions:rule_version_act": ("POST", "L 404 404 404 L"),
+    "transactions:rule_version_propose": ("POST", "L 404 403 404 L"),
 }
 
 
@@ -209,7 +232,8 @@ def test_every_route_has_a_row():
 def url_for(route: str, token: str, reference: str) -> str:
     values = {"reference": reference, "token": token, "tab": "answers", "pk": "999999", "run_id": "999999",
               "trace_id": "t-missing", "release_id": "REL-MISSING", "ticket_id": "T-MISSING",
-              "article_id": "KB-MISSING", "id": "999999", "message_id": "999999"}
+              "article_id": "KB-MISSING", "id": "999999", "message_id": "999999", "number": "1",
+              "action": "approve"}
     url = route
     for name, value in values.items():
         for conv in ("str", "int", "slug", "path"):

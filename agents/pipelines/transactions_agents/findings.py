@@ -60,6 +60,12 @@ def reason(state: dict) -> dict:
                              "decided fraud.",
             0.3 + 0.6 * float(similarity.get("fraud_share") or 0),
             [_evidence("similarity_tool", f"{m['reference']} at distance {m['distance']}") for m in fraud_matches])
+    ring = [c for c in (state.get("context") or {}).get("linked_cards", [])
+            if c.get("confirmed_fraud") and any(not s.startswith("merchant") for s in c.get("shares", []))]
+    if ring:
+        add("fraud_ring", f"Part of a ring: shares a device, IP address or email with {len(ring)} card"
+                          f"{pluralize(len(ring))} with confirmed fraud.", 0.45 + 0.15 * len(ring),
+            [_evidence("context_tool", f"{c['account_id']} shares {', '.join(c['shares'])}") for c in ring[:5]])
     flagged = [p for p in patterns.values() if p["flagged"]]
     if signals.get("foreign") and len(flagged) <= 1 and not (geography and "impossible" in geography["detail"]):
         add("legitimate_travel", "The cardholder travelling: abroad, but otherwise in character.", 0.55,

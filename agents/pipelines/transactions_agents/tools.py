@@ -61,7 +61,7 @@ def rule_draft_tool(args: ToolInput) -> dict:
     from casework.transactions.rules import backtest
 
     draft = findings.draft_rule({"transaction_id": args.transaction_id, **args.state})
-    return {**draft, "backtest": backtest(draft["conditions"])}
+    return {**draft, "backtest": backtest(draft["conditions"], drafted_from=args.transaction_id)}
 
 
 HANDLERS: dict[str, Callable[[ToolInput], dict]] = {

@@ -90,7 +90,8 @@ class FileAltered(DomainError):
     status_code = 409
 
 
-def _stored_sha256(attachment: Attachment) -> str | None:
+def attachment_stored_sha256(attachment: Attachment) -> str | None:
+    """The SHA-256 of the bytes storage holds for the attachment now; None if the file is gone."""
     storage, name = attachment.file.storage, attachment.file.name
     if not storage.exists(name):
         return None
@@ -107,7 +108,7 @@ def attachment_download_check(*, actor: User, attachment: Attachment) -> None:
     (who read which evidence, when: chain of custody); a mismatch or a missing file is audited
     as such and refused (FileAltered, 409), so nobody is handed altered evidence unknowingly.
     Not one transaction: the entry of a refusal must stay when the refusal is raised."""
-    found = _stored_sha256(attachment)
+    found = attachment_stored_sha256(attachment)
     data = {"name": attachment.original_name, "sha256": attachment.sha256}
     if found != attachment.sha256:
         audit_record(actor=actor, action="attachment.integrity_failed", case=attachment.case, obj=attachment,

@@ -1,0 +1,171 @@
+"""Detection rules run on every ingested transaction, in the worker.
+
+Ingestion commits the transactions and enqueues `monitoring_evaluate` with their ids (on
+commit); a beat sweep (`monitoring_evaluate_pending`) picks up any whose message was lost.
+One evaluation, for a batch of transactions:
+
+1. lock the batch's transactions not yet evaluated (SKIP LOCKED: a duplicate message, or
+   the sweep racing the message, evaluates each transaction once);
+2. read the active rule versions (one query) and evaluate each on each transaction, row by
+   row (casework.transactions.rules: declarative, bounded, no history scan);
+3. record every hit (shadow and live, all actions) with its rule version;
+4. group the live review/block hits by card (account and last four digits). A card with a
+   live allow hit is let through: its hits are recorded, no case opens. Otherwise the hits
+   join the card's open case if a hit opened one within TXN_HIT_JOIN_MINUTES, or open a TXN
+   case for the card's first hit transaction and queue its investigation;
+5. stamp the transactions evaluated.
+
+All of it in one database transaction: a worker that dies leaves the batch unevaluated, and
+the sweep runs it again.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from audit.services import audit_record
+from casework.transactions import rules
+from casework.transactions.monitoring.models import CurrencyRate, RuleHit, RuleVersion
+
+LIVE_CASE_ACTIONS = (RuleVersion.Action.REVIEW, RuleVersion.Action.BLOCK)
+ACTOR = "system"
+
+
+def settlement_rates(currencies) -> dict[str, Decimal]:
+    """Rate to the settlement currency for each currency that has one (the settlement currency is 1)."""
+    rates = {c.currency: c.rate for c in CurrencyRate.objects.filter(currency__in=set(currencies))}
+    rates[settings.SETTLEMENT_CURRENCY] = Decimal(1)
+    return rates
+
+
+def evaluate_after_commit(ids: list[int]) -> None:
+    if not ids:
+        return
+
+    def send():
+        from casework.transactions.monitoring.tasks import monitoring_evaluate
+
+        try:
+            monitoring_evaluate.delay(ids)
+        except Exception:  # noqa: BLE001 - the sweep evaluates them
+            import logging
+
+            logging.getLogger(__name__).warning("Could not enqueue rule evaluation; the sweep will run it.",
+                                                exc_info=True)
+
+    transaction.on_commit(send)
+
+
+def active_versions() -> list[tuple[RuleVersion, list[rules.Condition]]]:
+    versions = list(RuleVersion.objects.filter(status=RuleVersion.Status.ACTIVE).select_related("rule")
+                    .order_by("rule__name"))
+    return [(v, [rules.Condition.model_validate(c) for c in v.conditions]) for v in versions]
+
+
+def _card_case(account_id: int, last4: str, *, since: datetime):
+    """The card's open TXN case to join: one that a live hit opened or joined since `since`
+    (newest first), else one a person opened on the card since `since` (no hit in it)."""
+    from casework.cases.sla import DONE_STATUSES
+    from casework.transactions.models import Investigation
+
+    hit = (RuleHit.objects.filter(case__isnull=False, transaction__account_id=account_id,
+                                  transaction__card_last4=last4, created_at__gte=since)
+           .exclude(case__status__in=DONE_STATUSES).select_related("case").order_by("-created_at", "-id").first())
+    if hit is not None:
+        return hit.case
+    investigation = (Investigation.objects.filter(transaction__account_id=account_id, transaction__card_last4=last4,
+                                                  created_at__gte=since, case__rule_hits__isnull=True)
+                     .exclude(case__status__in=DONE_STATUSES).select_related("case").order_by("-created_at").first())
+    return investigation.case if investigation else None
+
+
+@transaction.atomic
+def transactions_evaluate(ids: list[int], *, now: datetime | None = None) -> dict:
+    """Evaluate the active rules on these transactions (those not evaluated yet). Returns counts."""
+    from casework.transactions.models import Transaction
+
+    given = now is not None
+    now = now or timezone.now()
+    rows = list(Transaction.objects.select_for_update(skip_locked=True, of=("self",))
+                .filter(pk__in=ids, evaluated_at__isnull=True).order_by("pk")
+                .values_list("pk", "account_id", "card_last4", "transaction_id", *rules.ROW_COLUMNS))
+    if not rows:
+        return {"evaluated": 0, "hits": 0, "opened": 0, "joined": 0}
+    versions = active_versions()
+    hits: list[RuleHit] = []
+    by_card: dict[tuple[int, str], list[RuleHit]] = defaultdict(list)
+    allowed: set[tuple[int, str]] = set()
+    txn_ids = {}
+    for pk, account_id, last4, transaction_id, *values in rows:
+        txn_ids[pk] = transaction_id
+        row = rules.row_from_values(values)
+        for version, conditions in versions:
+            if not rules.rule_matches(conditions, row):
+                continue
+            hit = RuleHit(version=version, transaction_id=pk, mode=version.mode, action=version.action,
+                          created_at=now)
+            hits.append(hit)
+            if version.mode == RuleVersion.Mode.LIVE:
+                if version.action == RuleVersion.Action.ALLOW:
+                    allowed.add((account_id, last4))
+                else:
+                    by_card[(account_id, last4)].append(hit)
+    opened = joined = 0
+    since = now - timedelta(minutes=settings.TXN_HIT_JOIN_MINUTES)
+    for card, card_hits in by_card.items():
+        if card in allowed:
+            continue
+        case = _card_case(*card, since=since)
+        if case is None:
+            case = _open_case(card_hits, txn_ids)
+            card_hits[0].opened_case = True
+            opened += 1
+        else:
+            joined += 1
+        for hit in card_hits:
+            hit.case = case
+    RuleHit.objects.bulk_create(hits, ignore_conflicts=True)
+    _audit_cases(by_card, allowed, txn_ids)
+    # Stamped when the decision is made (the end of this evaluation), unless a test gives the clock.
+    Transaction.objects.filter(pk__in=[r[0] for r in rows]).update(evaluated_at=now if given else timezone.now())
+    return {"evaluated": len(rows), "hits": len(hits), "opened": opened, "joined": joined}
+
+
+def _open_case(card_hits: list[RuleHit], txn_ids: dict[int, str]):
+    from casework.errors import Conflict
+    from casework.transactions.models import Investigation
+    from casework.transactions.services import investigation_start
+
+    first = min(card_hits, key=lambda h: h.transaction_id)
+    try:
+        return investigation_start(actor=ACTOR, transaction_id=txn_ids[first.transaction_id]).case
+    except Conflict:
+        # Already under an open investigation (a person started one): the hits join it.
+        return (Investigation.objects.select_related("case").filter(transaction_id=first.transaction_id)
+                .exclude(case__status="closed").order_by("-created_at").first().case)
+
+
+def _audit_cases(by_card, allowed, txn_ids) -> None:
+    for card, card_hits in by_card.items():
+        if card in allowed or not card_hits:
+            continue
+        case = card_hits[0].case
+        audit_record(actor=ACTOR, action="txn.rule_hits", case=case, data={
+            "opened": any(h.opened_case for h in card_hits),
+            "hits": [{"rule": h.version.rule.name, "version": h.version.number, "action": h.action,
+                      "transaction_id": txn_ids[h.transaction_id]} for h in card_hits]})
+
+
+def pending_ids(*, now: datetime, older_than_seconds: float = 5.0, limit: int = 5000) -> list[int]:
+    """Transactions ingested more than a few seconds ago and not evaluated (a lost message)."""
+    from casework.transactions.models import Transaction
+
+    cutoff = now - timedelta(seconds=older_than_seconds)
+    return list(Transaction.objects.filter(evaluated_at__isnull=True, created_at__lte=cutoff)
+                .order_by("created_at").values_list("pk", flat=True)[:limit])
