@@ -9,6 +9,7 @@ DATABASE_URL / CELERY_BROKER_URL switches to PostgreSQL / Redis with no code cha
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import environ
@@ -75,6 +76,7 @@ INSTALLED_APPS = [
     "casework.cases.attachments",
     "casework.cases.notifications",
     "casework.cases.saved_views",
+    "casework.entities",
     "casework.outbox",
     "casework.idempotency",
     "casework.ops",
@@ -870,3 +872,12 @@ LOGGING = {
         "httpx2": {"level": env("HTTP_CLIENT_LOG_LEVEL", default="WARNING")},
     },
 }
+
+# --- Entities across cases (casework/entities) -----------------------------------------
+# How an account number looks in free text (a support ticket's messages): what the ticket
+# names besides its customer. A regular expression; the whole match is the account id.
+ENTITIES_ACCOUNT_ID_PATTERN = env("ENTITIES_ACCOUNT_ID_PATTERN", default=r"\bACC-\d{3,12}\b")
+try:
+    re.compile(ENTITIES_ACCOUNT_ID_PATTERN)
+except re.error as exc:
+    raise ImproperlyConfigured(f"ENTITIES_ACCOUNT_ID_PATTERN is not a valid regular expression: {exc}") from exc

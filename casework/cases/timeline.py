@@ -232,11 +232,15 @@ def timeline_fold(entries: list[AuditEntry]) -> list[AuditEntry | RunRow]:
 
 
 def timeline_rows(case: Case, *, show: str = "all") -> list[AuditEntry | RunRow]:
-    """The case page's timeline rows, newest first, for one filter (one query).
+    """The case page's timeline rows, newest first, for one filter (two queries: the cases merged
+    into this one, whose history is part of it, then the entries).
 
     all: people's actions and one folded row per run (plus any other entry, e.g. a system's);
     people: only what people did; agents: everything but what people did, runs folded."""
-    entries = list(AuditEntry.objects.filter(case_id=case.pk).order_by("-id"))
+    from casework.entities.selectors import case_merged_ids
+
+    # A duplicate merged into this case brought its history: its entries read here too.
+    entries = list(AuditEntry.objects.filter(case_id__in=[case.pk, *case_merged_ids(case.pk)]).order_by("-id"))
     if show == "people":
         return [e for e in entries if entry_is_person(e)]
     rows = timeline_fold(entries)

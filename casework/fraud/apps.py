@@ -56,3 +56,9 @@ class FraudConfig(AppConfig):
 
         event_type_register(ACCOUNT_FREEZE_REQUESTED)
         case_type_register_decision_effect("fraud_alert", account_freeze_on_decision)
+
+        # What its records name, seen across cases (casework.entities).
+        from casework.cases.types import case_type_register_entities
+        from casework.fraud.entities import ENTITIES as FRAUD_ENTITIES
+
+        case_type_register_entities("fraud_alert", FRAUD_ENTITIES)
