@@ -42,7 +42,7 @@ def test_an_account_is_followed_across_cases_through_the_panel_and_the_graph(
     page.goto(f"/cases/{dup.reference}/")
     links = page.locator("#case-links")
     links.get_by_label("Merge into (reference)").fill(support.reference)
-    links.get_by_label("Reason", exact=False).last.fill("Same account takeover, written twice.")
+    links.get_by_label("Why it is a duplicate").fill("Same account takeover, written twice.")
     links.get_by_role("button", name="Merge").click()
     assert page.url.endswith(f"/cases/{support.reference}/")
     page.goto(f"/cases/{dup.reference}/")
