@@ -463,11 +463,14 @@ SUPPORT_SLA = _support_sla(env("SUPPORT_SLA", default="enterprise=60/8,pro=240/2
 # alerts of each group (confirmed / cleared) per nearby grid cell, newest first
 # (casework/fraud/similarity.py). CASE_TIMELINE_PAGE: timeline entries per page, newest first.
 # SUPPORT_MATCH_MAX_TICKETS: the most active tickets of a customer the support matcher
-# considers for a new email, most recent activity first.
-FRAUD_LOOKALIKE_CELL_CAP = env.int("FRAUD_LOOKALIKE_CELL_CAP", default=200)
+# considers for a new email, most recent activity first. TXN_SIMILARITY_CANDIDATES: the most
+# past investigations (in the neighbouring buckets, newest first) a similarity query scores.
+FRAUD_LOOKALIKE_CELL_CAP = env.int("FRAUD_LOOKALIKE_CELL_CAP", default=25)
 CASE_TIMELINE_PAGE = env.int("CASE_TIMELINE_PAGE", default=50)
 SUPPORT_MATCH_MAX_TICKETS = env.int("SUPPORT_MATCH_MAX_TICKETS", default=20)
-for _name in ("FRAUD_LOOKALIKE_CELL_CAP", "CASE_TIMELINE_PAGE", "SUPPORT_MATCH_MAX_TICKETS"):
+TXN_SIMILARITY_CANDIDATES = env.int("TXN_SIMILARITY_CANDIDATES", default=250)
+for _name in ("FRAUD_LOOKALIKE_CELL_CAP", "CASE_TIMELINE_PAGE", "SUPPORT_MATCH_MAX_TICKETS",
+              "TXN_SIMILARITY_CANDIDATES"):
     if globals()[_name] < 1:
         raise ImproperlyConfigured(f"{_name} must be at least 1.")
 

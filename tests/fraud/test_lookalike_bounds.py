@@ -28,7 +28,8 @@ def _population(make_alert, decide, alice, seeds=(3,)):
     return made
 
 
-def test_the_cells_find_exactly_the_neighbours_a_full_scan_finds(alice, make_alert, decide):
+def test_the_cells_find_exactly_the_neighbours_a_full_scan_finds(settings, alice, make_alert, decide):
+    settings.FRAUD_LOOKALIKE_CELL_CAP = 10_000  # below the cap: exactly what a full scan finds
     decided = _population(make_alert, decide, alice)
     probes = [make_alert(**{**demo.row, "account_id": f"P-{n}"}) for n, demo in enumerate(demo_alerts(seed=9)[:20])]
     compared = 0
