@@ -465,7 +465,7 @@ SUPPORT_SLA = _support_sla(env("SUPPORT_SLA", default="enterprise=60/8,pro=240/2
 # SUPPORT_MATCH_MAX_TICKETS: the most active tickets of a customer the support matcher
 # considers for a new email, most recent activity first. TXN_SIMILARITY_CANDIDATES: the most
 # past investigations (in the neighbouring buckets, newest first) a similarity query scores.
-FRAUD_LOOKALIKE_CELL_CAP = env.int("FRAUD_LOOKALIKE_CELL_CAP", default=25)
+FRAUD_LOOKALIKE_CELL_CAP = env.int("FRAUD_LOOKALIKE_CELL_CAP", default=12)
 CASE_TIMELINE_PAGE = env.int("CASE_TIMELINE_PAGE", default=50)
 SUPPORT_MATCH_MAX_TICKETS = env.int("SUPPORT_MATCH_MAX_TICKETS", default=20)
 TXN_SIMILARITY_CANDIDATES = env.int("TXN_SIMILARITY_CANDIDATES", default=250)
