@@ -18,11 +18,17 @@ var/secret_key:
 	@mkdir -p var
 	@$(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))" > var/secret_key
 
-run: $(STAMP) var/secret_key
+# The Ed25519 key that signs audit checkpoints, made once per checkout (README, "Audit checkpoints").
+# Never regenerated: a new key is a rotation (keep the old public key in var/audit_keyring).
+var/audit_signing_key: | $(STAMP) var/secret_key
+	@SECRET_KEY="$$(cat var/secret_key)" $(BIN)/python manage.py audit_key --generate var/audit_signing_key
+
+run: $(STAMP) var/secret_key var/audit_signing_key
 	@bash bin/run
 
 test: $(STAMP)
 	@bash bin/browser
+	@bash bin/oidc-provider
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)

@@ -26,3 +26,9 @@ class AgentsConfig(AppConfig):
         case_types_set_pipeline_source(lambda: PIPELINES.keys())
 
         from agents import signals  # noqa: F401 - closing a case ends its waiting runs
+
+        # A database restart interrupts a run (retried from its last saved step), never fails it.
+        from agents.runtime.transient import transient_check_register
+        from casework.db_transient import is_transient_db_error
+
+        transient_check_register(is_transient_db_error)

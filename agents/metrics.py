@@ -22,6 +22,16 @@ AGENT_OUTPUT_INVALID = Counter("casework_agent_invalid_output_total", "Answers t
 RUNS_REDELIVERED = Counter("casework_agent_runs_redelivered_total", "Runs re-delivered by the sweeper, by reason.",
                            ["reason"])
 
+# Runs interrupted by a transient database error (a restart, a lost connection) and retried
+# with backoff from their last saved step (agents.tasks.run_pipeline), never failed.
+RUNS_INTERRUPTED = Counter("casework_agent_runs_interrupted_total",
+                           "Run attempts interrupted by a transient database error and retried.")
+
+# Times a provider's circuit breaker opened (agents/llm/breaker.py): its endpoint refused or
+# dropped LLM_BREAKER_THRESHOLD connections in a row. /healthz says whether it is open now.
+LLM_BREAKER_OPENED = Counter("casework_llm_breaker_opened_total", "LLM circuit breaker openings, by provider.",
+                             ["provider"])
+
 
 def estimate_cost(model: str, input_tokens: int, output_tokens: int) -> float:
     from django.conf import settings

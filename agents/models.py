@@ -101,6 +101,10 @@ class AgentRun(models.Model):
     @property
     def status_label(self) -> str:
         """The status as the run panel shows it: a run with failed agents says how many."""
+        waiting = self.state.get("waiting_for_model") if self.status == self.Status.QUEUED else None
+        if waiting:
+            return (f"Waiting for the model ({waiting.get('provider')} unreachable since "
+                    f"{str(waiting.get('since', ''))[11:19]} UTC; next try {str(waiting.get('next_try', ''))[11:19]} UTC)")
         if self.status == self.Status.COMPLETED_WITH_ERRORS:
             failed, total = self.agent_failures
             return f"Completed with errors ({failed} of {total} agent{'s' if total != 1 else ''} failed)"

@@ -8,8 +8,9 @@ from datetime import datetime
 from celery import shared_task
 from django.db import transaction
 
+from agents import metrics
 from agents.models import AgentRun
-from agents.runtime.pipeline import execute_run
+from agents.runtime.pipeline import RunInterrupted, execute_run
 from audit.context import get_correlation_id, new_correlation_id
 from audit.services import audit_record
 
@@ -58,10 +59,27 @@ def pipeline_enqueue(*, case=None, pipeline: str, mode: str, actor=None,
     return run
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=900, time_limit=960, ignore_result=True)
-def run_pipeline(run_id: int) -> None:
-    """Run or resume one pipeline run. A duplicate delivery finds the run claimed and does nothing."""
-    execute_run(run_id)
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, soft_time_limit=900, time_limit=960,
+             ignore_result=True)
+def run_pipeline(self, run_id: int, claim_token: str | None = None) -> None:
+    """Run or resume one pipeline run. A duplicate delivery finds the run claimed and does nothing.
+
+    A transient database error (a restart, a lost connection) does not fail the run: the
+    broken connections are dropped and the task is sent again with backoff, carrying the run's
+    claim, and resumes it from its last saved step (agents.runtime.pipeline.RunInterrupted).
+    Past the retries (about 12 minutes) the run is left running under its claim: its
+    heartbeat goes stale and the sweeper resumes it."""
+    from casework.db_transient import task_retry_transient
+
+    try:
+        run = execute_run(run_id, claim_token=claim_token)
+    except RunInterrupted as exc:
+        metrics.RUNS_INTERRUPTED.inc()
+        task_retry_transient(self, exc, args=(run_id,), kwargs={"claim_token": exc.claim_token})
+        return
+    if run is not None and getattr(run, "wake_after", None):
+        # It waits for the model (its endpoint's circuit breaker is open): wake it for the next try.
+        run_pipeline.apply_async((run_id,), countdown=run.wake_after)
 
 
 # Runs re-delivered per kind in one scan, oldest first; the next scan takes the rest.
@@ -84,15 +102,27 @@ def resume_stale_runs(*, now: datetime | None = None) -> int:
     once per deadline. A duplicate wake-up costs one conditional UPDATE: the run's claim
     (agents.runtime.pipeline.claim_run) lets one worker in and turns the others away.
     """
+    from django.utils import timezone
+
+    try:
+        return _resume_stale_runs(now=now or timezone.now())
+    except Exception as exc:
+        from casework.db_transient import db_connections_reset, is_transient_db_error
+
+        if not is_transient_db_error(exc):
+            raise
+        # The database is restarting: the next scan (RUN_SCAN_INTERVAL_SECONDS) looks again.
+        db_connections_reset()
+        logger.warning("Stale-run scan skipped: transient database error (%s: %s).", type(exc).__name__, exc)
+        return 0
+
+
+def _resume_stale_runs(*, now: datetime) -> int:
     from datetime import timedelta
 
     from django.conf import settings
     from django.db.models import Q
-    from django.utils import timezone
 
-    from agents import metrics
-
-    now = now or timezone.now()
     queued_deadline = now - timedelta(seconds=settings.RUN_QUEUED_STALE_AFTER_SECONDS)
     stale = now - timedelta(seconds=settings.RUN_STALE_AFTER_SECONDS)
     # redelivered_at is never before created_at, so the created_at bound (indexed with status)

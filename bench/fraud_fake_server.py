@@ -3,7 +3,8 @@ in a process of its own. Run by bench/runtime_throughput.py:
 
     .venv/bin/python bench/fraud_fake_server.py --latency 0.2
 
-prints `PORT <n>` and serves until SIGTERM. Each fraud agent (told apart by its system
+prints `PORT <n>` and serves until SIGTERM; SIGUSR1 stops it listening (connections refused),
+SIGUSR2 listens again on the same port. Each fraud agent (told apart by its system
 prompt) is answered with what its offline analyst concludes from the data fenced in the
 request, as bench/fraud_pipeline.py's in-process `offline_answering_fake` does; anything else
 gets a small JSON answer.
@@ -55,7 +56,7 @@ def answer(body: dict):
 class RecordingServer(FakeOpenAIServer):
     """The fake with GET /_requests: each request's times and X-Casework-* headers."""
 
-    def start(self) -> RecordingServer:
+    def start(self, port: int = 0) -> RecordingServer:
         server = self
         base = llm_servers._handler_class(self)  # noqa: SLF001 - extending the fake's own handler
 
@@ -69,7 +70,7 @@ class RecordingServer(FakeOpenAIServer):
                             for r in server.requests]
                 self._send_json(200, {"requests": rows})
 
-        self._httpd = llm_servers._Server(("127.0.0.1", 0), Handler)  # noqa: SLF001
+        self._httpd = llm_servers._Server(("127.0.0.1", port), Handler)  # noqa: SLF001
         self._httpd.daemon_threads = True
         self._httpd.handle_error = lambda request, client_address: None
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
@@ -88,6 +89,11 @@ def main() -> None:
     print(f"PORT {server.port}", flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *a: stop.set())
+    # The endpoint goes down (connections refused) on SIGUSR1 and comes back, on its port, on
+    # SIGUSR2 (bench/infra_restarts.py). Off the signal handler's frame: shutdown() waits for
+    # serve_forever, which this main thread is not running.
+    signal.signal(signal.SIGUSR1, lambda *a: threading.Thread(target=server.refuse).start())
+    signal.signal(signal.SIGUSR2, lambda *a: threading.Thread(target=server.accept).start())
     try:
         stop.wait()
     except KeyboardInterrupt:

@@ -95,6 +95,10 @@ def document_errors(result, generator, request, public):
                     responses[status] = _error(status)
                 elif "content" not in documented:
                     documented["content"] = _error(status)["content"]
+            # An error the operation documents itself (a signed callback's 401) has the same body.
+            for status, documented in responses.items():
+                if status in DESCRIPTIONS and "content" not in documented:
+                    documented["content"] = _error(status)["content"]
             status = OBJECT_OR_LIST.get(operation.get("operationId"))
             if status:
                 media = responses[status]["content"]["application/json"]

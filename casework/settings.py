@@ -9,6 +9,7 @@ DATABASE_URL / CELERY_BROKER_URL switches to PostgreSQL / Redis with no code cha
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import environ
@@ -75,6 +76,7 @@ INSTALLED_APPS = [
     "casework.cases.attachments",
     "casework.cases.notifications",
     "casework.cases.saved_views",
+    "casework.entities",
     "casework.outbox",
     "casework.idempotency",
     "casework.ops",
@@ -86,6 +88,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "casework.ops.metrics.RequestMetricsMiddleware",
+    # A transient database error (a restart): a safe request runs again once, others get 503
+    # with Retry-After; never a 500 (casework/db_transient.py). Outside all but the metrics.
+    "casework.db_transient.TransientDatabaseErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -101,6 +106,10 @@ MIDDLEWARE = [
     "casework.security.middleware.QueryStringLimitMiddleware",
     "casework.security.middleware.ApiJsonTextMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Asks the identity provider again, silently, once a sign-in through it is older than
+    # OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS (does nothing for local sign-ins, or with OIDC off).
+    # After CSPMiddleware: it adds the provider to form-action, where signing out goes.
+    "casework.people.oidc.OIDCSessionRefresh",
     # Last, as django-axes asks: it turns a locked-out sign-in into its lockout response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -163,7 +172,9 @@ AUTH_PASSWORD_VALIDATORS = [
 # row in the admin (or `manage.py axes_reset`). Each lockout is audited (casework/security).
 AUTHENTICATION_BACKENDS = [
     "casework.security.backends.LockoutBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "casework.security.backends.LocalPasswordBackend",
+    # Answers only the identity provider's callback (casework/people/oidc.py).
+    "casework.people.oidc.OIDCBackend",
 ]
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_HOURS", default=1.0)
@@ -178,6 +189,69 @@ API_TOKEN_DAYS = env.int("API_TOKEN_DAYS", default=90)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+# Local password sign-in (the login form and the admin's) only for these usernames when set:
+# the break-glass admins once everyone else signs in through the identity provider. Empty: anyone.
+LOCAL_LOGIN_USERS = env.list("LOCAL_LOGIN_USERS", default=[])
+
+# --- Sign-in through the organisation's identity provider (casework/people/oidc.py) ---------
+# OpenID Connect, authorization code flow with PKCE (mozilla-django-oidc). Off unless
+# OIDC_RP_CLIENT_ID is set. OIDC_ISSUER (or OIDC_DISCOVERY_URL) names the provider; its
+# endpoints come from its discovery document, read at first use and kept for the process.
+# Any OIDC_OP_*_ENDPOINT set here wins over discovery.
+OIDC_RP_CLIENT_ID = env("OIDC_RP_CLIENT_ID", default="")
+OIDC_RP_CLIENT_SECRET = env("OIDC_RP_CLIENT_SECRET", default="")
+OIDC_ISSUER = env("OIDC_ISSUER", default="").rstrip("/")
+OIDC_DISCOVERY_URL = env("OIDC_DISCOVERY_URL", default="")
+OIDC_PROVIDER_NAME = env("OIDC_PROVIDER_NAME", default="your organisation's account")
+OIDC_RP_SCOPES = env("OIDC_RP_SCOPES", default="openid email profile")
+OIDC_RP_SIGN_ALGO = env("OIDC_RP_SIGN_ALGO", default="RS256")
+OIDC_OP_AUTHORIZATION_ENDPOINT = env("OIDC_OP_AUTHORIZATION_ENDPOINT", default="")
+OIDC_OP_TOKEN_ENDPOINT = env("OIDC_OP_TOKEN_ENDPOINT", default="")
+OIDC_OP_USER_ENDPOINT = env("OIDC_OP_USER_ENDPOINT", default="")
+OIDC_OP_JWKS_ENDPOINT = env("OIDC_OP_JWKS_ENDPOINT", default="")
+OIDC_OP_END_SESSION_ENDPOINT = env("OIDC_OP_END_SESSION_ENDPOINT", default="")
+# The client authenticates to the token endpoint with HTTP Basic (client_secret_basic) instead
+# of form fields (client_secret_post).
+OIDC_TOKEN_USE_BASIC_AUTH = env.bool("OIDC_TOKEN_USE_BASIC_AUTH", default=False)
+# The claim that lists a person's groups, and which group gives which role:
+# "casework-investigators=investigator,casework-managers=manager". A person in no mapped group
+# is refused; roles are set again from the groups at every sign-in and session refresh.
+OIDC_GROUPS_CLAIM = env("OIDC_GROUPS_CLAIM", default="groups")
+OIDC_USERNAME_CLAIM = env("OIDC_USERNAME_CLAIM", default="preferred_username")
+OIDC_GROUP_ROLES = env.dict("OIDC_GROUP_ROLES", default={})
+# How long a sign-in stands before the next page load silently asks the provider again
+# (prompt=none), which re-reads the person's groups: someone removed from every mapped group
+# loses access at their first request after this.
+OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = env.int("OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS", default=300)
+# Seconds of clock difference with the provider accepted on an ID token's exp/iat.
+OIDC_CLOCK_SKEW_SECONDS = env.int("OIDC_CLOCK_SKEW_SECONDS", default=60)
+OIDC_TIMEOUT = env.float("OIDC_TIMEOUT_SECONDS", default=10.0)
+OIDC_USE_PKCE = True
+OIDC_USE_NONCE = True
+OIDC_STORE_ID_TOKEN = True  # the id_token_hint of RP-initiated logout
+OIDC_CREATE_USER = True
+OIDC_AUTHENTICATION_CALLBACK_URL = "oidc_authentication_callback"
+LOGIN_REDIRECT_URL_FAILURE = "login"
+OIDC_OP_LOGOUT_URL_METHOD = "casework.people.oidc.provider_logout_url"
+if OIDC_RP_CLIENT_ID and not (OIDC_ISSUER or OIDC_DISCOVERY_URL or OIDC_OP_AUTHORIZATION_ENDPOINT):
+    raise ImproperlyConfigured("OIDC_RP_CLIENT_ID is set: set OIDC_ISSUER (or OIDC_DISCOVERY_URL) too.")
+if OIDC_RP_CLIENT_ID and not OIDC_GROUP_ROLES:
+    raise ImproperlyConfigured("OIDC_RP_CLIENT_ID is set: set OIDC_GROUP_ROLES too (group=role,...); without it "
+                               "nobody who signs in through the provider gets a role.")
+if OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS < 30:
+    raise ImproperlyConfigured("OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS must be at least 30.")
+_unknown_roles = sorted(set(OIDC_GROUP_ROLES.values()) - {"investigator", "manager", "release_manager", "admin"})
+if _unknown_roles:
+    raise ImproperlyConfigured(f"OIDC_GROUP_ROLES maps to unknown roles {_unknown_roles}: use investigator, "
+                               "manager, release_manager or admin.")
+
+# --- SCIM 2.0 provisioning (casework/people/scim.py, /scim/v2/) ----------------------------
+# The identity provider creates, updates and deactivates people with
+# `Authorization: Bearer <SCIM_TOKEN>`. Empty: /scim/v2/ answers 404.
+SCIM_TOKEN = env("SCIM_TOKEN", default="")
+if SCIM_TOKEN and len(SCIM_TOKEN) < 32:
+    raise ImproperlyConfigured("SCIM_TOKEN must be at least 32 characters (e.g. python -c 'import secrets; "
+                               "print(secrets.token_urlsafe(32))').")
 
 # --- Security --------------------------------------------------------------------------
 # HTTPS=true in production turns on secure cookies, HSTS and the HTTPS redirect, which
@@ -308,10 +382,12 @@ CELERY_TASK_ROUTES = {
     # Someone is waiting for the answer in the page: not behind a backlog of runs either.
     "agents.chat.tasks.chat_answer": {"queue": "chat"},
     "agents.tasks.resume_stale_runs": {"queue": "ops"},
+    "agents.chat.tasks.chat_resend_lost": {"queue": "ops"},
     "audit.tasks.audit_sequence_pending": {"queue": "ops"},
     "casework.access.tasks.access_send_reminders": {"queue": "ops"},
     "casework.cases.notifications.tasks.cases_sla_check": {"queue": "ops"},
     "casework.outbox.tasks.outbox_deliver_due": {"queue": "ops"},
+    "casework.outbox.tasks.outbox_email_send_due": {"queue": "ops"},
     "casework.transactions.monitoring.tasks.monitoring_evaluate_pending": {"queue": "ops"},
     "casework.idempotency.tasks.idempotency_purge": {"queue": "ops"},
 }
@@ -371,6 +447,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "CaseStatusEnum": "casework.cases.models.Case.Status",
         "CasePriorityEnum": "casework.cases.models.Case.Priority",
+        "RuleActionEnum": "casework.transactions.monitoring.models.RuleVersion.Action",
+        "RuleModeEnum": "casework.transactions.monitoring.models.RuleVersion.Mode",
     },
 }
 
@@ -457,6 +535,27 @@ def _support_sla(value: str) -> dict:
 
 
 SUPPORT_SLA = _support_sla(env("SUPPORT_SLA", default="enterprise=60/8,pro=240/24,free=1440/72"))
+# Replies are emailed to customers with an address, from SUPPORT_EMAIL_FROM (default
+# DEFAULT_FROM_EMAIL), with "[TKT-...]" in the subject and threading headers.
+SUPPORT_EMAIL_FROM = env("SUPPORT_EMAIL_FROM", default=DEFAULT_FROM_EMAIL)
+# Inbound email (casework/support/inbound.py). An answer to a solved ticket's thread within
+# SUPPORT_REOPEN_DAYS reopens it; later, it opens a new ticket that follows the old one. Mail
+# from an address no customer has: "open" (a new customer and ticket) or "hold" (kept for a
+# person, at /admin/support/inboundemail/).
+SUPPORT_REOPEN_DAYS = env.float("SUPPORT_REOPEN_DAYS", default=7)
+SUPPORT_UNKNOWN_SENDER = env("SUPPORT_UNKNOWN_SENDER", default="hold")
+if SUPPORT_UNKNOWN_SENDER not in ("open", "hold") or SUPPORT_REOPEN_DAYS < 0:
+    raise ImproperlyConfigured("SUPPORT_UNKNOWN_SENDER is open or hold; SUPPORT_REOPEN_DAYS is 0 or more.")
+# How each provider proves a post is its own (django-anymail): HTTP basic auth for Postmark,
+# SendGrid, Amazon SES (SNS) and raw MIME posts (INBOUND_EMAIL_WEBHOOK_SECRET=user:password,
+# several comma-separated during a change), Mailgun's HMAC signature
+# (MAILGUN_WEBHOOK_SIGNING_KEY). A provider with nothing configured refuses every post.
+ANYMAIL = {
+    "WEBHOOK_SECRET": env.list("INBOUND_EMAIL_WEBHOOK_SECRET", default=[]),
+    "MAILGUN_WEBHOOK_SIGNING_KEY": env("MAILGUN_WEBHOOK_SIGNING_KEY", default=""),
+    # SNS subscription confirmations are answered by hand (no outbound call from a webhook).
+    "AMAZON_SES_AUTO_CONFIRM_SNS_SUBSCRIPTIONS": False,
+}
 
 # --- Reads that must not grow with history (DESIGN.md "Cost per case stays flat") -------
 # FRAUD_LOOKALIKE_CELL_CAP: a fraud alert's look-alike search reads at most this many decided
@@ -532,6 +631,14 @@ CHAT_STREAM_WRITE_SECONDS = env.float("CHAT_STREAM_WRITE_SECONDS", default=0.1)
 CHAT_ANSWER_STALE_SECONDS = env.int("CHAT_ANSWER_STALE_SECONDS", default=90)
 # The offline provider streams its answers word by word, this far apart (it answers at once otherwise).
 OFFLINE_STREAM_DELAY_SECONDS = env.float("OFFLINE_STREAM_DELAY_SECONDS", default=0.03)
+# An answer with no progress for CHAT_RESEND_AFTER_SECONDS (its task was lost with the broker's
+# queue, or its worker died) is sent to a worker again by a sweep (agents.chat.tasks.chat_resend_lost,
+# every half of it), for up to CHAT_RESEND_WITHIN_SECONDS after the question; the person need not ask again.
+CHAT_RESEND_AFTER_SECONDS = env.int("CHAT_RESEND_AFTER_SECONDS", default=30)
+CHAT_RESEND_WITHIN_SECONDS = env.int("CHAT_RESEND_WITHIN_SECONDS", default=600)
+if not 10 < CHAT_RESEND_AFTER_SECONDS < CHAT_ANSWER_STALE_SECONDS:
+    raise ImproperlyConfigured("CHAT_RESEND_AFTER_SECONDS must be above 10 (the worker's heartbeat) and below "
+                               "CHAT_ANSWER_STALE_SECONDS.")
 if CHAT_STREAM_WRITE_SECONDS <= 0 or CHAT_ANSWER_STALE_SECONDS < 10 or OFFLINE_STREAM_DELAY_SECONDS < 0:
     raise ImproperlyConfigured("CHAT_STREAM_WRITE_SECONDS is above 0, CHAT_ANSWER_STALE_SECONDS at least 10, "
                                "OFFLINE_STREAM_DELAY_SECONDS at least 0.")
@@ -582,6 +689,12 @@ CELERY_BEAT_SCHEDULE["cases-sla-check"] = {
     "schedule": CASE_SLA_CHECK_MINUTES * 60.0,
     "options": {"expires": CASE_SLA_CHECK_MINUTES * 60.0},
 }
+# "Ask the agent" answers whose task was lost, or whose worker died, are sent again.
+CELERY_BEAT_SCHEDULE["chat-resend-lost"] = {
+    "task": "agents.chat.tasks.chat_resend_lost",
+    "schedule": CHAT_RESEND_AFTER_SECONDS / 2,
+    "options": {"expires": CHAT_RESEND_AFTER_SECONDS / 2},
+}
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 # --- Audit trail (audit/) ---------------------------------------------------------------
@@ -605,6 +718,44 @@ CELERY_BEAT_SCHEDULE["audit-sequence-pending"] = {
     "schedule": AUDIT_SEQUENCE_INTERVAL_SECONDS,
     # A pass that waited longer than one interval in the queue is redundant: the next one comes.
     "options": {"expires": AUDIT_SEQUENCE_INTERVAL_SECONDS},
+}
+
+# Signed checkpoints of the chain head (audit/checkpoints.py), kept outside the database so
+# that a chain rewritten with every hash recomputed is found (README, "Audit checkpoints").
+# AUDIT_SIGNING_KEY: an Ed25519 private key, PEM or raw 32 bytes in base64, or the path of a
+# file holding one; `make run` generates var/audit_signing_key once per checkout. Without a key
+# no checkpoint is written (the /audit/key/ page says so).
+AUDIT_SIGNING_KEY = env("AUDIT_SIGNING_KEY", default="")
+if not AUDIT_SIGNING_KEY and (VAR_DIR / "audit_signing_key").is_file():
+    AUDIT_SIGNING_KEY = str(VAR_DIR / "audit_signing_key")
+# The log's name: the checkpoint's first line and its key's name (no spaces, no "+").
+AUDIT_CHECKPOINT_ORIGIN = env("AUDIT_CHECKPOINT_ORIGIN", default="casework/audit")
+# A checkpoint when this many entries were added since the last one, or this many minutes
+# passed (and the chain grew), whichever comes first; checked every _CHECK_SECONDS.
+AUDIT_CHECKPOINT_EVERY_ENTRIES = env.int("AUDIT_CHECKPOINT_EVERY_ENTRIES", default=1000)
+AUDIT_CHECKPOINT_EVERY_MINUTES = env.float("AUDIT_CHECKPOINT_EVERY_MINUTES", default=10.0)
+AUDIT_CHECKPOINT_CHECK_SECONDS = env.float("AUDIT_CHECKPOINT_CHECK_SECONDS", default=60.0)
+# Where checkpoints are written: STORAGES["audit_checkpoints"] (below), by default this
+# directory; keep it (or a copy) where the database's administrators cannot write.
+AUDIT_CHECKPOINT_DIR = Path(env("AUDIT_CHECKPOINT_DIR", default=str(VAR_DIR / "checkpoints")))
+# Retired public keys (one signed-note verifier key per line), so that checkpoints signed
+# before a key rotation still verify. `manage.py audit_key` prints the current key's line.
+AUDIT_CHECKPOINT_KEYRING = Path(env("AUDIT_CHECKPOINT_KEYRING", default=str(VAR_DIR / "audit_keyring")))
+# Optional: each new checkpoint is also POSTed here (text/plain, the signed note).
+AUDIT_CHECKPOINT_WEBHOOK_URL = env("AUDIT_CHECKPOINT_WEBHOOK_URL", default="")
+if not AUDIT_CHECKPOINT_ORIGIN or any(c.isspace() or c == "+" for c in AUDIT_CHECKPOINT_ORIGIN):
+    raise ImproperlyConfigured("AUDIT_CHECKPOINT_ORIGIN must be non-empty, with no spaces and no '+'.")
+if AUDIT_CHECKPOINT_EVERY_ENTRIES < 1 or AUDIT_CHECKPOINT_EVERY_MINUTES <= 0 or AUDIT_CHECKPOINT_CHECK_SECONDS <= 0:
+    raise ImproperlyConfigured("AUDIT_CHECKPOINT_EVERY_ENTRIES must be at least 1, and "
+                               "AUDIT_CHECKPOINT_EVERY_MINUTES and AUDIT_CHECKPOINT_CHECK_SECONDS above 0.")
+STORAGES["audit_checkpoints"] = {
+    "BACKEND": "django.core.files.storage.FileSystemStorage",
+    "OPTIONS": {"location": str(AUDIT_CHECKPOINT_DIR)},
+}
+CELERY_BEAT_SCHEDULE["audit-checkpoint-publish"] = {
+    "task": "audit.tasks.audit_checkpoint_publish",
+    "schedule": AUDIT_CHECKPOINT_CHECK_SECONDS,
+    "options": {"expires": AUDIT_CHECKPOINT_CHECK_SECONDS},
 }
 
 # --- Outgoing webhooks (casework/outbox) ------------------------------------------------
@@ -633,6 +784,13 @@ WEBHOOK_REDELIVER_AFTER_SECONDS = env.int("WEBHOOK_REDELIVER_AFTER_SECONDS", def
 WEBHOOK_SECRET_OVERLAP_HOURS = env.int("WEBHOOK_SECRET_OVERLAP_HOURS", default=24)
 # Characters of a receiver's answer kept in the delivery log.
 WEBHOOK_RESPONSE_KEEP_CHARS = env.int("WEBHOOK_RESPONSE_KEEP_CHARS", default=2000)
+# Actions (a card block, a revert ...) not confirmed this many minutes after the decision are
+# flagged overdue on the case and in the queue; ACTION_CONFIRM_DEADLINES overrides it per
+# event type, e.g. ACTION_CONFIRM_DEADLINES="release.decided=240;access.revert_requested=1440".
+ACTION_CONFIRM_DEADLINE_MINUTES = env.int("ACTION_CONFIRM_DEADLINE_MINUTES", default=60)
+ACTION_CONFIRM_DEADLINES = env.dict("ACTION_CONFIRM_DEADLINES", cast={"value": int}, default={})
+if ACTION_CONFIRM_DEADLINE_MINUTES < 1 or any(m < 1 for m in ACTION_CONFIRM_DEADLINES.values()):
+    raise ImproperlyConfigured("ACTION_CONFIRM_DEADLINE_MINUTES and ACTION_CONFIRM_DEADLINES take whole minutes, 1 or more.")
 CELERY_BEAT_SCHEDULE["outbox-deliver-due"] = {
     "task": "casework.outbox.tasks.outbox_deliver_due",
     "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS,
@@ -648,6 +806,23 @@ CELERY_BEAT_SCHEDULE["idempotency-purge"] = {
     "task": "casework.idempotency.tasks.idempotency_purge",
     "schedule": 3600.0,
     "options": {"expires": 3600.0},
+}
+
+# --- Outgoing email (casework/outbox/email.py: support replies) ------------------------
+# Sent through EMAIL_URL's backend, at least once, by the same kind of sweep as the webhooks.
+# Seconds between a failed attempt and the next (default 1 min, 5 min, 30 min, 2 h, 6 h:
+# six attempts over about 8.5 hours, each +/- WEBHOOK_RETRY_JITTER); then the email is failed.
+EMAIL_RETRY_SCHEDULE = [int(s) for s in env.list("EMAIL_RETRY_SCHEDULE", default=["60", "300", "1800", "7200",
+                                                                                   "21600"])]
+if not EMAIL_RETRY_SCHEDULE or min(EMAIL_RETRY_SCHEDULE) < 1:
+    raise ImproperlyConfigured("EMAIL_RETRY_SCHEDULE needs at least one delay of 1 s or more.")
+# The domain of the Message-IDs we send (default: DEFAULT_FROM_EMAIL's); a message whose
+# Message-ID has this domain came from us (loop detection on inbound mail).
+EMAIL_MESSAGE_ID_DOMAIN = env("EMAIL_MESSAGE_ID_DOMAIN", default=DEFAULT_FROM_EMAIL.rpartition("@")[2].rstrip("> ") or "localhost")
+CELERY_BEAT_SCHEDULE["outbox-email-send-due"] = {
+    "task": "casework.outbox.tasks.outbox_email_send_due",
+    "schedule": WEBHOOK_SWEEP_INTERVAL_SECONDS,
+    "options": {"expires": WEBHOOK_SWEEP_INTERVAL_SECONDS},
 }
 
 # --- LLM providers ---------------------------------------------------------------------
@@ -674,6 +849,15 @@ LLM_CONTEXT_TOKENS = env.int("LLM_CONTEXT_TOKENS", default=128_000)
 LLM_PRICES = env.json("LLM_PRICES", default={"gpt-4o-mini": [0.15, 0.60], "gpt-4o": [2.5, 10.0],
                                              "gemini-2.0-flash": [0.10, 0.40],
                                              "claude-sonnet-4-5": [3.0, 15.0]})
+# Circuit breaker per provider (agents/llm/breaker.py): after LLM_BREAKER_THRESHOLD connection
+# failures in a row no request is sent for LLM_BREAKER_COOLDOWN_SECONDS; runs wait in the queue
+# ("waiting for the model"), spending no retries, then one probe tries the endpoint again.
+# Its state lives in the cache (CACHE_URL): use Redis so that every worker and /healthz share it.
+# 0 turns the breaker off.
+LLM_BREAKER_THRESHOLD = env.int("LLM_BREAKER_THRESHOLD", default=5)
+LLM_BREAKER_COOLDOWN_SECONDS = env.float("LLM_BREAKER_COOLDOWN_SECONDS", default=30.0)
+if LLM_BREAKER_THRESHOLD < 0 or LLM_BREAKER_COOLDOWN_SECONDS < 1:
+    raise ImproperlyConfigured("LLM_BREAKER_THRESHOLD must be 0 (off) or more, LLM_BREAKER_COOLDOWN_SECONDS at least 1.")
 if LLM_MAX_CONCURRENCY < 1:
     raise ImproperlyConfigured("LLM_MAX_CONCURRENCY must be at least 1.")
 
@@ -704,3 +888,12 @@ LOGGING = {
         "httpx2": {"level": env("HTTP_CLIENT_LOG_LEVEL", default="WARNING")},
     },
 }
+
+# --- Entities across cases (casework/entities) -----------------------------------------
+# How an account number looks in free text (a support ticket's messages): what the ticket
+# names besides its customer. A regular expression; the whole match is the account id.
+ENTITIES_ACCOUNT_ID_PATTERN = env("ENTITIES_ACCOUNT_ID_PATTERN", default=r"\bACC-\d{3,12}\b")
+try:
+    re.compile(ENTITIES_ACCOUNT_ID_PATTERN)
+except re.error as exc:
+    raise ImproperlyConfigured(f"ENTITIES_ACCOUNT_ID_PATTERN is not a valid regular expression: {exc}") from exc

@@ -72,6 +72,11 @@ class ChatMessage(models.Model):
 
     class Meta:
         ordering = ["id"]
+        indexes = [
+            # The sweep that re-sends lost answers (agents.chat.services.messages_resend_lost)
+            # reads only the few answering ones.
+            models.Index(fields=["updated_at"], condition=Q(status="answering"), name="chatmessage_answering"),
+        ]
         constraints = [
             models.CheckConstraint(condition=Q(role__in=["user", "assistant"]), name="chatmessage_role_valid"),
             models.CheckConstraint(condition=Q(status__in=["answering", "done", "failed"]),

@@ -24,6 +24,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from opentelemetry import trace as otel_trace
 
@@ -41,6 +42,7 @@ from agents.runtime.prompting import fence_data, system_prompt_for
 from agents.runtime.runner import arun_tool_loop
 from audit.services import audit_record
 from audit.tracing import get_tracer
+from casework.db_transient import is_transient_db_error
 from casework.errors import Conflict
 
 QUESTION_MAX = 4000
@@ -98,14 +100,43 @@ def message_send(*, actor, case, content: str) -> ChatMessage:
     return answer
 
 
-def message_answer(*, message_id: int) -> bool:
+class AnswerInterrupted(Exception):
+    """Answering met a transient database error (a restart, a lost connection): the answer is
+    not failed. The worker retries it with backoff under the same claim (`claimed_at`)."""
+
+    def __init__(self, message_id: int, claimed_at, cause: BaseException):
+        super().__init__(f"Answer {message_id} interrupted by a transient database error: "
+                         f"{type(cause).__name__}: {cause}")
+        self.message_id = message_id
+        self.claimed_at = claimed_at
+
+
+def message_answer(*, message_id: int, claimed_at=None) -> bool:
     """Write the answer to a question (the worker's half of send_message). Claims the message
-    first: a second delivery of the task finds it taken and does nothing (returns False)."""
+    first: a second delivery of the task finds it taken and does nothing (returns False).
+
+    A transient database error raises AnswerInterrupted (the answer stays "answering"); the
+    retry passes back `claimed_at`, this worker's claim, and answers afresh."""
     now = timezone.now()
-    claimed = ChatMessage.objects.filter(pk=message_id, status=ChatMessage.Status.ANSWERING,
-                                         started_at__isnull=True).update(started_at=now, updated_at=now)
+    try:
+        claim = Q(started_at__isnull=True) | Q(started_at=claimed_at) if claimed_at else Q(started_at__isnull=True)
+        claimed = ChatMessage.objects.filter(claim, pk=message_id, status=ChatMessage.Status.ANSWERING).update(
+            started_at=now, updated_at=now)
+    except Exception as exc:
+        if is_transient_db_error(exc):
+            raise AnswerInterrupted(message_id, claimed_at, exc) from exc
+        raise
     if not claimed:
         return False
+    try:
+        return _answer(message_id)
+    except Exception as exc:
+        if is_transient_db_error(exc):
+            raise AnswerInterrupted(message_id, now, exc) from exc
+        raise
+
+
+def _answer(message_id: int) -> bool:
     answer = ChatMessage.objects.select_related("conversation__case", "conversation__user").get(pk=message_id)
     conversation = answer.conversation
     case, actor = conversation.case, conversation.user
@@ -127,6 +158,8 @@ def message_answer(*, message_id: int) -> bool:
                 metadata={"case": case.reference, "conversation": str(conversation.pk)}))
             result = _follow(future, buffer, answer)
     except Exception as exc:  # noqa: BLE001 - never an answer left "answering" by a bug: failed, named
+        if is_transient_db_error(exc):
+            raise  # not the answer's failure: retried (message_answer)
         logger.exception("Answering chat message %s failed", message_id)
         failed = AgentResult(agent_id=agent.id, error=f"The agent failed: {type(exc).__name__}: {str(exc)[:300]}",
                              error_type="internal")
@@ -168,6 +201,33 @@ def _follow(future: concurrent.futures.Future, buffer: AnswerBuffer, answer: Cha
                            "tool_calls": [{"name": name, "success": True, "running": True} for name in tools]}
             seen, written = version, time.monotonic()
             ChatMessage.objects.filter(pk=answer.pk, status=ChatMessage.Status.ANSWERING).update(**fields)
+
+
+def messages_resend_lost(*, now=None, limit: int = 200) -> int:
+    """Send again, to a worker, each answer with no progress for CHAT_RESEND_AFTER_SECONDS
+    (its task was lost with the broker's queue, or its worker died), asked within the last
+    CHAT_RESEND_WITHIN_SECONDS; returns how many. Each is released (no worker's claim) and
+    touched, conditionally, so that one sweep re-sends it once and the page does not fail it
+    as stale meanwhile. A live worker touches its answer every HEARTBEAT_SECONDS: never re-sent."""
+    from agents.chat.tasks import chat_answer
+
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.CHAT_RESEND_AFTER_SECONDS)
+    ids = list(ChatMessage.objects.filter(
+        status=ChatMessage.Status.ANSWERING, updated_at__lte=cutoff,
+        created_at__gte=now - timedelta(seconds=settings.CHAT_RESEND_WITHIN_SECONDS),
+    ).order_by("updated_at", "pk").values_list("pk", flat=True)[:limit])
+    sent = 0
+    for pk in ids:
+        released = ChatMessage.objects.filter(pk=pk, status=ChatMessage.Status.ANSWERING,
+                                              updated_at__lte=cutoff).update(started_at=None, updated_at=now)
+        if not released:
+            continue  # answered, or taken by its worker, meanwhile
+        logger.warning("Re-sending chat answer %s: no progress for %s s (its task was lost or its worker died).",
+                       pk, settings.CHAT_RESEND_AFTER_SECONDS)
+        chat_answer.apply_async((pk,))
+        sent += 1
+    return sent
 
 
 @transaction.atomic

@@ -70,7 +70,7 @@ def scenario_data(case) -> dict:
     input_data, reference, fields = evaluation.export(case.record, mask)
     fields = {**fields, **evaluation.decision_fields.get(decision.outcome, {})}
     expect = {"fields": fields, "tools_in_order": _trajectory(case),
-              "rubric": f"The person decided {decision.outcome!r}: "
+              "notes": f"The person decided {decision.outcome!r}: "
                         f"{Masker.text(decision.reason)[:500] or 'no reason given'}."}
     data = {"id": f"{case.reference.lower()}-export", "category": "exported",
             "description": f"Exported from {case.reference} (decided {decision.outcome}); personal data masked.",

@@ -6,7 +6,8 @@ of one scenario (`inject(faults)`, a context manager used only by the evaluation
     wraps it, answering the named agents' calls with a provider error, a timeout or a
     malformed text, and passing every other call through;
   - ToolRegistry.execute / aexecute are swapped for wrappers that answer the named tools'
-    calls with a ToolExecution error, a ToolTimeout, or a result that is not the tool's shape;
+    calls with a ToolExecution error or a ToolTimeout, or run the tool with a handler that
+    answers garbage (malformed), through the tool's own output check;
   - the retry delays are shortened, so a timeout retried three times costs milliseconds, and
     the audit sequencer is off (an evaluation's audit entries are thrown away with its database).
 Everything is put back when the scenario ends, even when it raises. The swap is process-wide,
@@ -88,10 +89,19 @@ def _tool_fault(fault: Fault, call) -> tools_module.ToolResult:
     if fault.kind == "error":
         return tools_module._result(call, started, False, f"{call.name} failed: RuntimeError: injected tool error "
                                     "(evaluation fault)", "ToolExecution")
-    if fault.kind == "timeout":
-        return tools_module._result(call, started, False, f"{call.name} did not finish within its timeout "
-                                    "(evaluation fault).", "ToolTimeout")
-    return tools_module._result(call, started, True, dict(MALFORMED_TOOL_RESULT))
+    return tools_module._result(call, started, False, f"{call.name} did not finish within its timeout "
+                                "(evaluation fault).", "ToolTimeout")
+
+
+def _garbage_registry(registry, name: str):
+    """The registry with the named tool's handler answering garbage: the real execution path
+    runs on it, so the tool's own checks (its declared output) see what a broken source
+    would send. A fault that skipped them tested nothing a real failure would do."""
+    import dataclasses
+
+    tools = [dataclasses.replace(t, handler=lambda _args: dict(MALFORMED_TOOL_RESULT)) if t.name == name else t
+             for t in registry.get_tools()]
+    return tools_module.ToolRegistry(tools)
 
 
 @contextlib.contextmanager
@@ -103,10 +113,14 @@ def inject(faults: list[Fault]) -> Iterator[FaultPlan]:
 
     def execute(self, call):
         fault = plan.take("tool", call.name)
+        if fault is not None and fault.kind == "malformed":
+            return original_execute(_garbage_registry(self, call.name), call)
         return _tool_fault(fault, call) if fault else original_execute(self, call)
 
     async def aexecute(self, call):
         fault = plan.take("tool", call.name)
+        if fault is not None and fault.kind == "malformed":
+            return await original_aexecute(_garbage_registry(self, call.name), call)
         return _tool_fault(fault, call) if fault else await original_aexecute(self, call)
 
     # Audit entries of an evaluation are thrown away with its database: no sequencing passes.

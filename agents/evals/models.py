@@ -47,3 +47,38 @@ def eval_run_record(*, report: dict, started_by: str = "") -> EvalRun:
     run.full_clean()
     run.save()
     return run
+
+
+class StoredScenario(models.Model):
+    """A scenario added from the web ("Add to evaluation suite"): kept in the database, not
+    written into the installed package, and run only once a second person approved it;
+    `manage.py export_scenarios DIR` writes the approved ones out for version control."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for review"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Rejected"
+
+    suite = models.CharField(max_length=40)
+    scenario_id = models.CharField(max_length=100)
+    text = models.TextField(help_text="The scenario as YAML, validated against the scenario schema.")
+    source = models.CharField(max_length=40, blank=True, help_text="The case it was made from.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    created_by = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    reviewed_by = models.ForeignKey("auth.User", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    review_note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["suite", "scenario_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["suite", "scenario_id"], name="storedscenario_one_id_per_suite"),
+            # The second person is a second person.
+            models.CheckConstraint(condition=models.Q(reviewed_by__isnull=True)
+                                   | ~models.Q(reviewed_by=models.F("created_by")),
+                                   name="storedscenario_reviewer_is_not_author"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.suite}/{self.scenario_id} ({self.status})"

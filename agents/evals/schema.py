@@ -7,11 +7,12 @@ ScenarioFileError naming the file and the field ("fraud/high_vpn.yaml: expect.fi
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
@@ -40,6 +41,52 @@ class Fault(BaseModel):
     times: int | None = Field(None, ge=1, description="Fail only the first N calls; all of them when empty.")
 
 
+class ToolCallExpectation(BaseModel):
+    """A tool call with its arguments: `exact` (these arguments and no others), `subset` (at
+    least these, equal), or `regex` (each named argument's value, as text, matches the
+    pattern in full). `calls`: whether one call of the tool must match (`any`) or each one
+    (`every`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+    match: Literal["exact", "subset", "regex"] = "subset"
+    calls: Literal["any", "every"] = "any"
+
+    @model_validator(mode="after")
+    def _patterns_compile(self):
+        if self.match == "regex":
+            for name, pattern in self.args.items():
+                try:
+                    re.compile(str(pattern))
+                except re.error as exc:
+                    raise ValueError(f"args.{name}: not a regular expression ({exc})") from None
+        return self
+
+
+class ForbiddenCall(BaseModel):
+    """A call that must not happen: the tool (any call of it, when `args` is empty), or the
+    tool with these arguments (subset)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Criterion(BaseModel):
+    """One thing the judge decides about the outputs, scored 0 to 1 with a reason; it passes
+    at or above its threshold. The rubric's score is the weighted mean of its criteria."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=60, pattern=r"^[a-z0-9][a-z0-9_]*$")
+    question: str = Field(min_length=10, max_length=1000, description="What the judge decides, as a question.")
+    weight: float = Field(1.0, gt=0, le=100)
+    threshold: float = Field(0.7, ge=0, le=1)
+
+
 class Expectation(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -50,6 +97,13 @@ class Expectation(BaseModel):
     # may come between them).
     tools_in_order: list[str] = Field(default_factory=list)
     tools_forbidden: list[str] = Field(default_factory=list)
+    # Tool calls with their arguments (ToolCallExpectation), calls that must not happen,
+    # pairs [A, B]: A is called and its first call comes before B's first call, and the most
+    # calls of an agent or tool ("*": of all calls together).
+    tool_calls: list[ToolCallExpectation] = Field(default_factory=list)
+    forbidden_calls: list[ForbiddenCall] = Field(default_factory=list)
+    order: list[tuple[str, str]] = Field(default_factory=list)
+    max_calls: dict[str, int] = Field(default_factory=dict)
     # Case-insensitive substrings of the agents' outputs.
     must_mention: list[str] = Field(default_factory=list)
     must_not_mention: list[str] = Field(default_factory=list)
@@ -57,7 +111,37 @@ class Expectation(BaseModel):
     # least one call failed AND the run still ended (completed_with_errors, or a failure the
     # case records); False means none failed.
     errors_expected: bool = False
-    rubric: str = Field("", description="Free text for a reviewer or the LLM judge.")
+    # Agents or tools that may fail besides the faulted ones (an agent whose only input was
+    # the faulted tool, say); any other failed call fails the scenario.
+    may_fail: list[str] = Field(default_factory=list)
+    # The LLM judge's criteria (Criterion): the scenario passes only when each is met; offline
+    # they are reported "not scored", never passed.
+    rubric: list[Criterion] = Field(default_factory=list)
+    # Free text for a reviewer (what a free-text "rubric" used to hold: the judge ignores it).
+    notes: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _free_text_rubric_is_a_note(cls, data):
+        if isinstance(data, dict) and isinstance(data.get("rubric"), str):
+            data = {**data, "notes": (data.get("notes") or data["rubric"]), "rubric": []}
+        return data
+
+    @field_validator("rubric")
+    @classmethod
+    def _criteria_ids_unique(cls, value: list) -> list:
+        ids = [c.id for c in value]
+        if len(ids) != len(set(ids)):
+            raise ValueError("two criteria share an id")
+        return value
+
+    @field_validator("max_calls")
+    @classmethod
+    def _at_least_one(cls, value: dict) -> dict:
+        for name, most in value.items():
+            if most < 0:
+                raise ValueError(f"{name}: the most calls cannot be negative")
+        return value
 
     @field_validator("fields")
     @classmethod
@@ -82,6 +166,12 @@ class Scenario(BaseModel):
     expect: Expectation
     # Where the scenario came from (an exported case's reference), for the record.
     source: str = ""
+    # Questions put to "Ask the agent" on the case once its runs have ended, in order, as one
+    # conversation: the answers count as outputs (must_mention, groundedness), their tool calls
+    # join the trajectory, and `chat.case_unchanged` says whether the case stayed as it was.
+    chat: list[str] = Field(default_factory=list, max_length=10)
+    # Labels for `run_evals --tag` (the category counts as a tag too).
+    tags: list[str] = Field(default_factory=list)
 
 
 def load_scenario(path: Path, *, root: Path | None = None) -> Scenario:

@@ -7,6 +7,8 @@ Mode "intake" starts without a case (the message's ticket is not known yet):
      confidence and only for one of the customer's active tickets (the code checks, never the
      model), else opens a new ticket; the run is attached to the ticket's case, and a triage
      run is enqueued on it. A failed matcher opens a new ticket.
+Mode "reply" translates a person's reply to a non-English customer (reply_translator), then
+queues its email (casework.support.services.reply_translation_apply).
 Mode "triage" reads the whole thread of a ticket:
   1. translator;  2. supervisor (calls customer_lookup);
   3. routing, read from the supervisor's saved output: requires_escalation -> the direct
@@ -24,7 +26,14 @@ failed (on_failed), so it waits in the queue for a person.
 from __future__ import annotations
 
 from agents.models import AgentCall
-from agents.pipelines.support_agents import SPECIALISTS, SUPERVISOR, TICKET_MATCHER, TICKET_SUMMARIZE, TRANSLATOR
+from agents.pipelines.support_agents import (
+    REPLY_TRANSLATOR,
+    SPECIALISTS,
+    SUPERVISOR,
+    TICKET_MATCHER,
+    TICKET_SUMMARIZE,
+    TRANSLATOR,
+)
 from agents.runtime.pipeline import CallSpec, Pipeline, RunContext, Step, register_pipeline
 
 PIPELINE = "support"
@@ -76,7 +85,7 @@ def _intake_finish(ctx: RunContext) -> None:
     ticket, matched = intake_resolve(
         actor="agent:ticket_matcher", customer_id=ctx.state["input_customer_id"], message=ctx.state["input_message"],
         channel=ctx.state.get("input_channel", "api"), match=ctx.output("ticket_matcher"), note=note,
-        intake_run=ctx.run.pk)
+        intake_run=ctx.run.pk, email=ctx.state.get("input_email"))
     run_attach_case(actor="system", run=ctx.run, case=ticket.case)
     ctx.state.update(ticket_id=ticket.ticket_id, matched=matched, match_note=note)
 
@@ -252,31 +261,70 @@ def _triage_finish(ctx: RunContext) -> None:
 def _on_failed(ctx: RunContext, exc: Exception) -> None:
     """A triage run that raised: its ticket says the triage failed and waits in the queue for a
     person (not for a triage that will never land). An intake has no ticket yet."""
-    from casework.support.services import ticket_triage_failed
+    from casework.support.services import reply_translation_apply, ticket_triage_failed
 
+    if ctx.run.mode == "reply":
+        # The reply still goes out, as written; the page says the translator failed.
+        reply_translation_apply(actor="system", message_id=ctx.state["input_message_id"], output=None,
+                                provider=ctx.run.provider, error=f"{type(exc).__name__}: {exc}")
+        return
     if ctx.run.mode != "triage" or ctx.run.case_id is None:
         return
     ticket_triage_failed(actor="system", ticket=ctx.case.support_ticket, run=ctx.run.pk,
                          error=f"{type(exc).__name__}: {exc}")
 
 
+# --- reply (issue 25.3) --------------------------------------------------------------------
+# A person's reply to a customer whose language is not English: reply_translator gives it in
+# the customer's language and in English; the finish queues its email (the translated text, or
+# the text as written when no translation was made, which the page says).
+
+def _reply_prepare(ctx: RunContext) -> None:
+    from casework.support.models import TicketMessage
+
+    message = TicketMessage.objects.select_related("ticket").get(pk=ctx.state["input_message_id"])
+    ctx.state["input_reply"] = message.text
+    ctx.state["input_language"] = message.ticket.language or "en"
+
+
+def _reply_plan(ctx: RunContext) -> Step | None:
+    if "reply_translator" in ctx.results:
+        return None
+    return Step("reply_translator", [CallSpec("reply_translator", REPLY_TRANSLATOR, {
+        "customer_language": ctx.state["input_language"], "reply": ctx.state["input_reply"]})], index=0)
+
+
+def _reply_finish(ctx: RunContext) -> None:
+    from casework.support.services import reply_translation_apply
+
+    entry = ctx.results.get("reply_translator") or {}
+    reply_translation_apply(actor="agent:support_reply_translator", message_id=ctx.state["input_message_id"],
+                            output=ctx.output("reply_translator"), provider=ctx.run.provider,
+                            error=entry.get("error", "") or ctx.stop_reason or "")
+
+
 # --- the pipeline -----------------------------------------------------------------------
 
+PREPARE = {"intake": _intake_prepare, "triage": _triage_prepare, "reply": _reply_prepare}
+FINISH = {"intake": _intake_finish, "triage": _triage_finish, "reply": _reply_finish}
+
+
 def _prepare(ctx: RunContext) -> None:
-    (_intake_prepare if ctx.run.mode == "intake" else _triage_prepare)(ctx)
+    PREPARE[ctx.run.mode](ctx)
 
 
 def _finish(ctx: RunContext) -> None:
-    (_intake_finish if ctx.run.mode == "intake" else _triage_finish)(ctx)
+    FINISH[ctx.run.mode](ctx)
 
 
 support_pipeline = register_pipeline(Pipeline(
     name=PIPELINE,
     description="Support ticket intake (matching) and triage (seed 001).",
-    modes={"intake": _intake_plan, "triage": _triage_plan},
+    modes={"intake": _intake_plan, "triage": _triage_plan, "reply": _reply_plan},
     prepare=_prepare,
     finish=_finish,
     on_failed=_on_failed,
-    agents={"ticket_matcher": TICKET_MATCHER, "translator": TRANSLATOR, "supervisor": SUPERVISOR, **SPECIALISTS},
+    agents={"ticket_matcher": TICKET_MATCHER, "translator": TRANSLATOR, "supervisor": SUPERVISOR, **SPECIALISTS,
+            "reply_translator": REPLY_TRANSLATOR},
     max_steps=6,
 ))

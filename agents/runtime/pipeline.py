@@ -28,6 +28,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import logging
+import random
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ from agents.runtime import aio
 from agents.runtime.agent import Agent, AgentResult
 from agents.runtime.runner import arun_agent, arun_tool_loop
 from agents.runtime.tools import Tool, ToolRegistry
+from agents.runtime.transient import is_transient
 from audit.context import correlation
 from audit.services import audit_entry_build, audit_record_many
 from audit.tracing import get_tracer
@@ -188,6 +190,17 @@ class LostClaim(Exception):
     """Another worker took this run over (our heartbeat went stale); stop writing to it."""
 
 
+class RunInterrupted(Exception):
+    """The run met a transient database error (a restart, a lost connection, a deadlock): it
+    is not failed. Its last saved step stands; the worker retries it with backoff under the
+    same claim (`claim_token`), and it resumes from that step."""
+
+    def __init__(self, run_id: int, claim_token: str | None, cause: BaseException):
+        super().__init__(f"Run {run_id} interrupted by a transient database error: {type(cause).__name__}: {cause}")
+        self.run_id = run_id
+        self.claim_token = claim_token
+
+
 # The executor's two hot statements, the claim and the token-guarded save, are written as
 # SQL: built through QuerySet.filter().update() they cost about 1.2 ms and 0.5 ms of a worker's
 # CPU each, several times per run (bench/README.md, runtime_throughput); as SQL, about a
@@ -210,14 +223,20 @@ def _prep(name: str, value):
     return AgentRun._meta.get_field(name).get_db_prep_save(value, connection)
 
 
-def claim_run(run_id: int) -> str | None:
+def claim_run(run_id: int, *, claim_token: str | None = None) -> str | None:
     """Claim the run for this worker; returns the claim token, or None if it is not claimable:
     queued, or running with a stale heartbeat (its worker died), and not scheduled for later
-    (a retry's not_before).
+    (a retry's not_before). With `claim_token` (a retry after a transient database error, see
+    RunInterrupted), a run still running under that token is taken back first.
 
     Every later write to the run is conditional on that token (`_save`), so a worker whose
     run was taken over after a stale heartbeat cannot overwrite the new holder's work."""
     now = timezone.now()
+    if claim_token:
+        reclaimed = _run_update({"heartbeat_at": now}, "id = %s AND status = %s AND claim_token = %s",
+                                [run_id, AgentRun.Status.RUNNING, claim_token])
+        if reclaimed == 1:
+            return claim_token
     stale = now - timedelta(seconds=settings.RUN_STALE_AFTER_SECONDS)
     token = uuid.uuid4().hex
     claimed = _run_update(
@@ -237,12 +256,30 @@ def _save(run: AgentRun, fields: list[str]) -> None:
         raise LostClaim(f"Run {run.pk} was taken over by another worker.")
 
 
-def execute_run(run_id: int) -> AgentRun | None:
-    """Run (or resume) one pipeline run. Returns None when another worker holds it."""
-    token = claim_run(run_id)
+def execute_run(run_id: int, *, claim_token: str | None = None) -> AgentRun | None:
+    """Run (or resume) one pipeline run. Returns None when another worker holds it.
+
+    A transient database error (agents.runtime.transient) anywhere in the run does not fail it:
+    RunInterrupted is raised, carrying the claim, for the caller to retry with backoff; the
+    retry reads the run back from the database and resumes from its last saved step."""
+    try:
+        token = claim_run(run_id, claim_token=claim_token)
+    except Exception as exc:
+        if is_transient(exc):
+            raise RunInterrupted(run_id, claim_token, exc) from exc
+        raise
     if token is None:
         logger.info("Run %s is not claimable (done, or held by a live worker); skipping.", run_id)
         return None
+    try:
+        return _execute_claimed(run_id, token)
+    except Exception as exc:
+        if is_transient(exc):
+            raise RunInterrupted(run_id, token, exc) from exc
+        raise
+
+
+def _execute_claimed(run_id: int, token: str) -> AgentRun:
     run = AgentRun.objects.select_related("case").get(pk=run_id)
     run.claim_token = token
     ctx = RunContext(run)
@@ -261,6 +298,10 @@ def execute_run(run_id: int) -> AgentRun | None:
         except LostClaim:
             logger.warning("Run %s was taken over by another worker; this worker stops.", run.pk)
         except Exception as exc:  # noqa: BLE001 - the run records the failure; the worker lives on
+            if is_transient(exc):
+                # Not the run's fault: it is retried, never failed (execute_run).
+                span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, f"interrupted: {exc}"[:200]))
+                raise
             if getattr(exc, "expected", False):  # raised on purpose (the demo's injected failures)
                 logger.warning("Run %s failed: %s", run.pk, exc)
             else:
@@ -314,8 +355,12 @@ def _execute(ctx: RunContext, pipeline: Pipeline, unsaved: list[str]) -> None:
     while True:
         deadline = _deadline(run)
         if timezone.now() >= deadline:
-            return _stop(ctx, pipeline, AgentRun.Status.TIMED_OUT, unsaved, "timed_out",
-                         f"Stopped after {settings.RUN_TIMEOUT_SECONDS} s; the results so far are kept.")
+            waited = run.state.get("waiting_for_model")
+            reason = (f"Stopped after {settings.RUN_TIMEOUT_SECONDS} s, waiting for the model: the "
+                      f"{waited['provider']} endpoint has been unreachable since {waited['since']} "
+                      f"({waited['error']}); the results so far are kept.") if waited else (
+                      f"Stopped after {settings.RUN_TIMEOUT_SECONDS} s; the results so far are kept.")
+            return _stop(ctx, pipeline, AgentRun.Status.TIMED_OUT, unsaved, "timed_out", reason)
         if run.step_count >= max_steps:
             return _stop(ctx, pipeline, AgentRun.Status.COMPLETED, unsaved, "max_steps",
                          f"Stopped at the step limit ({max_steps} steps); the results so far are kept.")
@@ -323,6 +368,9 @@ def _execute(ctx: RunContext, pipeline: Pipeline, unsaved: list[str]) -> None:
         if step is None:
             break
         outcomes, out_of_time = _run_step(step, run, deadline)
+        unreachable = [(spec, result) for spec, result in outcomes if _model_unreachable(result)]
+        if unreachable and not out_of_time:
+            return _wait_for_model(ctx, step, outcomes, unreachable, unsaved)
         if step.last and not out_of_time:
             return _save_last_step_and_end(ctx, pipeline, step, outcomes, unsaved)
         with transaction.atomic():
@@ -335,6 +383,65 @@ def _execute(ctx: RunContext, pipeline: Pipeline, unsaved: list[str]) -> None:
     with transaction.atomic():
         outcome = pipeline.finish(ctx)
         _end(run, _finished_status(outcome), "", unsaved)
+
+
+def _model_unreachable(result: AgentResult) -> bool:
+    """The call was not answered because the model's endpoint is down: its breaker is open
+    (the request was never sent), or it failed on a connection while the breaker opened."""
+    if result.error_type == "circuit_open":
+        return True
+    if result.error_type == "network" and result.provider:
+        from agents.llm.breaker import breaker_for
+
+        return breaker_for(result.provider).status() is not None
+    return False
+
+
+def _wait_for_model(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, AgentResult]],
+                    unreachable: list[tuple[CallSpec, AgentResult]], unsaved: list[str]) -> None:
+    """Put the run back in the queue until the model's endpoint may answer again: it spends
+    none of its retries and is not failed. The step's answered calls are saved (the step is
+    not marked done, so its unanswered calls are made when the run resumes); the run is
+    `queued` with not_before at the breaker's next try and a wake-up sent for then, its
+    state saying what it waits for (the run panel shows it). Its deadline (started_at +
+    RUN_TIMEOUT_SECONDS) still holds: a run that waits past it ends timed_out, saying why."""
+    from agents.llm.breaker import breaker_for
+
+    run = ctx.run
+    provider = unreachable[0][1].provider
+    status = breaker_for(provider).status() or {}
+    wait = max(1.0, min(float(status.get("retry_in_seconds") or settings.LLM_BREAKER_COOLDOWN_SECONDS),
+                        settings.LLM_BREAKER_COOLDOWN_SECONDS))
+    wait += wait * 0.2 * random.random()  # waiting runs do not all wake in the same instant
+    now = timezone.now()
+    first_wait = "waiting_for_model" not in run.state
+    skipped = {id(result) for _, result in unreachable}
+    answered = [(spec, result) for spec, result in outcomes if id(result) not in skipped]
+    with transaction.atomic():
+        if answered:
+            _save_step(ctx, step, answered, unsaved, complete=False, save_run=False)
+        previous = run.state.get("waiting_for_model") or {}
+        run.state["waiting_for_model"] = {
+            "provider": provider, "since": previous.get("since") or status.get("since") or now.isoformat(),
+            "error": unreachable[0][1].error[:300], "next_try": (now + timedelta(seconds=wait)).isoformat(),
+            "calls": [spec.key for spec, _ in unreachable]}
+        run.status = AgentRun.Status.QUEUED
+        run.not_before = now + timedelta(seconds=wait)
+        run.heartbeat_at = now
+        # The claim is given up with this write: whoever wakes it next claims it afresh.
+        _save(run, list(dict.fromkeys(["state", "status", "not_before", "heartbeat_at", "step_count", "input_tokens",
+                                       "output_tokens", "cost_usd", "provider", *unsaved])))
+        _run_update({"claim_token": ""}, "id = %s", [run.pk])
+        unsaved.clear()
+        if first_wait:
+            audit_record_many([audit_entry_build(
+                actor="system", action="agent.run_waiting_for_model", case=run.case, obj=run,
+                data={"pipeline": run.pipeline, "mode": run.mode, "provider": provider,
+                      "error": run.state["waiting_for_model"]["error"], "calls": run.state["waiting_for_model"]["calls"]})])
+    # The caller (agents.tasks.run_pipeline) sends the run a wake-up for then; if that is lost,
+    # the sweeper wakes it a deadline after not_before.
+    run.wake_after = wait
+    logger.warning("Run %s waits %.0f s for the model (%s unreachable).", run.pk, wait, provider)
 
 
 def _finished_status(outcome: str | None) -> str:
@@ -457,6 +564,7 @@ def _save_step(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, Agent
         run.provider = result.provider or run.provider
     audit_record_many(entries)
     if complete:
+        run.state.pop("waiting_for_model", None)  # the model answered: the run no longer waits
         # A step cut short by the deadline keeps the results it has, but is not marked done:
         # its state (e.g. "next stage") would claim calls that never ran.
         run.state.update(step.state)

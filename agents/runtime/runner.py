@@ -24,6 +24,7 @@ from opentelemetry import trace as otel_trace
 from agents import metrics
 from agents.llm import errors
 from agents.llm.base import Completion, LLMRequest, Message, Provider, ResponseSchema, StreamSink
+from agents.llm.breaker import Breaker, breaker_for
 from agents.llm.registry import get_provider
 from agents.runtime import aio, semconv
 from agents.runtime.agent import Agent, AgentResult
@@ -59,8 +60,12 @@ class _Call:
             on_delta=self.stream.delta if self.stream is not None else None,
         )
         tracer = get_tracer()
+        # The offline provider has no endpoint to be down.
+        breaker = breaker_for(provider.name) if provider.name != "offline" and Breaker.enabled() else None
 
         async def attempt_once() -> Completion:
+            # An open breaker fails the request at once, unsent and not retried (CircuitOpen).
+            seen = breaker.before_request() if breaker is not None else None
             async with aio.llm_slots():
                 with tracer.start_as_current_span("llm.request") as span:
                     span.set_attributes(semconv.llm_request_attributes(
@@ -77,12 +82,16 @@ class _Call:
                         span.set_status(otel_trace.Status(otel_trace.StatusCode.ERROR, exc.kind))
                         span.set_attribute("error.type", exc.kind)
                         metrics.LLM_ERRORS.labels(provider.name, exc.kind).inc()
+                        if breaker is not None:
+                            breaker.after_failure(exc)
                         raise
                     finally:
                         metrics.LLM_DURATION.labels(provider.name, provider.model or "", agent.id).observe(
                             time.perf_counter() - started)
                         if settings.AGENT_CALL_DELAY_SECONDS > 0:
                             await asyncio.sleep(settings.AGENT_CALL_DELAY_SECONDS)
+                    if breaker is not None:
+                        breaker.after_success(seen)
                     span.set_attributes(semconv.llm_response_attributes(
                         input_tokens=completion.input_tokens, output_tokens=completion.output_tokens,
                         response_model=completion.model, finish_reason=completion.finish_reason,

@@ -17,6 +17,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from agents.llm.base import ToolCall, ToolSpec
 from agents.runtime.prompting import fence_data
+from agents.runtime.transient import is_transient
 
 # Handlers that outlive their timeout keep running on this pool (a thread cannot be killed);
 # their result is discarded.
@@ -30,6 +31,9 @@ class Tool:
     parameters: type[BaseModel]
     handler: Callable[..., Any]
     timeout: float = 10.0
+    # What the handler returns, when the tool declares it: a result of another shape (a source
+    # that answered garbage) is a ToolExecution error the model reads, never data it trusts.
+    output: type[BaseModel] | None = None
 
     def spec(self) -> ToolSpec:
         return ToolSpec(name=self.name, description=self.description,
@@ -84,9 +88,11 @@ class ToolRegistry:
             return _result(call, started, False, f"{tool.name} did not finish within {tool.timeout:g} s.",
                            "ToolTimeout")
         except Exception as exc:  # noqa: BLE001 - a failing tool is reported to the model
+            if is_transient(exc):
+                raise  # not the tool's failure: the run is retried from its last saved step
             return _result(call, started, False, f"{tool.name} failed: {type(exc).__name__}: {exc}",
                            "ToolExecution")
-        return _result(call, started, True, value)
+        return _checked(tool, call, started, value)
 
     async def aexecute(self, call: ToolCall) -> ToolResult:
         """The same from the runtime's event loop: the handler runs on a pool thread (it may
@@ -106,9 +112,11 @@ class ToolRegistry:
             return _result(call, started, False, f"{tool.name} did not finish within {tool.timeout:g} s.",
                            "ToolTimeout")
         except Exception as exc:  # noqa: BLE001 - a failing tool is reported to the model
+            if is_transient(exc):
+                raise  # not the tool's failure: the run is retried from its last saved step
             return _result(call, started, False, f"{tool.name} failed: {type(exc).__name__}: {exc}",
                            "ToolExecution")
-        return _result(call, started, True, value)
+        return _checked(tool, call, started, value)
 
     def _prepare(self, call: ToolCall, started: float) -> tuple[Tool | None, BaseModel | None, ToolResult | None]:
         """The tool and its validated arguments, or the result that refuses the call."""
@@ -126,6 +134,18 @@ class ToolRegistry:
             return None, None, _result(call, started, False, f"Invalid arguments for {tool.name}: {problems}",
                                        "InvalidArguments")
         return tool, args, None
+
+
+def _checked(tool: Tool, call: ToolCall, started: float, value: Any) -> ToolResult:
+    """The handler's value, validated against the tool's declared output when it has one."""
+    if tool.output is not None and not isinstance(value, tool.output):
+        try:
+            value = tool.output.model_validate(value)
+        except PydanticValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])
+            return _result(call, started, False, f"{tool.name} failed: it answered data that is not its "
+                           f"result ({problems})", "ToolExecution")
+    return _result(call, started, True, value)
 
 
 def _result(call: ToolCall, started: float, success: bool, content: Any, error_type: str = "") -> ToolResult:

@@ -56,3 +56,16 @@ class AccessConfig(AppConfig):
         from casework.cases.types import case_type_register_lifecycle
 
         case_type_register_lifecycle("access_change", ACCESS_LIFECYCLE)
+        # A rejected change asks its system to revert it (casework/access/events.py).
+        from casework.access.events import REVERT_REQUESTED, revert_on_decision
+        from casework.cases.types import case_type_register_decision_effect
+        from casework.outbox.catalogue import event_type_register
+
+        event_type_register(REVERT_REQUESTED)
+        case_type_register_decision_effect("access_change", revert_on_decision)
+
+        # What its records name, seen across cases (casework.entities).
+        from casework.access.entities import ENTITIES as ACCESS_ENTITIES
+        from casework.cases.types import case_type_register_entities
+
+        case_type_register_entities("access_change", ACCESS_ENTITIES)

@@ -12,7 +12,7 @@ from datetime import date, datetime
 from django.db import transaction
 from django.utils.dateparse import parse_date, parse_datetime
 
-from casework.cases.types import Evaluation
+from casework.cases.types import Evaluation, Grounding
 
 ACTOR = "evaluation"
 
@@ -220,5 +220,17 @@ def access_observed(case) -> dict:
     return extras
 
 
+def access_statements(case) -> list[str]:
+    """What the orchestrator, the rights check and the advisory report state."""
+    from agents.evals.grounding import outputs_of, texts_in
+
+    return texts_in(outputs_of(case), ("summary", "message", "details", "concerns"))
+
+
+# Employee (account) ids, mutation ids, grant and role references, dates.
+GROUNDING = Grounding(statements=access_statements,
+                      items={"account id": r"\bu\d{3,}\b", "mutation id": r"\bM-[0-9a-f]{8}\b",
+                             "reference": r"\bR-[A-Z0-9-]+\b", "date": r"\b\d{4}-\d{2}-\d{2}\b"})
+
 EVALUATION = Evaluation(submit=submit_access, export=access_scenario_parts, decision_fields=DECISION_FIELDS,
-                        observed=access_observed)
+                        observed=access_observed, grounding=GROUNDING)

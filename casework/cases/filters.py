@@ -131,6 +131,9 @@ class CaseFilter(django_filters.FilterSet):
     # Deadlines (casework/cases/sla.py): past due_at and not decided, or due within CASE_SLA_WARN_HOURS.
     sla = django_filters.ChoiceFilter(choices=[("breached", "SLA breached"), ("due_soon", "Due soon")],
                                       method="filter_sla", label="Deadline", empty_label="Any deadline")
+    # Actions a decision asked of another system, unconfirmed past their deadline (casework/outbox).
+    action = django_filters.ChoiceFilter(choices=[("overdue", "Action overdue")], method="filter_action",
+                                         label="Actions", empty_label="Any actions")
     ordering = CaseOrderingFilter(
         fields=(
             ("priority_rank", "priority"),
@@ -150,6 +153,11 @@ class CaseFilter(django_filters.FilterSet):
 
     def filter_sla(self, queryset, name, value):
         return queryset.filter(sla_breached_q() if value == "breached" else sla_due_soon_q())
+
+    def filter_action(self, queryset, name, value):
+        from casework.outbox.actions import case_has_overdue_action
+
+        return queryset.filter(case_has_overdue_action())
 
     def search(self, queryset, name, value):
         value = value.strip()

@@ -201,13 +201,41 @@ def case_may_decide(actor, case: Case) -> None:
 
 
 @transaction.atomic
+def case_reopen(*, actor, case: Case, reason: str) -> Case:
+    """Open a closed case again: the outside world answered its decision (a customer wrote back
+    to a solved support ticket). The decision stays on record, no longer final (its data says
+    when and why it was superseded), so a new decision can close the case again; audited."""
+    case = _lock(case)
+    if not case.is_closed:
+        return case
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError({"reason": "Say why the case is reopened."})
+    transition_check(CASE_LIFECYCLE, actor=actor, source=case.status, target=Case.Status.IN_PROGRESS,
+                     reference=case.reference)
+    decision = case.decisions.filter(final=True).first()
+    if decision is not None:
+        decision.final = False
+        decision.data = {**decision.data, "superseded": {"at": timezone.now().isoformat(), "reason": reason[:500]}}
+        decision.save(update_fields=["final", "data"])
+    case.status = Case.Status.IN_PROGRESS
+    case.closed_at = None
+    case.save(update_fields=["status", "closed_at", "updated_at"])
+    audit_record(actor=actor, action="case.reopened", case=case, obj=case,
+                 data={"reason": reason[:1000], "decision": decision.pk if decision else None,
+                       "outcome": decision.outcome if decision else None})
+    return case
+
+
+@transaction.atomic
 def case_close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
     """Record the case's one final decision and close it.
 
     Steps: lock the case row; refuse if it is already closed (Conflict, which the API
     answers with 409); validate outcome and reason; insert the decision (the database's
     one-final-decision constraint is the last guard against a concurrent close); close
-    the case; audit; after commit, tell case-type packages (knowledge capture ...).
+    the case; audit; write case.decided and the type's decision effects (its action events)
+    to the outbox; after commit, tell case-type packages (knowledge capture ...).
     """
     case_may_decide(actor, case)
     case = _lock(case)
@@ -237,12 +265,19 @@ def case_close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
     case.status = Case.Status.CLOSED
     case.closed_at = decision.decided_at
     case.save(update_fields=["status", "closed_at", "updated_at"])
+    # A decision that confirms fraud flags what the case names, in the same transaction.
+    from casework.entities.services import entities_decided
+
+    entities_decided(case=case, decision=decision)
     audit_record(actor=actor, action="case.closed", case=case, obj=decision,
                  data={"outcome": outcome, "reason": reason})
     event_record(type="case.decided", case=case, data={"case": case_data(case), "decision": {
         "outcome": outcome, "outcome_label": str(outcomes[outcome]), "reason": reason,
         "decided_by": actor.get_username() if isinstance(actor, User) else None,
         "decided_at": decision.decided_at.isoformat()}})
+    # The type's actions (block the card, revert the change ...), in this transaction.
+    for effect in case.type_info.decision_effects:
+        effect(actor=actor, case=case, decision=decision)
     transaction.on_commit(lambda: case_closed.send(sender=Case, case=case, decision=decision, actor=actor))
     return decision
 

@@ -247,10 +247,17 @@ PERSON = Q(actor_type=AuditEntry.ActorType.USER) | Q(actor__startswith="employee
 RUN_STARTS = ("agent.run_queued", "agent.run_attached")
 
 
-def timeline_entries(case: Case, show: str = "all") -> QuerySet[AuditEntry]:
+def _case_ids(case: Case) -> list[int]:
+    from casework.entities.selectors import case_merged_ids
+
+    # A duplicate merged into this case brought its history: its entries read here too.
+    return [case.pk, *case_merged_ids(case.pk)]
+
+
+def timeline_entries(case: Case, show: str = "all", *, case_ids: list[int] | None = None) -> QuerySet[AuditEntry]:
     """The case's entries a filter reads (the agents filter reads all: a run's row keeps the
     person's entry that queued it, and people's other rows are dropped after folding)."""
-    entries = AuditEntry.objects.filter(case_id=case.pk)
+    entries = AuditEntry.objects.filter(case_id__in=case_ids or _case_ids(case))
     return entries.filter(PERSON) if show == "people" else entries
 
 
@@ -277,7 +284,8 @@ def timeline_page(case: Case, *, show: str = "all", before: int | None = None,
     all: people's actions and one folded row per run (plus any other entry, e.g. a system's);
     people: only what people did; agents: everything but what people did, runs folded."""
     limit = limit or settings.CASE_TIMELINE_PAGE
-    base = timeline_entries(case, show)
+    case_ids = _case_ids(case)
+    base = timeline_entries(case, show, case_ids=case_ids)
     read = base.filter(id__lt=before) if before is not None else base
     entries = list(read.order_by("-id")[:limit + 1])
     more = len(entries) > limit
@@ -286,7 +294,7 @@ def timeline_page(case: Case, *, show: str = "all", before: int | None = None,
         cut = _cut_runs(entries)
         if cut:
             oldest = entries[-1].pk
-            start = (AuditEntry.objects.filter(case_id=case.pk, object_type=RUN_OBJECT, object_id__in=sorted(cut),
+            start = (AuditEntry.objects.filter(case_id__in=case_ids, object_type=RUN_OBJECT, object_id__in=sorted(cut),
                                                action__in=RUN_STARTS, id__lt=oldest)
                      .order_by("id").values("id")[:1])
             below = base.filter(id__lt=Subquery(start)).order_by("-id").values("id")[:1]

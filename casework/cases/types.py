@@ -1,8 +1,9 @@
 """The five case types: reference prefix, outcomes a decision may take, and what each case-type
 package adds to the shared core, registered on its CaseType from its AppConfig.ready (tabs,
-recommendation, lifecycle, decision on a close, chat tools, evaluation adapter, dashboard panels;
-the demo's loader registers with casework.cases.demo.demo_register). The shared core iterates
-these; it never imports a type's package (tests/cases/test_boundary.py)."""
+recommendation, lifecycle, decision on a close, decision effects (its action events), chat
+tools, evaluation adapter, dashboard panels, entities its records name; the demo's loader
+registers with casework.cases.demo.demo_register). The shared core iterates these; it never
+imports a type's package (tests/cases/test_boundary.py)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,41 @@ class Evaluation:
     decision_fields: dict[str, dict] = field(default_factory=dict)
     observed: Callable[[Any], dict] | None = None
     trajectory: Callable[[Any], list[str]] | None = None
+    grounding: Grounding | None = None
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """What the groundedness check (agents.evals.grounding) reads of a type's case:
+    `statements(case)` the texts its findings or replies state, and `items` which things in
+    them must come from the case's input or a tool result: a kind ("test name", "account id")
+    -> a regular expression finding them; `numbers` whether every number stated counts too
+    (compared by value, at the precision stated, a percentage also as a fraction)."""
+
+    statements: Callable[[Any], list[str]]
+    items: dict[str, str] = field(default_factory=dict)
+    numbers: bool = False
+
+
+@dataclass(frozen=True)
+class Found:
+    """One entity a record names: its kind (casework.entities.kinds), the value as the record
+    holds it (normalised, hashed or masked by the entities package, never stored raw where
+    the kind is sensitive) and the record's field it came from."""
+
+    kind: str
+    value: str
+    source_field: str
+
+
+@dataclass(frozen=True)
+class Entities:
+    """How a type's records yield entities (casework.entities): `extract(case)` lists what the
+    case's record names (reading its record and the rows beside it); `fraud_outcomes` are the
+    decision outcomes that confirm fraud, flagging every entity the case names."""
+
+    extract: Callable[[Any], Iterable[Found]]
+    fraud_outcomes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -111,11 +147,23 @@ class CaseType:
     decide: Callable[..., Any] | None = None
     chat: Chat | None = None
     evaluation: Evaluation | None = None
+    # What a person's decision sets off in other systems: each is called in the decision's
+    # transaction, right after case_close wrote it, as effect(*, actor, case, decision), and
+    # writes its outgoing action events there (casework.outbox.actions.action_request), so a
+    # decision that rolls back asks for nothing (case_type_register_decision_effect).
+    decision_effects: list[Callable[..., Any]] = field(default_factory=list)
     dashboard_panels: list[Panel] = field(default_factory=list)
+    entities: Entities | None = None
 
     def outcome_label(self, outcome: str) -> str:
+        if outcome == MERGED_OUTCOME:
+            return "Merged into another case (duplicate)"
         return dict(self.outcomes).get(outcome, outcome)
 
+
+# The decision a merge writes on the case merged away (casework.entities.links.case_merge);
+# no type offers it on its own close.
+MERGED_OUTCOME = "merged"
 
 CASE_TYPES: dict[str, CaseType] = {
     ct.key: ct
@@ -199,6 +247,12 @@ def case_type_register_decide(case_type: str, decide: Callable[..., Any]) -> Non
     CASE_TYPES[case_type].decide = decide
 
 
+def case_type_register_decision_effect(case_type: str, effect: Callable[..., Any]) -> None:
+    effects = CASE_TYPES[case_type].decision_effects
+    if effect not in effects:
+        effects.append(effect)
+
+
 def case_type_register_chat(case_type: str, chat: Chat) -> None:
     CASE_TYPES[case_type].chat = chat
 
@@ -211,3 +265,7 @@ def case_type_register_panel(case_type: str, panel: Panel) -> None:
     panels = CASE_TYPES[case_type].dashboard_panels
     if all(p.id != panel.id for p in panels):
         panels.append(panel)
+
+
+def case_type_register_entities(case_type: str, entities: Entities) -> None:
+    CASE_TYPES[case_type].entities = entities

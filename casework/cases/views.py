@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse, HttpResponseBadRequest, QueryDict
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from casework.cases import selectors, services
@@ -17,6 +18,7 @@ from casework.cases.models import Case
 from casework.cases.pagination import COUNT_CAP, CappedPaginator
 from casework.cases.signals import case_viewed
 from casework.cases.timeline import show_parse, timeline_context, timeline_has_news
+from casework.entities.selectors import case_merged_into
 from casework.errors import DomainError, error_text
 from casework.people.roles import investigator_required
 
@@ -81,6 +83,13 @@ def _detail_context(request, case, **extra):
 @investigator_required
 def detail(request, reference: str):
     case = selectors.case_get_for_user(request.user, reference)
+    merge = case_merged_into(case)
+    if merge is not None:
+        # A merged duplicate lives on in the case that took it: say so, and go there.
+        messages.info(request, f"{case.reference} was merged into {merge.survivor.reference} by "
+                               f"{merge.merged_by.get_username()} on {merge.merged_at:%Y-%m-%d %H:%M} UTC: "
+                               f"{merge.reason}")
+        return redirect(f"{reverse('cases:detail', args=[merge.survivor.reference])}?from={case.reference}")
     try:
         context = _detail_context(request, case)
     except ValidationError as exc:

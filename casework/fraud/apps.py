@@ -50,3 +50,16 @@ class FraudConfig(AppConfig):
         from casework.fraud.states import FRAUD_LIFECYCLE
 
         case_type_register_lifecycle("fraud_alert", FRAUD_LIFECYCLE)
+        # A confirmed fraud asks for the account's freeze (casework/fraud/events.py).
+        from casework.cases.types import case_type_register_decision_effect
+        from casework.fraud.events import ACCOUNT_FREEZE_REQUESTED, account_freeze_on_decision
+        from casework.outbox.catalogue import event_type_register
+
+        event_type_register(ACCOUNT_FREEZE_REQUESTED)
+        case_type_register_decision_effect("fraud_alert", account_freeze_on_decision)
+
+        # What its records name, seen across cases (casework.entities).
+        from casework.cases.types import case_type_register_entities
+        from casework.fraud.entities import ENTITIES as FRAUD_ENTITIES
+
+        case_type_register_entities("fraud_alert", FRAUD_ENTITIES)

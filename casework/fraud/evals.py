@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from casework.cases.types import Evaluation
+from casework.cases.types import Evaluation, Grounding
 
 ACTOR = "evaluation"
 
@@ -50,5 +50,22 @@ def _drain() -> None:
     drain_runs()
 
 
+def fraud_statements(case) -> list[str]:
+    """What the specialists and the orchestrator state: explanations, indicators, drivers."""
+    from agents.evals.grounding import outputs_of, texts_in
+
+    return texts_in(outputs_of(case), ("explanation", "short_explanation", "investigation_summary", "indicators",
+                                       "key_drivers"))
+
+
+def _grounding() -> Grounding:
+    from agents.evals.grounding import AMOUNT
+
+    # Account ids and amounts; the analysts' own scores are computed, not quoted, so a bare
+    # number is not checked here.
+    return Grounding(statements=fraud_statements, items={"account id": r"\b(?:ACC|CUST|CARD)-[A-Z0-9-]*\d",
+                                                         "amount": AMOUNT})
+
+
 EVALUATION = Evaluation(submit=submit_fraud, export=fraud_scenario_parts, decision_fields=DECISION_FIELDS,
-                        trajectory=fraud_trajectory)
+                        trajectory=fraud_trajectory, grounding=_grounding())

@@ -92,6 +92,13 @@ class DatabaseCollector:
             outbox = outbox_metric_families()
         except Exception:  # noqa: BLE001
             pass
+        audit = []
+        try:
+            from audit.checkpoint_services import checkpoint_metric_families
+
+            audit = checkpoint_metric_families()
+        except Exception:  # noqa: BLE001
+            pass
         finally:
             if not connection.in_atomic_block:
                 connection.close_if_unusable_or_obsolete()
@@ -100,6 +107,7 @@ class DatabaseCollector:
         if queued_oldest is not None:
             yield queued_oldest
         yield from outbox
+        yield from audit
 
 
 _registered = False

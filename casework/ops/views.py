@@ -66,6 +66,32 @@ def _stuck_runs() -> dict | None:
     }
 
 
+def _llm_breaker(database_ok: bool) -> dict | None:
+    """The provider's circuit breaker when it is open (agents/llm/breaker.py), with how many
+    runs wait for the model; None when it is closed."""
+    from django.apps import apps
+
+    from agents.llm.breaker import breaker_for
+
+    status = breaker_for(settings.LLM_PROVIDER).status()
+    if status is None:
+        return None
+    waiting = None
+    if database_ok:
+        AgentRun = apps.get_model("agents", "AgentRun")
+        try:
+            waiting = AgentRun.objects.filter(status=AgentRun.Status.QUEUED,
+                                              state__has_key="waiting_for_model").count()
+        except Exception:  # noqa: BLE001 - a health probe answers whatever the count does
+            logger.exception("/healthz could not count runs waiting for the model")
+    status["runs_waiting"] = waiting
+    status["message"] = (f"the {status['provider']} endpoint's circuit breaker is {status['state'].replace('_', '-')} "
+                         f"since {status['since']} after {status['failures']} connection failure(s) "
+                         f"({status['error']}); {waiting if waiting is not None else 'some'} run(s) wait for the "
+                         f"model; next try after {status['retry_at']}")
+    return status
+
+
 @login_not_required
 @require_GET
 def healthz(request):
@@ -73,7 +99,8 @@ def healthz(request):
 
     "degraded" (still 200: the site works, but investigations wait) when agent runs have
     been queued too long (the body's "runs" part says how many and how old) or when the LLM
-    endpoint does not answer (the "llm" check names it; the offline provider needs none)."""
+    endpoint does not answer (the "llm" check names it; the offline provider needs none) or
+    its circuit breaker is open (the "llm_breaker" part says since when and how many runs wait)."""
     checks = {"database": _check_database(), "broker": _check_broker()}
     body = {
         "status": "ok" if not any(checks.values()) else "unavailable",
@@ -95,6 +122,10 @@ def healthz(request):
         body["checks"]["llm"] = "ok: offline provider"
     else:
         error = llm_unreachable(url)
+        breaker = _llm_breaker(checks["database"] is None)
+        if breaker is not None:
+            body["llm_breaker"] = breaker
+            error = breaker["message"]
         body["checks"]["llm"] = "ok" if error is None else f"degraded: {error}"
         if error and body["status"] == "ok":
             body["status"] = "degraded"

@@ -11,7 +11,7 @@ from django.utils.html import format_html
 from casework.errors import DomainError
 from casework.outbox import services
 from casework.outbox.catalogue import EVENT_TYPES
-from casework.outbox.models import Delivery, DeliveryAttempt, Endpoint, OutboxEvent
+from casework.outbox.models import Action, Delivery, DeliveryAttempt, Endpoint, OutboundEmail, OutboxEvent
 
 
 def _case_type_choices():
@@ -20,9 +20,15 @@ def _case_type_choices():
     return [(key, t.label) for key, t in CASE_TYPES.items()]
 
 
+def _event_type_choices():
+    # Read when the form is built: case types register their events from AppConfig.ready,
+    # which may run after this module is imported (the admin autodiscovers first).
+    return [(n, n) for n in EVENT_TYPES]
+
+
 class EndpointForm(forms.ModelForm):
     url = forms.URLField(max_length=500, assume_scheme="https")
-    event_types = forms.MultipleChoiceField(choices=[(n, n) for n in EVENT_TYPES], required=False,
+    event_types = forms.MultipleChoiceField(choices=_event_type_choices, required=False,
                                             widget=forms.CheckboxSelectMultiple, help_text="None ticked: every type.")
     case_types = forms.MultipleChoiceField(choices=_case_type_choices, required=False,
                                            widget=forms.CheckboxSelectMultiple, help_text="None ticked: every type.")
@@ -157,3 +163,56 @@ class OutboxEventAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+@admin.register(Action)
+class ActionAdmin(admin.ModelAdmin):
+    """Read-only: an action moves by its delivery, the other system's signed callback, or a
+    person's word on the case page (each audited), never by an edit here."""
+
+    list_display = ("id", "label", "case", "state", "requested_at", "deadline_at", "delivered_at", "resolved_at",
+                    "resolved_by_name")
+    list_filter = ("state", "type")
+    search_fields = ("event__id", "case__reference", "external_reference")
+    list_select_related = ("case",)
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in Action._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(OutboundEmail)
+class OutboundEmailAdmin(admin.ModelAdmin):
+    """Emails decisions sent (support replies): queued, sent, failed with the server's answer. A
+    failed one is sent again with the action (the same Message-ID), or from its case's page."""
+
+    list_display = ("created_at", "to", "subject", "state", "attempts", "sent_at", "last_error", "case")
+    list_filter = ("state", "purpose")
+    search_fields = ("to", "subject", "message_id", "case__reference")
+    list_select_related = ("case",)
+    actions = ["send_again"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in OutboundEmail._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Send the failed emails again")
+    def send_again(self, request, queryset):
+        from casework.outbox.email import email_retry
+
+        for email in queryset:
+            try:
+                email_retry(actor=request.user, email=email)
+                self.message_user(request, f"{email.to}: queued again.")
+            except DomainError as exc:
+                self.message_user(request, f"{email.to}: {exc.message}", level=messages.WARNING)

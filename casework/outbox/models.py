@@ -162,3 +162,115 @@ class DeliveryAttempt(models.Model):
     class Meta:
         ordering = ["delivery", "number"]
         constraints = [models.UniqueConstraint(fields=["delivery", "number"], name="outbox_attempt_once")]
+
+
+class Action(models.Model):
+    """What a decision asked another system to do (block a card, revert a change), carried by
+    one action event (casework/outbox/catalogue.py: an EventType with `action`), and how far it
+    got: requested, delivered (a 2xx to an endpoint), confirmed (by the system that did it,
+    through a signed callback, or by a person) or failed. The states and moves are declared in
+    casework/outbox/states.py; every move goes through the lifecycle transition service."""
+
+    class State(models.TextChoices):
+        REQUESTED = "requested", "Requested"
+        DELIVERED = "delivered", "Delivered"
+        CONFIRMED = "confirmed", "Confirmed"
+        FAILED = "failed", "Failed"
+
+    event = models.OneToOneField(OutboxEvent, on_delete=models.PROTECT, related_name="action")
+    case = models.ForeignKey("cases.Case", on_delete=models.CASCADE, related_name="actions")
+    type = models.CharField(max_length=80)
+    label = models.CharField(max_length=80, help_text="What is asked, in words: “Card block”.")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.REQUESTED)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    requested_at = models.DateTimeField()
+    # Unconfirmed past this, the case and the queue flag it (ACTION_CONFIRM_DEADLINE_MINUTES).
+    deadline_at = models.DateTimeField()
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    delivered_to = models.CharField(max_length=200, blank=True, default="")
+    # Confirmed or failed: when, and by whom: a person (resolved_by), or the system behind an
+    # endpoint (resolved_via, its name kept in resolved_by_name should the endpoint go).
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    resolved_via = models.ForeignKey(Endpoint, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    resolved_by_name = models.CharField(max_length=200, blank=True, default="")
+    external_reference = models.CharField(max_length=200, blank=True, default="",
+                                          help_text="The other system's id for what it did, if it sent one.")
+    failure_reason = models.CharField(max_length=500, blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-requested_at", "-pk"]
+        indexes = [
+            models.Index(fields=["case", "requested_at"], name="outbox_action_case_idx"),
+            # The overdue flag: open actions by deadline.
+            models.Index(fields=["state", "deadline_at"], name="outbox_action_due_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(state__in=["requested", "delivered", "confirmed", "failed"]),
+                                   name="outbox_action_state_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.label} ({self.state}) {self.event_id}"
+
+    OPEN = (State.REQUESTED, State.DELIVERED)
+
+    def is_overdue(self, now) -> bool:
+        return self.state in self.OPEN and self.deadline_at < now
+
+
+class OutboundEmail(models.Model):
+    """One email a decision sends (a support reply), written in the decision's transaction and
+    sent by a worker at least once, with the same claim / lease / retry bookkeeping as a
+    webhook Delivery (casework/outbox/email.py). `purpose` names who is told of the outcome
+    (a handler a case type registered: casework.outbox.email.email_purpose_register);
+    `source_id` is that type's own row (a support TicketMessage's pk)."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        SENDING = "sending", "Sending"
+        RETRYING = "retrying", "Retrying"  # an attempt failed; the next is at next_attempt_at
+        SENT = "sent", "Sent"
+        FAILED = "failed", "Failed"  # the last attempt failed
+
+    purpose = models.CharField(max_length=60, db_index=True)
+    source_id = models.BigIntegerField(null=True, blank=True)
+    case = models.ForeignKey("cases.Case", null=True, blank=True, on_delete=models.SET_NULL,
+                             related_name="outbound_emails")
+    from_email = models.CharField(max_length=300)
+    to = models.CharField(max_length=300)
+    subject = models.CharField(max_length=300)
+    body = models.TextField()
+    # Threading: our stable Message-ID (with <>), and the ids this one answers.
+    message_id = models.CharField(max_length=300, unique=True)
+    in_reply_to = models.CharField(max_length=300, blank=True, default="")
+    references = models.TextField(blank=True, default="")  # space-separated <ids>, oldest first
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
+    attempts = models.PositiveIntegerField(default=0)
+    retry_base = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    claim_token = models.CharField(max_length=32, blank=True, default="")
+    lease_until = models.DateTimeField(null=True, blank=True)
+    woken_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=300, blank=True, default="")
+    sent_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["state", "next_attempt_at"], name="outbox_email_due_idx")]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(state__in=["queued", "sending", "retrying", "sent", "failed"]),
+                                   name="outbox_email_state_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject} → {self.to}: {self.state}"
+
+    @property
+    def is_pending(self) -> bool:
+        return self.state in (self.State.QUEUED, self.State.SENDING, self.State.RETRYING)

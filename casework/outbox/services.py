@@ -50,8 +50,16 @@ def case_data(case) -> dict:
             "url": f"/cases/{case.reference}/"}
 
 
+def decision_data(decision) -> dict:
+    """A decision as events carry it (catalogue.DECISION)."""
+    return {"outcome": decision.outcome, "outcome_label": str(decision.outcome_label), "reason": decision.reason,
+            "decided_by": decision.decided_by.get_username() if decision.decided_by_id else None,
+            "decided_at": decision.decided_at.isoformat()}
+
+
 @transaction.atomic
-def event_record(*, type: str, case=None, data: dict, now: datetime | None = None) -> OutboxEvent:  # noqa: A002
+def event_record(*, type: str, case=None, data: dict, now: datetime | None = None,  # noqa: A002
+                 event_id: str | None = None) -> OutboxEvent:
     """Write one event and its deliveries in the caller's transaction; wake workers on commit.
 
     The endpoints are chosen now (enabled, subscribed to the type and the case's type): an
@@ -59,10 +67,11 @@ def event_record(*, type: str, case=None, data: dict, now: datetime | None = Non
     does (its deliveries wait for it)."""
     event_type = EVENT_TYPES.get(type)
     if event_type is None:
-        raise ValueError(f"Unknown event type {type!r}: add it to casework/outbox/catalogue.py.")
+        raise ValueError(f"Unknown event type {type!r}: add it to casework/outbox/catalogue.py, "
+                         "or register it (catalogue.event_type_register) from the case type's AppConfig.ready.")
     now = now or timezone.now()
     case_type = case.case_type if case is not None else ""
-    event_id = OutboxEvent._meta.get_field("id").default()
+    event_id = event_id or OutboxEvent._meta.get_field("id").default()
     event = OutboxEvent.objects.create(
         id=event_id, type=type, version=event_type.version, case=case, case_type=case_type, created_at=now,
         payload={"id": event_id, "type": type, "version": event_type.version,
@@ -310,10 +319,11 @@ def _probe_claim(endpoint: Endpoint, *, now: datetime) -> datetime | bool | None
     return None if closed else False
 
 
-def retry_delay(failed_attempts: int) -> float | None:
-    """Seconds before the next attempt after this many failed ones (of this schedule), or
-    None when the schedule is spent. Jitter spreads a burst of failures over time."""
-    schedule = settings.WEBHOOK_RETRY_SCHEDULE
+def retry_delay(failed_attempts: int, schedule: list[int] | None = None) -> float | None:
+    """Seconds before the next attempt after this many failed ones (of this schedule:
+    WEBHOOK_RETRY_SCHEDULE unless given), or None when the schedule is spent. Jitter spreads
+    a burst of failures over time."""
+    schedule = settings.WEBHOOK_RETRY_SCHEDULE if schedule is None else schedule
     if failed_attempts > len(schedule):
         return None
     jitter = settings.WEBHOOK_RETRY_JITTER
@@ -382,6 +392,14 @@ def _record(delivery: Delivery, *, token: str, answer, now: datetime, probe: boo
         return
     DeliveryAttempt.objects.create(delivery=delivery, number=delivery.attempts, at=now, status=answer.status,
                                    response=answer.body, error=answer.error, latency_ms=answer.latency_ms)
+    event_type = EVENT_TYPES.get(delivery.event.type)
+    if event_type is not None and event_type.action and outcome != "retrying":
+        # An action event: the action it carries follows its delivery (casework/outbox/actions.py).
+        from casework.outbox.actions import action_delivery_recorded
+
+        delivery.last_status, delivery.last_error = answer.status, answer.error
+        delivery.state = Delivery.State.DELIVERED if answer.ok else Delivery.State.DEAD
+        action_delivery_recorded(delivery=delivery, ok=answer.ok, now=now)
     metrics.DELIVERIES.labels(outcome).inc()
     if answer.ok:
         if Endpoint.objects.filter(pk=endpoint.pk, paused_until__isnull=False).update(

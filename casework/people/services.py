@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.models import Group, User
-from django.db import transaction
+from django.db import models, transaction
+from django.utils import timezone
 
 from audit.services import audit_record
 from casework.people.roles import ADMIN, ROLES
@@ -26,4 +28,93 @@ def user_create(*, actor, username: str, password: str, role: str, first_name: s
     user.save()
     user.groups.add(groups[role])
     audit_record(actor=actor, action="user.created", obj=user, data={"username": username, "role": role})
+    return user
+
+
+def roles_for_groups(groups) -> set[str]:
+    """The Casework roles the provider's groups give, through settings.OIDC_GROUP_ROLES."""
+    mapping = settings.OIDC_GROUP_ROLES
+    return {mapping[g] for g in groups if isinstance(g, str) and g in mapping}
+
+
+@transaction.atomic
+def user_roles_set(*, actor, user: User, roles: set[str], source: str) -> bool:
+    """Give `user` exactly these roles (admin also makes them staff and superuser, as
+    user_create does); audited when anything changed. Returns whether it did."""
+    unknown = set(roles) - set(ROLES)
+    if unknown:
+        raise ValueError(f"Unknown roles: {sorted(unknown)}")
+    groups = roles_ensure()
+    before = set(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
+    is_admin = ADMIN in roles
+    changed = before != set(roles) or user.is_staff != is_admin or user.is_superuser != is_admin
+    if not changed:
+        return False
+    user.groups.remove(*[groups[r] for r in before - set(roles)])
+    user.groups.add(*[groups[r] for r in set(roles) - before])
+    user.is_staff = user.is_superuser = is_admin
+    user.save(update_fields=["is_staff", "is_superuser"])
+    user.__dict__.pop("_casework_roles", None)
+    audit_record(actor=actor, action="user.roles_changed", obj=user,
+                 data={"username": user.username, "from": sorted(before), "to": sorted(roles), "source": source})
+    return True
+
+
+@transaction.atomic
+def user_deactivate(*, actor, user: User, reason: str = "") -> dict:
+    """Take a person's access away in one step: the account is inactive, every session they
+    have is ended and every API token of theirs revoked, and their open cases go back to the
+    queue (unassigned), with a notification to the admins. One audit entry says all of it
+    (each case's unassignment is audited on the case as well)."""
+    from casework.cases.models import Case
+    from casework.cases.services import case_assign
+    from casework.cases.sla import DONE_STATUSES
+    from casework.security.models import ApiToken
+    from casework.security.sessions import user_sessions_end
+
+    user = User.objects.select_for_update().get(pk=user.pk)
+    was_active = user.is_active
+    user.is_active = False
+    user.save(update_fields=["is_active"])
+    now = timezone.now()
+    tokens = list(ApiToken.objects.filter(user=user, revoked_at__isnull=True).values_list("prefix", flat=True))
+    ApiToken.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=now)
+    returned = []
+    for case in Case.objects.filter(assignee=user).exclude(status__in=DONE_STATUSES).order_by("id"):
+        case_assign(actor=actor, case=case, assignee=None)
+        returned.append(case.reference)
+    summary = {"username": user.username, "was_active": was_active, "reason": reason[:500],
+               "tokens_revoked": tokens, "cases_returned": returned}
+    sessions = user_sessions_end(user)
+    summary["sessions_ended"] = sessions
+    audit_record(actor=actor, action="user.deactivated", obj=user, data=summary)
+    if returned:
+        _notify_cases_returned(actor=actor, user=user, references=returned)
+    return summary
+
+
+def _notify_cases_returned(*, actor, user: User, references: list[str]) -> None:
+    from django.urls import reverse
+
+    from casework.cases.notifications.models import Notification
+    from casework.cases.notifications.services import notification_send
+
+    admins = (User.objects.filter(is_active=True).exclude(pk=user.pk)
+              .filter(models.Q(is_superuser=True) | models.Q(groups__name=ADMIN)).distinct())
+    shown = ", ".join(references[:20]) + (f" and {len(references) - 20} more" if len(references) > 20 else "")
+    for admin in admins:
+        notification_send(
+            actor=actor, kind=Notification.Kind.CASES_RETURNED, user=admin,
+            subject=f"{len(references)} case(s) of {user.get_username()} back in the queue",
+            body=f"{user.get_full_name() or user.get_username()} no longer has access; their open cases "
+                 f"are unassigned and back in the queue: {shown}.",
+            url=reverse("cases:queue"))
+
+
+@transaction.atomic
+def user_reactivate(*, actor, user: User) -> User:
+    if not user.is_active:
+        user.is_active = True
+        user.save(update_fields=["is_active"])
+        audit_record(actor=actor, action="user.reactivated", obj=user, data={"username": user.username})
     return user

@@ -13,6 +13,27 @@ class LoginView(auth_views.LoginView):
     template_name = "people/login.html"
     redirect_authenticated_user = True
 
+    def get_context_data(self, **kwargs):
+        from django.conf import settings
+
+        from casework.people.oidc import oidc_enabled
+
+        return {**super().get_context_data(**kwargs), "oidc_enabled": oidc_enabled(),
+                "oidc_provider_name": settings.OIDC_PROVIDER_NAME,
+                "local_login_limited": bool(settings.LOCAL_LOGIN_USERS)}
+
+
+class LogoutView(auth_views.LogoutView):
+    """Signs out of Casework and, for a sign-in through the identity provider that offers
+    RP-initiated logout, out of the provider too (casework.people.oidc.provider_logout_url)."""
+
+    def post(self, request, *args, **kwargs):
+        from casework.people.oidc import provider_logout_url
+
+        target = provider_logout_url(request)
+        response = super().post(request, *args, **kwargs)
+        return redirect(target) if target.startswith("http") else response
+
 
 def home(request):
     """The dashboard (casework/cases/dashboard) by role: investigators and admins see the

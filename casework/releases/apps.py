@@ -46,3 +46,16 @@ class ReleasesConfig(AppConfig):
         from casework.releases.states import RELEASE_LIFECYCLE
 
         case_type_register_lifecycle("release_risk", RELEASE_LIFECYCLE)
+        # Every decision goes to CI as an action (casework/releases/events.py).
+        from casework.cases.types import case_type_register_decision_effect
+        from casework.outbox.catalogue import event_type_register
+        from casework.releases.events import RELEASE_DECIDED, release_decided_on_decision
+
+        event_type_register(RELEASE_DECIDED)
+        case_type_register_decision_effect("release_risk", release_decided_on_decision)
+
+        # What its records name, seen across cases (casework.entities).
+        from casework.cases.types import case_type_register_entities
+        from casework.releases.entities import ENTITIES as RELEASES_ENTITIES
+
+        case_type_register_entities("release_risk", RELEASES_ENTITIES)

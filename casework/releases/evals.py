@@ -7,14 +7,16 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from casework.cases.types import Evaluation
+from casework.cases.types import Evaluation, Grounding
 
 ACTOR = "evaluation"
 
 # The person's outcome -> what the detective should have concluded.
-DECISION_FIELDS = {"go": {"extra.report_severity": ["low", "medium"]},
-                   "no_go": {"extra.report_severity": ["high", "medium"]},
-                   "deferred": {"extra.report_severity": ["medium", "high"]}}
+# One severity per outcome: a detective that always says "medium" must not pass a go and a
+# no-go alike (it did when each outcome accepted "medium").
+DECISION_FIELDS = {"go": {"extra.report_severity": "low"},
+                   "no_go": {"extra.report_severity": "high"},
+                   "deferred": {"extra.report_severity": "medium"}}
 
 
 def submit_release(data: dict, reference: dict) -> None:
@@ -42,5 +44,17 @@ def release_observed(case) -> dict:
             "extra.report_missing_data": " | ".join(report.missing_data)}
 
 
+def release_statements(case) -> list[str]:
+    """What the detective states: the filed report's findings (or, when none was filed, the
+    findings of the detective's output)."""
+    report = case.release.reports.order_by("-id").first()
+    if report is not None:
+        return list(report.findings)
+    return []
+
+
+# Test names ("test_refund_flow") and every number a finding quotes.
+GROUNDING = Grounding(statements=release_statements, items={"test name": r"\btest_\w+|\b\w+_test\b|[\w/.]+\.py::\w+"}, numbers=True)
+
 EVALUATION = Evaluation(submit=submit_release, export=release_scenario_parts, decision_fields=DECISION_FIELDS,
-                        observed=release_observed)
+                        observed=release_observed, grounding=GROUNDING)

@@ -1,8 +1,11 @@
-"""django-axes' lockout, for every sign-in that comes with a request."""
+"""django-axes' lockout, for every sign-in that comes with a request; local passwords, for whom they are allowed."""
 
 from __future__ import annotations
 
 from axes.backends import AxesStandaloneBackend
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.backends import ModelBackend
 
 
 class LockoutBackend(AxesStandaloneBackend):
@@ -14,3 +17,23 @@ class LockoutBackend(AxesStandaloneBackend):
         if request is None:
             return None
         return super().authenticate(request, *args, **kwargs)
+
+
+class LocalPasswordBackend(ModelBackend):
+    """Username and password, as Django's ModelBackend, for the people in LOCAL_LOGIN_USERS
+    only when that is set: once everyone signs in through the identity provider, local
+    passwords are left to the break-glass admins. A refused name is audited; Django then
+    reports the sign-in as failed (and django-axes counts it) as for a wrong password."""
+
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        allowed = settings.LOCAL_LOGIN_USERS
+        if username is None:
+            username = kwargs.get(get_user_model().USERNAME_FIELD)
+        if allowed and username is not None and username not in allowed:
+            from audit.services import audit_record
+
+            audit_record(actor="system", action="auth.local_login_refused", data={
+                "username": str(username)[:150], "reason": "not in LOCAL_LOGIN_USERS",
+                "ip": request.META.get("REMOTE_ADDR", "") if request is not None else ""})
+            return None
+        return super().authenticate(request, username=username, password=password, **kwargs)

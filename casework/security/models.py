@@ -32,3 +32,15 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > timezone.now())
+
+
+class UserSession(models.Model):
+    """A session a person signed in with, so that deactivating them can end every one at once
+    (whatever SESSION_ENGINE keeps them in). Written at sign-in, removed at sign-out."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    session_key = models.CharField(max_length=40, unique=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    def __str__(self) -> str:
+        return f"session of {self.user}"

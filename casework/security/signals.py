@@ -12,6 +12,7 @@ from django.db.models.signals import post_save
 from django.dispatch import receiver
 
 from audit.services import audit_record
+from casework.security.sessions import user_session_forget, user_session_note
 
 ADMIN_ACTIONS = {ADDITION: "admin.added", CHANGE: "admin.changed", DELETION: "admin.deleted"}
 
@@ -24,13 +25,19 @@ def _client(request) -> dict:
 
 @receiver(user_logged_in, dispatch_uid="security.audit_login")
 def audit_login(sender, request, user, **kwargs):
-    audit_record(actor=user, action="auth.login", obj=user, data=_client(request))
+    backend = getattr(user, "backend", "") or ""
+    method = "oidc" if backend.endswith("OIDCBackend") else "password" if backend else ""
+    audit_record(actor=user, action="auth.login", obj=user, data={**_client(request), "method": method})
+    if request is not None and hasattr(request, "session"):
+        user_session_note(user=user, session_key=request.session.session_key)
 
 
 @receiver(user_logged_out, dispatch_uid="security.audit_logout")
 def audit_logout(sender, request, user, **kwargs):
     if user is not None:
         audit_record(actor=user, action="auth.logout", obj=user, data=_client(request))
+    if request is not None and hasattr(request, "session"):
+        user_session_forget(session_key=request.session.session_key)
 
 
 @receiver(user_login_failed, dispatch_uid="security.audit_login_failed")

@@ -6,9 +6,10 @@ refreshed."""
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
 
-from casework.support.models import Customer, KBArticle, Ticket, TicketMessage
+from casework.errors import DomainError
+from casework.support.models import Customer, InboundEmail, KBArticle, Ticket, TicketMessage
 from casework.support.services import customer_save, kb_article_save
 
 CUSTOMER_FIELDS = ("customer_id", "name", "email", "plan", "tenure_months", "seats", "region", "vip")
@@ -70,3 +71,35 @@ class TicketAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+@admin.register(InboundEmail)
+class InboundEmailAdmin(admin.ModelAdmin):
+    """Every inbound email as received, with what became of it; a held one (unknown sender,
+    SUPPORT_UNKNOWN_SENDER=hold) is let in with the action."""
+
+    list_display = ("received_at", "from_email", "subject", "outcome", "ticket", "provider")
+    list_filter = ("outcome", "provider")
+    search_fields = ("from_email", "subject", "message_id", "ticket__ticket_id")
+    list_select_related = ("ticket",)
+    actions = ["release"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [f.name for f in InboundEmail._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Let the held email in (its sender becomes a customer)")
+    def release(self, request, queryset):
+        from casework.support.inbound import inbound_release
+
+        for inbound in queryset:
+            try:
+                released = inbound_release(actor=request.user, inbound=inbound)
+                self.message_user(request, f"{inbound.from_email}: {released.get_outcome_display()}.")
+            except DomainError as exc:
+                self.message_user(request, f"{inbound.from_email}: {exc.message}", level=messages.WARNING)

@@ -49,10 +49,23 @@ CONFLICT = {409: OpenApiResponse(ErrorSerializer, description="The ticket's case
 @extend_schema_serializer(component_name="SupportTicketMessage")
 class MessageOutputSerializer(serializers.ModelSerializer):
     sent_by = serializers.CharField(source="sent_by.username", default=None, allow_null=True)
+    email_state = serializers.SerializerMethodField(
+        help_text="A reply's email: queued (also while it is retried), sent, failed; null when nothing is emailed "
+                  "(a customer's message, or a customer with no address).")
+    emailed_at = serializers.DateTimeField(source="email.sent_at", default=None, allow_null=True,
+                                           help_text="When the mail server accepted the reply's email.")
+    email_error = serializers.CharField(source="email.last_error", default=None, allow_null=True,
+                                        help_text="The last attempt's failure (the server's answer), if any.")
 
     class Meta:
         model = TicketMessage
-        fields = ["direction", "text", "text_en", "channel", "sent_by", "auto_sent", "created_at"]
+        fields = ["direction", "text", "text_en", "channel", "sent_by", "auto_sent", "created_at",
+                  "email_message_id", "email_state", "emailed_at", "email_error"]
+
+    def get_email_state(self, obj) -> str | None:
+        if obj.email is None:
+            return None
+        return "queued" if obj.email.is_pending else obj.email.state
 
 
 @extend_schema_serializer(component_name="SupportTicket")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from casework.cases.types import Evaluation
+from casework.cases.types import Evaluation, Grounding
 
 ACTOR = "evaluation"
 
@@ -60,4 +60,20 @@ def _drain() -> None:
     drain_runs()
 
 
-EVALUATION = Evaluation(submit=submit_support, export=support_scenario_parts, decision_fields=DECISION_FIELDS)
+def support_statements(case) -> list[str]:
+    """What the triage and the specialists state: the suggested reply and their reasoning."""
+    from agents.evals.grounding import outputs_of, texts_in
+
+    return texts_in(outputs_of(case), ("suggested_response", "reasoning"))
+
+
+def _grounding() -> Grounding:
+    from agents.evals.grounding import AMOUNT
+
+    # Article and customer ids, amounts, and every number (a plan's seats, an invoice total).
+    return Grounding(statements=support_statements, numbers=True,
+                     items={"article id": r"\bkb_\w+", "customer id": r"\bCUST-[A-Z0-9-]*\d", "amount": AMOUNT})
+
+
+EVALUATION = Evaluation(submit=submit_support, export=support_scenario_parts, decision_fields=DECISION_FIELDS,
+                        grounding=_grounding())

@@ -100,6 +100,10 @@ class Ticket(models.Model):
     first_response_at = models.DateTimeField(null=True, blank=True)
     # When it reached an end state: a reply went out, or a person closed it without one.
     completed_at = models.DateTimeField(null=True, blank=True)
+    # The customer wrote back to the solved ticket's thread within SUPPORT_REOPEN_DAYS (the last time).
+    reopened_at = models.DateTimeField(null=True, blank=True)
+    # A ticket opened by an answer to an older ticket's thread after SUPPORT_REOPEN_DAYS.
+    follows = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="followed_by")
 
     class Meta:
         ordering = ["-created_at"]
@@ -147,10 +151,22 @@ class TicketMessage(models.Model):
     auto_sent = models.BooleanField(default=False)
     # How a customer's message found its ticket: {"run", "matched", "confidence", "note"}.
     intake = models.JSONField(default=dict, blank=True)
+    # Email threading: the message's Message-ID (with <>): a customer's as received, ours as
+    # sent (the same as its email's); an answer's In-Reply-To / References find the ticket by it.
+    email_message_id = models.CharField(max_length=300, blank=True, default="")
+    email_subject = models.CharField(max_length=300, blank=True, default="")
+    # A reply's email (casework.outbox: queued, sent or failed); none when the customer has no address.
+    email = models.OneToOneField("outbox.OutboundEmail", null=True, blank=True, on_delete=models.SET_NULL,
+                                 related_name="support_message")
+    # A person's reply to a non-English customer (issue 25.3): {"status": pending, translated,
+    # not_translated_offline, not_translated or failed, "language", "as_written", "error"}.
+    translation = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["email_message_id"], name="support_message_email_id_idx",
+                                condition=~Q(email_message_id=""))]
         constraints = [
             models.CheckConstraint(condition=Q(direction__in=["customer", "agent"]), name="support_message_direction_valid"),
             models.CheckConstraint(condition=~Q(text=""), name="support_message_text_required"),
@@ -180,3 +196,45 @@ class KBArticle(models.Model):
 
     def __str__(self) -> str:
         return f"{self.article_id} {self.title}"
+
+
+class InboundEmail(models.Model):
+    """Every email posted to the inbound endpoints, kept as received (the original, before the
+    quoted history and signature are stripped for triage), with what became of it. Its
+    Message-ID is the idempotency key: a provider's retry finds it and changes nothing."""
+
+    class Outcome(models.TextChoices):
+        OPENED = "opened", "Opened a ticket"
+        JOINED = "joined", "Joined its ticket"
+        REOPENED = "reopened", "Reopened its ticket"
+        FOLLOW_UP = "follow_up", "Opened a ticket following an older one"
+        INTAKE = "intake", "Sent to intake (the matcher, active tickets only)"
+        HELD = "held", "Held for a person (unknown sender)"
+        AUTO_REPLY = "auto_reply", "Dropped: an automatic reply"
+        LOOP = "loop", "Dropped: a mail loop (our own mail)"
+        REFUSED = "refused", "Refused (no text, or no sender)"
+
+    provider = models.CharField(max_length=20)
+    message_id = models.CharField(max_length=300, unique=True)
+    from_email = models.CharField(max_length=300, blank=True)
+    from_name = models.CharField(max_length=200, blank=True)
+    subject = models.CharField(max_length=300, blank=True)
+    in_reply_to = models.CharField(max_length=300, blank=True)
+    references = models.TextField(blank=True)
+    raw = models.TextField(help_text="The message as received (RFC 5322).")
+    text = models.TextField(blank=True, help_text="The text part, whole.")
+    stripped = models.TextField(blank=True, help_text="Without quoted history and signature: what triage reads.")
+    outcome = models.CharField(max_length=12, choices=Outcome.choices)
+    note = models.CharField(max_length=500, blank=True)
+    customer = models.ForeignKey(Customer, null=True, blank=True, on_delete=models.SET_NULL, related_name="emails")
+    ticket = models.ForeignKey(Ticket, null=True, blank=True, on_delete=models.SET_NULL, related_name="emails")
+    # Attachments: [{"name", "size", "sha256", "attachment"} or {"name", "refused"}].
+    attachments = models.JSONField(default=list, blank=True)
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+        indexes = [models.Index(fields=["outcome", "received_at"], name="support_inbound_outcome_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.from_email}: {self.subject} ({self.outcome})"

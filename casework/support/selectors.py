@@ -33,13 +33,14 @@ def active_ticket_ids(customer_id: str, *, limit: int | None = None) -> list[str
 
 
 def ticket_for_case(case: Case) -> Ticket | None:
-    return (Ticket.objects.select_related("customer", "case").prefetch_related("messages__sent_by")
+    return (Ticket.objects.select_related("customer", "case", "follows__case")
+            .prefetch_related("messages__sent_by", "messages__email")
             .filter(case=case).first())
 
 
 def ticket_get(ticket_id: str) -> Ticket:
     ticket = (Ticket.objects.select_related("customer", "case", "case__assignee")
-              .prefetch_related("messages__sent_by").filter(ticket_id=(ticket_id or "").upper()).first())
+              .prefetch_related("messages__sent_by", "messages__email").filter(ticket_id=(ticket_id or "").upper()).first())
     if ticket is None:
         raise Http404(f"No ticket {ticket_id}.")
     return ticket

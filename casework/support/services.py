@@ -36,9 +36,14 @@ from django.utils import timezone
 from audit.context import correlation
 from audit.services import audit_record
 from casework.cases.models import Case
+from casework.entities.extraction import entities_extract
 from casework.errors import Conflict
 from casework.support.models import Customer, KBArticle, RecommendedAction, Ticket, TicketMessage
 from casework.support.states import FINAL, FOR_ACTION, MATCHABLE, SUPPORT_LIFECYCLE, TRIAGED_FROM, TicketState
+
+EMAIL_PURPOSE = "support.reply"
+# Message-IDs carried in References, the newest kept (RFC 5322 lets it grow; clients trim it too).
+REFERENCES_KEEP = 20
 
 PIPELINE = "support"
 MESSAGE_MAX_LENGTH = 10_000
@@ -116,8 +121,10 @@ def kb_article_save(*, actor, data: dict) -> KBArticle:
 # --- intake -----------------------------------------------------------------------------
 
 @transaction.atomic
-def message_receive(*, actor, customer_id: str, message: str, channel: str = "api"):
+def message_receive(*, actor, customer_id: str, message: str, channel: str = "api", email: dict | None = None):
     """Accept a customer's message and start its intake run (matching, then triage).
+    `email`: an inbound email's {"message_id", "subject", "inbound"} (casework.support.inbound),
+    stored on the message once it has its ticket.
 
     Returns the intake AgentRun; its case is set once the message has its ticket."""
     from agents.tasks import pipeline_enqueue
@@ -129,7 +136,7 @@ def message_receive(*, actor, customer_id: str, message: str, channel: str = "ap
     channel = (channel or "api").strip()[:20] or "api"
     run = pipeline_enqueue(case=None, pipeline=PIPELINE, mode="intake", actor=actor, initial_state={
         "input_customer_id": customer.customer_id, "input_message": message, "input_channel": channel,
-        "input_received_at": timezone.now().isoformat()})
+        "input_received_at": timezone.now().isoformat(), **({"input_email": email} if email else {})})
     audit_record(actor=actor, action="support.message_received", obj=run,
                  data={"customer_id": customer.customer_id, "channel": channel, "length": len(message),
                        "intake_run": run.pk})
@@ -153,7 +160,7 @@ def match_accepted(*, customer: Customer, match: dict | None) -> Ticket | None:
 
 @transaction.atomic
 def intake_resolve(*, actor, customer_id: str, message: str, channel: str, match: dict | None,
-                   note: str = "", intake_run: int | None = None) -> tuple[Ticket, bool]:
+                   note: str = "", intake_run: int | None = None, email: dict | None = None) -> tuple[Ticket, bool]:
     """Give the message its ticket: the accepted match, or a new ticket. Enqueues the triage
     of the whole thread. Returns (ticket, matched)."""
     customer = Customer.objects.get(customer_id=customer_id)
@@ -161,11 +168,22 @@ def intake_resolve(*, actor, customer_id: str, message: str, channel: str, match
     matched = ticket is not None
     intake = {"run": intake_run, "matched": matched, "confidence": (match or {}).get("confidence"), "note": note}
     if ticket is None:
-        ticket = ticket_open(actor=actor, customer=customer, message=message, channel=channel, intake=intake)
+        ticket = ticket_open(actor=actor, customer=customer, message=message, channel=channel, intake=intake,
+                             email=email)
     else:
         _message_add(ticket=ticket, direction=TicketMessage.Direction.CUSTOMER, text=message, channel=channel,
-                     intake=intake)
+                     intake=intake, email=email)
         Ticket.objects.filter(pk=ticket.pk).update(updated_at=timezone.now())
+        # The new message may name an account or an address the thread did not.
+        entities_extract(case=ticket.case)
+    if email and email.get("inbound"):
+        from casework.support.inbound import inbound_attachments_store
+        from casework.support.models import InboundEmail
+
+        inbound = InboundEmail.objects.filter(pk=email["inbound"]).first()
+        if inbound is not None:
+            InboundEmail.objects.filter(pk=inbound.pk).update(ticket=ticket)
+            inbound_attachments_store(inbound=inbound, ticket=ticket)
     audit_record(actor=actor, action="support.message_matched" if matched else "support.message_unmatched",
                  case=ticket.case, obj=ticket,
                  data={"ticket_id": ticket.ticket_id, "thread_id": ticket.thread_id, "match": match, "note": note})
@@ -174,7 +192,8 @@ def intake_resolve(*, actor, customer_id: str, message: str, channel: str, match
 
 
 @transaction.atomic
-def ticket_open(*, actor, customer: Customer, message: str, channel: str = "api", intake: dict | None = None) -> Ticket:
+def ticket_open(*, actor, customer: Customer, message: str, channel: str = "api", intake: dict | None = None,
+                email: dict | None = None, follows: Ticket | None = None) -> Ticket:
     from casework.cases.services import case_create
 
     message = _clean_message(message)
@@ -182,13 +201,15 @@ def ticket_open(*, actor, customer: Customer, message: str, channel: str = "api"
     title = title if len(title) <= 80 else title[:79].rstrip() + "…"
     case = case_create(actor=actor, case_type="support_ticket", title=title,
                        description=f"Support ticket from {customer.customer_id} ({customer.get_plan_display()}).")
-    ticket = Ticket(case=case, ticket_id=new_ticket_id(), customer=customer, channel=channel)
-    ticket.full_clean(exclude=["case"])
+    ticket = Ticket(case=case, ticket_id=new_ticket_id(), customer=customer, channel=channel, follows=follows)
+    ticket.full_clean(exclude=["case", "follows"])
     ticket.save()
     _message_add(ticket=ticket, direction=TicketMessage.Direction.CUSTOMER, text=message, channel=channel,
-                 intake=intake or {})
+                 intake=intake or {}, email=email)
+    entities_extract(case=case)
     audit_record(actor=actor, action="support.ticket_opened", case=case, obj=ticket,
-                 data={"ticket_id": ticket.ticket_id, "thread_id": ticket.thread_id})
+                 data={"ticket_id": ticket.ticket_id, "thread_id": ticket.thread_id,
+                       **({"follows": follows.ticket_id} if follows else {})})
     return ticket
 
 
@@ -202,12 +223,65 @@ def ticket_triage(*, actor, ticket: Ticket):
 
 
 def _message_add(*, ticket: Ticket, direction: str, text: str, channel: str = "", sent_by: User | None = None,
-                 auto_sent: bool = False, intake: dict | None = None) -> TicketMessage:
+                 auto_sent: bool = False, intake: dict | None = None, email: dict | None = None) -> TicketMessage:
+    email = email or {}
     message = TicketMessage(ticket=ticket, direction=direction, text=text, channel=channel, sent_by=sent_by,
-                            auto_sent=auto_sent, intake=intake or {})
+                            auto_sent=auto_sent, intake=intake or {}, email_message_id=email.get("message_id", ""),
+                            email_subject=email.get("subject", "")[:300])
     message.full_clean(exclude=["ticket"])
     message.save()
     return message
+
+
+# --- answers by email that name their ticket (casework.support.inbound) ------------------
+
+@transaction.atomic
+def ticket_message_join(*, actor, ticket: Ticket, message: str, email: dict | None = None, note: str = "") -> Ticket:
+    """A customer's message that names its open ticket (email headers or subject) joins it, and
+    the thread is triaged again. The matcher is not asked."""
+    ticket = Ticket.objects.select_for_update(of=("self",)).select_related("case", "customer").get(pk=ticket.pk)
+    message = _clean_message(message)
+    _message_add(ticket=ticket, direction=TicketMessage.Direction.CUSTOMER, text=message, channel="email",
+                 intake={"matched": True, "confidence": "thread", "note": note}, email=email)
+    Ticket.objects.filter(pk=ticket.pk).update(updated_at=timezone.now())
+    audit_record(actor=actor, action="support.message_threaded", case=ticket.case, obj=ticket,
+                 data={"ticket_id": ticket.ticket_id, "note": note,
+                       "message_id": (email or {}).get("message_id")})
+    ticket_triage(actor=actor, ticket=ticket)
+    return ticket
+
+
+@transaction.atomic
+def ticket_reopen(*, actor, ticket: Ticket, message: str, reason: str, email: dict | None = None) -> Ticket:
+    """The customer answered a solved ticket within SUPPORT_REOPEN_DAYS: its case reopens (the
+    decision kept, no longer final), the message joins the thread and the ticket goes back to
+    a person (reopened: never auto-answered), through the lifecycle."""
+    from casework.cases.services import case_reopen
+
+    ticket = _lock(ticket)
+    message = _clean_message(message)
+    if ticket.case.is_closed:
+        case_reopen(actor=actor, case=ticket.case, reason=reason)
+        ticket.case.refresh_from_db()
+    _message_add(ticket=ticket, direction=TicketMessage.Direction.CUSTOMER, text=message, channel="email",
+                 intake={"matched": True, "confidence": "thread", "note": reason}, email=email)
+    ticket.reopened_at, ticket.completed_at = timezone.now(), None
+    ticket = _move(actor=actor, ticket=ticket, to=TicketState.REOPENED, reason=reason,
+                   save=("reopened_at", "completed_at"))
+    ticket_triage(actor=actor, ticket=ticket)
+    return ticket
+
+
+@transaction.atomic
+def ticket_follow_up(*, actor, ticket: Ticket, message: str, email: dict | None = None) -> Ticket:
+    """The customer answered a ticket solved longer than SUPPORT_REOPEN_DAYS ago: a new ticket
+    that follows the old one, triaged as any new ticket."""
+    old = ticket
+    ticket = ticket_open(actor=actor, customer=old.customer, message=message, channel="email", email=email,
+                         follows=old, intake={"matched": False, "note": f"Answers {old.ticket_id}, solved more than "
+                                                                     f"SUPPORT_REOPEN_DAYS ago: a new ticket follows it."})
+    ticket_triage(actor=actor, ticket=ticket)
+    return ticket
 
 
 # --- triage results ---------------------------------------------------------------------
@@ -323,6 +397,12 @@ def ticket_auto_send(*, actor, ticket: Ticket) -> TicketMessage | None:
     ticket = Ticket.objects.select_for_update(of=("self",)).select_related("case", "customer").get(pk=ticket.pk)
     if ticket.case.is_closed or ticket.lifecycle != TicketState.ANSWER_READY or not ticket.suggested_reply:
         return None
+    if ticket.reopened_at is not None:
+        audit_record(actor="system", action="support.guard_applied", case=ticket.case, obj=ticket,
+                     data={"rule": "reopened_never_auto_sent", "field": "auto_send", "proposed": "send",
+                           "decided": "not sent",
+                           "reason": f"{ticket.ticket_id} was reopened by the customer: a person sends the reply."})
+        return None
     if ticket.customer.vip:
         audit_record(actor="system", action="support.guard_applied", case=ticket.case, obj=ticket,
                      data={"rule": "vip_never_auto_sent", "field": "auto_send", "proposed": "send",
@@ -331,12 +411,158 @@ def ticket_auto_send(*, actor, ticket: Ticket) -> TicketMessage | None:
         return None
     message = _message_add(ticket=ticket, direction=TicketMessage.Direction.AGENT, text=ticket.suggested_reply,
                            channel=ticket.channel, auto_sent=True)
+    email = _reply_email(ticket=ticket, message=message)
     ticket.first_response_at = ticket.first_response_at or message.created_at
-    ticket.completed_at = message.created_at
-    _move(actor=actor, ticket=ticket, to=TicketState.REPLIED, reason="Sent automatically (SUPPORT_AUTO_SEND).",
-          data={"message": message.pk, "auto_sent": True}, save=("first_response_at", "completed_at"))
+    if email is None:
+        ticket.completed_at = message.created_at
+        _move(actor=actor, ticket=ticket, to=TicketState.REPLIED,
+              reason="Sent automatically (SUPPORT_AUTO_SEND); the customer has no email address.",
+              data={"message": message.pk, "auto_sent": True}, save=("first_response_at", "completed_at"))
+    else:
+        _move(actor=actor, ticket=ticket, to=TicketState.REPLY_QUEUED,
+              reason="Written automatically (SUPPORT_AUTO_SEND); its email is queued.",
+              data={"message": message.pk, "auto_sent": True, "email": email.pk}, save=("first_response_at",))
     audit_record(actor=actor, action="support.reply_auto_sent", case=ticket.case, obj=message,
                  data={"ticket_id": ticket.ticket_id, "body": ticket.suggested_reply[:500]})
+    return message
+
+
+# --- the reply's email (casework.outbox.email) -------------------------------------------
+
+def reply_subject(ticket: Ticket) -> str:
+    """"[TKT-...] Re: <the customer's subject, or the ticket's title>", without piling up Re:s."""
+    first = ticket.messages.filter(direction=TicketMessage.Direction.CUSTOMER).exclude(email_subject="") \
+        .order_by("id").first()
+    topic = (first.email_subject if first else "") or ticket.case.title
+    topic = re.sub(r"\[TKT-[A-Z0-9]{8}\]\s*", "", topic)
+    topic = re.sub(r"^\s*((re|aw|sv|fw|fwd)\s*:\s*)+", "", topic, flags=re.IGNORECASE).strip()
+    return f"[{ticket.ticket_id}] Re: {topic}"
+
+
+def _reply_email(*, ticket: Ticket, message: TicketMessage):
+    """Queue `message`'s email to the customer, in the caller's transaction, threaded: In-Reply-To
+    the customer's latest message with a Message-ID (or our latest), References every earlier
+    Message-ID of the thread. None when the customer has no address (nothing is emailed)."""
+    from casework.outbox.email import email_queue, message_id_new
+
+    if not ticket.customer.email:
+        return None
+    earlier = list(ticket.messages.exclude(pk=message.pk).exclude(email_message_id="")
+                   .order_by("id").values_list("direction", "email_message_id"))
+    theirs = [mid for direction, mid in earlier if direction == TicketMessage.Direction.CUSTOMER]
+    in_reply_to = theirs[-1] if theirs else (earlier[-1][1] if earlier else "")
+    email = email_queue(
+        purpose=EMAIL_PURPOSE, to=ticket.customer.email, subject=reply_subject(ticket), body=message.text,
+        case=ticket.case, source_id=message.pk, from_email=settings.SUPPORT_EMAIL_FROM,
+        message_id=message_id_new(hint=ticket.ticket_id), in_reply_to=in_reply_to,
+        references=[mid for _, mid in earlier][-REFERENCES_KEEP:])
+    TicketMessage.objects.filter(pk=message.pk).update(email=email, email_message_id=email.message_id,
+                                                       email_subject=email.subject)
+    message.email, message.email_message_id, message.email_subject = email, email.message_id, email.subject
+    return email
+
+
+def _needs_translation(ticket: Ticket) -> bool:
+    return bool(ticket.language) and ticket.language.split("-")[0] != "en"
+
+
+def _reply_translate(*, actor, ticket: Ticket, message: TicketMessage):
+    from agents.tasks import pipeline_enqueue
+
+    with correlation(ticket.thread_id):
+        return pipeline_enqueue(case=ticket.case, pipeline=PIPELINE, mode="reply", actor=actor,
+                                initial_state={"input_message_id": message.pk})
+
+
+@transaction.atomic
+def reply_translation_apply(*, actor, message_id: int, output: dict | None, provider: str = "",
+                            error: str = "") -> TicketMessage | None:
+    """The reply's translation landed (the "reply" run's finish, or its failure): the message
+    keeps what the person wrote and gets the customer's-language text and the English beside
+    it; then its email is queued. No translation (offline, a model that did not, a failure):
+    the reply goes as written and the page says why. Once only: a repeat changes nothing."""
+    message = TicketMessage.objects.select_for_update().filter(pk=message_id).first()
+    if message is None or (message.translation or {}).get("status") != "pending":
+        return message
+    ticket = _lock(message.ticket)
+    as_written = message.text
+    translation = {"language": ticket.language, "as_written": as_written}
+    if output and output.get("translated") and (output.get("reply") or "").strip():
+        message.text = output["reply"].strip()
+        message.text_en = (output.get("reply_en") or "").strip()
+        translation["status"] = "translated"
+    else:
+        message.text_en = (output or {}).get("reply_en", "").strip() if output else ""
+        translation["status"] = ("failed" if output is None else
+                                 "not_translated_offline" if provider == "offline" else "not_translated")
+        if error:
+            translation["error"] = error[:300]
+    message.translation = translation
+    message.save(update_fields=["text", "text_en", "translation"])
+    audit_record(actor=actor, action="support.reply_translated", case=ticket.case, obj=message,
+                 data={"ticket_id": ticket.ticket_id, **{k: v for k, v in translation.items() if k != "as_written"}})
+    _reply_email(ticket=ticket, message=message)
+    return message
+
+
+def reply_email_sent(email) -> None:
+    """The mail server accepted a reply's email (in the transaction that records it): the
+    ticket waiting on it is replied, and `support.reply_sent` goes out to the webhooks."""
+    from casework.outbox.services import case_data, event_record
+
+    message = TicketMessage.objects.filter(pk=email.source_id).select_related("ticket", "sent_by").first()
+    if message is None:
+        return
+    ticket = _lock(message.ticket)
+    if ticket.lifecycle in (TicketState.REPLY_QUEUED, TicketState.REPLY_FAILED):
+        ticket.completed_at = email.sent_at
+        _move(actor="system", ticket=ticket, to=TicketState.REPLIED,
+              reason=f"The reply's email was accepted by the mail server ({email.message_id}).",
+              data={"message": message.pk, "email": email.pk}, save=("completed_at",))
+    event_record(type="support.reply_sent", case=ticket.case, now=email.sent_at, data={
+        "case": case_data(ticket.case), "ticket_id": ticket.ticket_id, "customer_id": ticket.customer.customer_id,
+        "message": {"id": message.pk, "message_id": email.message_id, "subject": email.subject,
+                    "auto_sent": message.auto_sent,
+                    "sent_by": message.sent_by.get_username() if message.sent_by_id else None,
+                    "sent_at": email.sent_at.isoformat()}})
+
+
+def reply_email_failed(email) -> None:
+    """A reply's email failed after its retries: the ticket says so (a person must act, it is in
+    the queue when its case is open) and whoever wrote the reply is told."""
+    from casework.cases.notifications.services import notification_send
+
+    message = TicketMessage.objects.filter(pk=email.source_id).select_related("ticket", "sent_by").first()
+    if message is None:
+        return
+    ticket = _lock(message.ticket)
+    if ticket.lifecycle == TicketState.REPLY_QUEUED:
+        _move(actor="system", ticket=ticket, to=TicketState.REPLY_FAILED,
+              reason=f"The reply's email failed after {email.attempts} attempts: {email.last_error}",
+              data={"message": message.pk, "email": email.pk})
+    if message.sent_by_id:
+        notification_send(actor="system", kind="support", user=message.sent_by, case=ticket.case,
+                          subject=f"Your reply on {ticket.ticket_id} was not delivered",
+                          body=f"The email to {email.to} failed after {email.attempts} attempts: {email.last_error}. "
+                               "Send it again from the ticket's page.",
+                          url=f"/cases/{ticket.case.reference}/")
+
+
+@transaction.atomic
+def ticket_reply_resend(*, actor, ticket: Ticket) -> TicketMessage:
+    """A person sends the failed reply's email again (the same message and Message-ID)."""
+    from casework.outbox.email import email_retry
+    from casework.outbox.models import OutboundEmail
+
+    ticket = _lock(ticket)
+    message = (ticket.messages.filter(direction=TicketMessage.Direction.AGENT, email__state=OutboundEmail.State.FAILED)
+               .select_related("email").order_by("-id").first())
+    if message is None:
+        raise Conflict(f"{ticket.ticket_id} has no failed reply email to send again.", code="no_failed_email")
+    email_retry(actor=actor, email=message.email)
+    if ticket.lifecycle == TicketState.REPLY_FAILED:
+        _move(actor=actor, ticket=ticket, to=TicketState.REPLY_QUEUED, reason="A person sent the email again.",
+              data={"message": message.pk, "email": message.email_id})
     return message
 
 
@@ -359,7 +585,8 @@ def ticket_after_close(*, actor, ticket: Ticket, outcome: str, reason: str = "")
     """The ticket follows its case's close (a decision here, or the generic close): a ticket
     that is still open is closed without a reply (a `replied` close needs a reply sent, which
     has moved the ticket to replied already: support_case_closing refuses it otherwise)."""
-    if ticket.lifecycle in FINAL:
+    if ticket.lifecycle in FINAL or ticket.lifecycle == TicketState.REPLY_QUEUED:
+        # A reply was written and its email is on its way: the email's outcome moves the ticket.
         return ticket
     ticket.completed_at = timezone.now()
     return _move(actor=actor, ticket=ticket, to=TicketState.CLOSED_NO_REPLY,
@@ -389,23 +616,45 @@ def ticket_reply(*, actor, ticket: Ticket, body: str) -> TicketMessage:
         raise ValidationError({"body": f"A reply is at most {MESSAGE_MAX_LENGTH} characters."})
     ticket = _lock(ticket)
     if not ticket.case.is_closed:
-        if ticket.lifecycle == TicketState.REPLIED:
+        if ticket.lifecycle in (TicketState.REPLIED, TicketState.REPLY_QUEUED):
             sent = ticket.messages.filter(direction=TicketMessage.Direction.AGENT).order_by("-id").first()
             who = "the system" if sent is None or sent.auto_sent else (
                 sent.sent_by.get_username() if sent.sent_by else "someone")
             when = f" at {sent.created_at:%Y-%m-%d %H:%M} UTC" if sent else ""
             raise Conflict(f"{ticket.ticket_id} was already answered by {who}{when}; a second reply is refused. "
                            "Close the case to confirm that reply.", code="already_replied")
-        transition_check(SUPPORT_LIFECYCLE, actor=actor, source=ticket.lifecycle, target=TicketState.REPLIED,
+        transition_check(SUPPORT_LIFECYCLE, actor=actor, source=ticket.lifecycle,
+                         target=TicketState.REPLY_QUEUED if ticket.customer.email else TicketState.REPLIED,
                          reference=ticket.case.reference)
     message = _message_add(ticket=ticket, direction=TicketMessage.Direction.AGENT, text=body,
                            channel=ticket.channel, sent_by=actor if isinstance(actor, User) else None)
     # A closed case refuses here (409 naming who closed it); the message above is rolled back.
     case_close(actor=actor, case=ticket.case, outcome="replied", reason=f"Replied to the customer: {body[:300]}")
+    if ticket.customer.email and _needs_translation(ticket):
+        # Emailed once reply_translator has given it in the customer's language (reply_translation_apply).
+        TicketMessage.objects.filter(pk=message.pk).update(
+            translation={"status": "pending", "language": ticket.language})
+        _reply_translate(actor=actor, ticket=ticket, message=message)
+        email = message.email = None
+        ticket.first_response_at = ticket.first_response_at or message.created_at
+        _move(actor=actor, ticket=ticket, to=TicketState.REPLY_QUEUED,
+              reason=f"A person sent the reply; it is translated to {ticket.language}, then emailed.",
+              data={"message": message.pk, "translation": "pending"}, save=("first_response_at",))
+        audit_record(actor=actor, action="support.reply_sent", case=ticket.case, obj=message,
+                     data={"ticket_id": ticket.ticket_id, "body": body[:500],
+                           "edited": body != (ticket.suggested_reply or "").strip()})
+        return message
+    email = _reply_email(ticket=ticket, message=message)
     ticket.first_response_at = ticket.first_response_at or message.created_at
-    ticket.completed_at = message.created_at
-    _move(actor=actor, ticket=ticket, to=TicketState.REPLIED, reason="A person sent the reply.",
-          data={"message": message.pk}, save=("first_response_at", "completed_at"))
+    if email is None:
+        ticket.completed_at = message.created_at
+        _move(actor=actor, ticket=ticket, to=TicketState.REPLIED,
+              reason="A person sent the reply; the customer has no email address.",
+              data={"message": message.pk}, save=("first_response_at", "completed_at"))
+    else:
+        _move(actor=actor, ticket=ticket, to=TicketState.REPLY_QUEUED,
+              reason="A person sent the reply; its email is queued.",
+              data={"message": message.pk, "email": email.pk}, save=("first_response_at",))
     audit_record(actor=actor, action="support.reply_sent", case=ticket.case, obj=message,
                  data={"ticket_id": ticket.ticket_id, "body": body[:500],
                        "edited": body != (ticket.suggested_reply or "").strip()})

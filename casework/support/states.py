@@ -41,8 +41,11 @@ class TicketState(models.TextChoices):
     ROUTED = "routed", "Routed to a specialist"
     ANSWER_READY = "answer_ready", "Reply drafted, not sent"
     ESCALATED = "escalated", "Escalated, open"
+    REPLY_QUEUED = "reply_queued", "Reply written, email queued"
+    REPLY_FAILED = "reply_failed", "Reply not delivered"
     REPLIED = "replied", "Reply sent"
     CLOSED_NO_REPLY = "closed_no_reply", "Closed without a reply"
+    REOPENED = "reopened", "Reopened: the customer wrote back"
 
 
 S = TicketState
@@ -59,8 +62,16 @@ MEANINGS = {
                     "until a person sends it in one click (or SUPPORT_AUTO_SEND sends it).",
     S.ESCALATED: "escalate_human (direct escalation, a VIP, a sensitive matter): open until a person handles it "
                  "(seed 001: persisted as open). No reply has gone out.",
-    S.REPLIED: "A reply really went out: a person's one click (which closes the case as replied) or "
+    S.REPLY_QUEUED: "A reply was written (by a person, or by SUPPORT_AUTO_SEND) and its email is queued: "
+                     "nothing has reached the customer yet. The email worker moves it on.",
+    S.REPLY_FAILED: "The reply's email could not be delivered after its retries (the reason is on the page): "
+                    "the customer has not got it. A person sends it again or closes the ticket.",
+    S.REPLIED: "A reply really went out (its email was accepted by the mail server, or, for a customer with no "
+               "address, it was recorded for the channel it came from): a person's one click (which closes the case as replied) or "
                "SUPPORT_AUTO_SEND (the case then awaits the customer until a person confirms the reply).",
+    S.REOPENED: "The customer answered a solved ticket's thread within SUPPORT_REOPEN_DAYS (In-Reply-To, References "
+                "or the ticket id in the subject): it is back with a person, never auto-answered; its case reopened. "
+                "Follow-ups join it.",
     S.CLOSED_NO_REPLY: "A person closed the case without a reply (escalated elsewhere, or no action needed). "
                        "Reached only once the decision closed the case; the SLA clock stops.",
 }
@@ -73,19 +84,27 @@ CASE_STATUS = {
     S.ROUTED: "awaiting_decision",
     S.ANSWER_READY: "awaiting_decision",
     S.ESCALATED: "awaiting_decision",
+    S.REPLY_QUEUED: "awaiting_response",
+    # A person has to act: the reply did not reach the customer.
+    S.REPLY_FAILED: "in_progress",
     S.REPLIED: "awaiting_response",
     S.CLOSED_NO_REPLY: "closed",
+    S.REOPENED: "in_progress",
 }
 
+# Solved: a reply went out or a person closed it. Not dead ends: the customer's answer to the
+# thread reopens it (within SUPPORT_REOPEN_DAYS), so the table marks no state final.
 FINAL = frozenset({S.REPLIED, S.CLOSED_NO_REPLY})
 OPEN = tuple(s for s in S if s not in FINAL)
 # A triage's result: where the triage's recommended action puts the ticket.
 FOR_ACTION = {"route_specialist": S.ROUTED, "auto_respond": S.ANSWER_READY, "escalate_human": S.ESCALATED}
 # A new message of the customer may join these (the seed keeps them in Redis); the others were
 # persisted, and a new message opens a new ticket.
-MATCHABLE = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED)
+MATCHABLE = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED, S.REOPENED)
 # Waiting for a person: the support queue.
-WAITING = (S.TRIAGE_FAILED, S.ROUTED, S.ANSWER_READY, S.ESCALATED)
+WAITING = (S.TRIAGE_FAILED, S.ROUTED, S.ANSWER_READY, S.ESCALATED, S.REPLY_FAILED, S.REOPENED)
+# Sending a reply: a person's, or SUPPORT_AUTO_SEND's (from answer_ready).
+REPLY_FROM = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED, S.ESCALATED, S.REOPENED)
 # A triage (a new one after a follow-up, too) may route the ticket from these.
 TRIAGED_FROM = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED)
 
@@ -96,7 +115,7 @@ SUPPORT_LIFECYCLE = Lifecycle(
     field="lifecycle",
     initial=S.RECEIVED,
     audit_action="support.state_changed",
-    states=tuple(State(str(s), s.label, MEANINGS[s], CASE_STATUS[s], final=s in FINAL) for s in S),
+    states=tuple(State(str(s), s.label, MEANINGS[s], CASE_STATUS[s]) for s in S),
     transitions=tuple(
         move([S.RECEIVED, S.ROUTED], S.TRIAGE_FAILED, AGENT, SYSTEM,
              note="the triage failed, stopped, or its run raised: a person triages")
@@ -104,10 +123,20 @@ SUPPORT_LIFECYCLE = Lifecycle(
         + move(TRIAGED_FROM, S.ANSWER_READY, AGENT, note="the triage recommends auto_respond (after the code's guards)")
         + move(TRIAGED_FROM, S.ESCALATED, AGENT, note="the triage recommends escalate_human")
         + move(S.ANSWER_READY, S.REPLIED, PERSON, SYSTEM,
-               note="sent in one click, or by SUPPORT_AUTO_SEND (never a VIP's)")
-        + move([S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED, S.ESCALATED], S.REPLIED, PERSON,
-               note="a person sends the reply (closes the case as replied)")
-        + move(OPEN, S.CLOSED_NO_REPLY, PERSON, note="a person escalates elsewhere or closes: no action needed")
+               note="sent in one click, or by SUPPORT_AUTO_SEND (never a VIP's), to a customer with no email address")
+        + move(REPLY_FROM, S.REPLIED, PERSON,
+               note="a person sends the reply to a customer with no email address (closes the case as replied)")
+        + move(S.ANSWER_READY, S.REPLY_QUEUED, PERSON, SYSTEM,
+               note="sent in one click, or by SUPPORT_AUTO_SEND (never a VIP's): the email is queued")
+        + move(REPLY_FROM, S.REPLY_QUEUED, PERSON, note="a person sends the reply: the email is queued")
+        + move([S.REPLY_QUEUED, S.REPLY_FAILED], S.REPLIED, SYSTEM,
+               note="the mail server accepted the reply's email (also one sent again from the admin)")
+        + move(S.REPLY_QUEUED, S.REPLY_FAILED, SYSTEM, note="the email failed after its retries")
+        + move(S.REPLY_FAILED, S.REPLY_QUEUED, PERSON, note="a person sends the email again")
+        + move(FINAL, S.REOPENED, SYSTEM,
+               note="the customer answered the thread within SUPPORT_REOPEN_DAYS: back to a person, the case reopens")
+        + move([s for s in OPEN if s != S.REPLY_QUEUED], S.CLOSED_NO_REPLY, PERSON,
+               note="a person escalates elsewhere or closes: no action needed")
     ),
 )
 

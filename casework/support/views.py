@@ -92,15 +92,15 @@ def triage(request, ticket_id: str):
     return response
 
 
-def _act(request, ticket_id: str, form_class, action, done: str):
+def _act(request, ticket_id: str, form_class, action, done):
     ticket = _ticket(request, ticket_id)
     form = form_class(request.POST)
     if not form.is_valid():
         messages.error(request, "; ".join(m for errors in form.errors.values() for m in errors))
         return redirect("cases:detail", reference=ticket.case.reference)
     try:
-        action(actor=request.user, ticket=ticket, **form.cleaned_data)
-        messages.success(request, done)
+        result = action(actor=request.user, ticket=ticket, **form.cleaned_data)
+        messages.success(request, done(result) if callable(done) else done)
     except DomainError as exc:
         messages.error(request, exc.message)
     except ValidationError as exc:
@@ -111,7 +111,22 @@ def _act(request, ticket_id: str, form_class, action, done: str):
 @require_POST
 @investigator_required
 def reply(request, ticket_id: str):
-    return _act(request, ticket_id, ReplyForm, services.ticket_reply, "Reply sent.")
+    return _act(request, ticket_id, ReplyForm, services.ticket_reply, lambda message: (
+        "Reply queued: it is emailed to the customer (the thread shows when it went out)." if message.email_id
+        else "Reply recorded; the customer has no email address, so nothing was emailed."))
+
+
+@require_POST
+@investigator_required
+def resend(request, ticket_id: str):
+    """Send a reply whose email failed again."""
+    ticket = _ticket(request, ticket_id)
+    try:
+        services.ticket_reply_resend(actor=request.user, ticket=ticket)
+        messages.success(request, "The reply's email is queued again.")
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    return redirect("cases:detail", reference=ticket.case.reference)
 
 
 @require_POST

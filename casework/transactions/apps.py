@@ -43,3 +43,14 @@ class TransactionsConfig(AppConfig):
         from casework.transactions.states import TXN_LIFECYCLE
 
         case_type_register_lifecycle("transaction_investigation", TXN_LIFECYCLE)
+        # Its action event in the outgoing webhooks' catalogue (casework/transactions/events.py).
+        from casework.outbox.catalogue import event_type_register
+        from casework.transactions.events import CARD_BLOCK_REQUESTED
+
+        event_type_register(CARD_BLOCK_REQUESTED)
+
+        # What its records name, seen across cases (casework.entities).
+        from casework.cases.types import case_type_register_entities
+        from casework.transactions.entities import ENTITIES as TRANSACTIONS_ENTITIES
+
+        case_type_register_entities("transaction_investigation", TRANSACTIONS_ENTITIES)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from casework.cases.types import Evaluation
+from casework.cases.types import Evaluation, Grounding
 
 ACTOR = "evaluation"
 
@@ -66,5 +66,23 @@ def transaction_observed(case) -> dict:
             "extra.insights": inv.insights.count()}
 
 
+def transaction_statements(case) -> list[str]:
+    """What the planner states (its reasons) and the investigation's summary."""
+    from agents.evals.grounding import outputs_of
+
+    statements = [o["reason"] for key, o in outputs_of(case).items()
+                  if key.startswith("planner.") and isinstance(o.get("reason"), str)]
+    return [*statements, case.txn_investigation.summary or ""]
+
+
+def _grounding() -> Grounding:
+    from agents.evals.grounding import AMOUNT
+
+    # Transaction and card ids, amounts, and every number (a history count, a median).
+    return Grounding(statements=transaction_statements, numbers=True,
+                     items={"transaction id": r"\bTX-[A-Z0-9-]*\d", "account id": r"\b(?:CARD|ACC)-[A-Z0-9-]*\d",
+                            "amount": AMOUNT})
+
+
 EVALUATION = Evaluation(submit=submit_transaction, export=transaction_scenario_parts,
-                        decision_fields=DECISION_FIELDS, observed=transaction_observed)
+                        decision_fields=DECISION_FIELDS, observed=transaction_observed, grounding=_grounding())

@@ -17,9 +17,11 @@ from pydantic import ValidationError as PydanticValidationError
 from agents.tasks import pipeline_enqueue
 from audit.services import audit_record
 from casework.cases.services import case_create
+from casework.entities.extraction import entities_extract
 from casework.errors import Conflict
 from casework.people.roles import ADMIN, MANAGER, user_roles
 from casework.transactions import rules
+from casework.transactions.events import ACTIONS, card_block_request
 from casework.transactions.models import CardAccount, Investigation, Recommendation, RuleDraft, Transaction
 from casework.transactions.monitoring.evaluate import evaluate_after_commit, settlement_rates
 from casework.transactions.schemas import TransactionIn, transactions_validate
@@ -146,6 +148,7 @@ def investigation_start(*, actor, transaction_id: str, initial_state: dict | Non
     investigation = Investigation(case=case, transaction=txn)
     investigation.full_clean(exclude=["case", "transaction"])
     investigation.save()
+    entities_extract(case=case)
     audit_record(actor=actor, action="txn.investigation_started", case=case, obj=investigation,
                  data={"transaction_id": txn.transaction_id})
     pipeline_enqueue(case=case, pipeline=PIPELINE, mode="investigate", actor=actor,
@@ -197,6 +200,9 @@ def recommendation_decide(*, actor, recommendation: Recommendation, accept: bool
     rec.save(update_fields=["status", "decided_by", "decided_at", "note"])
     audit_record(actor=actor, action=f"txn.recommendation_{status}", case=rec.investigation.case, obj=rec,
                  data={"action": rec.action, "note": rec.note})
+    if accept and rec.action in ACTIONS:
+        # An accepted recommendation emits its action, in this transaction (casework/transactions/events.py).
+        card_block_request(actor=actor, recommendation=rec)
     return rec
 
 

@@ -47,4 +47,27 @@
   });
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', syncCoverFields);
   else syncCoverFields();
+
+  // A sign-in through the identity provider due for renewal (casework.people.oidc): an htmx
+  // request got nothing; say so once, with a link that renews and comes back to this page,
+  // rather than leaving the page under what the person is typing.
+  document.addEventListener('casework:renew-sign-in', function (event) {
+    if (document.getElementById('renew-sign-in')) return;
+    var box = document.querySelector('main .messages');
+    if (!box) {
+      box = document.createElement('div');
+      box.className = 'messages';
+      document.getElementById('main').prepend(box);
+    }
+    var note = document.createElement('p');
+    note.id = 'renew-sign-in';
+    note.className = 'flash flash-warning';
+    note.setAttribute('role', 'alert');
+    note.append('Your sign-in must be renewed before this page can update. ');
+    var link = document.createElement('a');
+    link.href = event.detail.url;
+    link.textContent = 'Renew sign-in';
+    note.append(link);
+    box.append(note);
+  });
 })();

@@ -7,7 +7,8 @@
     ["pass_rate", "Pass rate", "#1e7b34"],
     ["tool_usage", "Tool usage", "#1f5fa8"],
     ["decision_quality", "Decision quality", "#b35c00"],
-    ["error_handling", "Error handling", "#7a3fa0"]
+    ["error_handling", "Error handling", "#7a3fa0"],
+    ["groundedness", "Groundedness", "#8a1c1c"]
   ];
   document.querySelectorAll("canvas[id^='chart-']").forEach(function (canvas) {
     var source = document.getElementById(canvas.id.replace("chart-", "chart-data-"));

@@ -52,7 +52,9 @@ def test_every_operation_that_changes_something_documents_409(schema):
 
 def test_the_signed_link_endpoint_is_public_and_everything_else_needs_a_token(schema):
     public = {name for name, op in operations(schema) if op["security"] == []}
-    assert public == {"POST /api/access/answers/employee/"}
+    # The employee's signed link, and the signed callback of a system that carried out an action.
+    assert public == {"POST /api/access/answers/employee/", "POST /api/actions/{id}/confirmation"}
+    assert "401" in schema["paths"]["/api/actions/{id}/confirmation"]["post"]["responses"]
     assert "410" in schema["paths"]["/api/access/answers/employee/"]["post"]["responses"]
 
 

@@ -39,7 +39,8 @@ from casework.cases.saved_views.services import saved_view_create
 from casework.cases.services import case_close
 from casework.cases.tasks.models import Task
 from casework.cases.tasks.services import task_add_from_template
-from casework.outbox.models import Delivery, Endpoint, OutboxEvent
+from casework.entities.models import Entity
+from casework.outbox.models import Action, Delivery, Endpoint, OutboxEvent
 from casework.people.roles import INVESTIGATOR
 from casework.people.services import user_create
 from casework.releases.models import Release
@@ -197,9 +198,12 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
         "/api/releases/{release_id}/": [{"release_id": r.release_id} for r in
                                         _one_per(Release.objects.select_related("case"), "case__status")],
         "/api/saved-views/{id}/": [{"id": view.pk}],
+        "/api/entities/{id}/": [{"id": e.pk} for e in _one_per(Entity.objects.all(), "kind")],
         # Admins' only: the investigator's token meets the 403 (and ignored_auth the 401).
         "/api/webhooks/endpoints/{id}/": [{"id": endpoint.pk}],
         "/api/webhooks/deliveries/{id}/": [{"id": delivery.pk}],
+        # Signed by the receiving system, never with a token: unsigned requests meet the 401.
+        "/api/actions/{id}/": [{"id": a.event_id} for a in _one_per(Action.objects.all(), "state")],
         "/api/support/intake/{run_id}/": [{"run_id": run.pk} for run in
                                           _one_per(AgentRun.objects.filter(pipeline="support", mode="intake"),
                                                    "status")],

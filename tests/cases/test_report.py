@@ -157,3 +157,35 @@ def test_the_schema_documents_the_report_as_a_pdf():
     assert operation["responses"]["200"]["content"]["application/pdf"]["schema"] == {
         "type": "string", "format": "binary"}
     assert "503" in operation["responses"] and "404" in operation["responses"]
+
+
+def test_the_report_carries_the_key_and_a_signed_checkpoint_an_auditor_can_check(alice, decided, settings, tmp_path):
+    """The report's checkpoint and public key are enough to check the signature offline, and the
+    checkpoint vouches for the case's entries (its position is at or past theirs)."""
+    import html
+    import re
+
+    from audit.checkpoint_services import audit_checkpoint_publish
+    from audit.checkpoints import checkpoint_parse, public_key_parse, signing_key_generate
+    from casework.cases.report.services import case_report_html
+
+    settings.AUDIT_SIGNING_KEY = signing_key_generate().decode()
+    settings.STORAGES = {**settings.STORAGES, "audit_checkpoints": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(tmp_path)}}}
+    published = audit_checkpoint_publish(force=True).signed
+    page = case_report_html(case=decided, actor=alice)
+    section = page[page.index('id="report-checkpoint"'):]
+    note, pem = (html.unescape(t) for t in re.findall(r'<pre class="hash">(.*?)</pre>', section, re.S))
+    signed = checkpoint_parse(note)
+    key = signed.signed_by([public_key_parse(pem)])
+    assert signed.checkpoint == published.checkpoint and key.key_id in section
+    last_entry = AuditEntry.objects.filter(case_id=decided.pk).order_by("-position").first()
+    assert signed.checkpoint.position >= last_entry.position
+
+
+def test_without_a_key_the_report_says_no_checkpoint_is_signed(alice, decided, settings):
+    from casework.cases.report.services import case_report_html
+
+    settings.AUDIT_SIGNING_KEY = ""
+    page = case_report_html(case=decided, actor=alice)
+    assert "No checkpoint signing key is configured on this server." in page

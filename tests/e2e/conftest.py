@@ -85,3 +85,6 @@ def log_in():
         return page.url
 
     return do_log_in
+
+
+from tests.fakes.oidc_provider import oidc_provider  # noqa: E402,F401 - fixture (the OIDC sign-in test)

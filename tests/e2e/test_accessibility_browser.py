@@ -60,6 +60,8 @@ NOT_PAGES = {
     "case_report:download": "a PDF (WeasyPrint; seconds per render)",
     "case_attachments:download": "the evidence file itself",
     "notifications:open": "marks the notification read and redirects to its subject",
+    "entities:graph_json": "JSON the graph page reads",
+    "entities:case_graph_json": "JSON the graph page reads",
 }
 
 # Django's admin: its own templates, the same few for every model, so one page of each kind
@@ -153,7 +155,18 @@ ARGS: dict[str, Callable[[Demo], list[dict]]] = {
     "evals:run": lambda d: [{"pk": d.values["eval_run"]}],
     "evals:add": lambda d: [{"reference": d.closed["fraud_alert"].reference}],
     "support:kb_article": lambda d: [{"article_id": d.values["article_id"]}],
+    # the entity named by the most cases (the demo's ACC-1013 is in three types)
+    "entities:detail": lambda d: [{"pk": _busiest_entity()}],
+    "entities:graph": lambda d: [{"pk": _busiest_entity()}],
 }
+
+
+def _busiest_entity() -> int:
+    from django.db.models import Count
+
+    from casework.entities.models import Entity
+
+    return Entity.objects.annotate(n=Count("mentions")).order_by("-n", "pk").values_list("pk", flat=True)[0]
 BY_NAME: dict[str, Callable[[Demo, str], object]] = {
     # a pattern's reference is a case of its own type (fraud:* a fraud alert), or any case
     "reference": lambda d, ns: (d.cases.get(NAMESPACE_TYPES.get(ns, "")) or d.cases["fraud_alert"]).reference,
@@ -167,6 +180,9 @@ BY_NAME: dict[str, Callable[[Demo, str], object]] = {
     "pk": lambda d, ns: 1,
     "run_id": lambda d, ns: d.values["run"],
     "message_id": lambda d, ns: 1,
+    # a detection rule's version and what to do with it (POST endpoints)
+    "number": lambda d, ns: 1,
+    "action": lambda d, ns: "approve",
     "trace_id": lambda d, ns: d.values["chat_trace"],
 }
 NAMESPACE_TYPES = {"fraud": "fraud_alert", "access": "access_change", "support": "support_ticket",
@@ -411,6 +427,10 @@ def _second_browser(plans: list[Plan], base_url: str, check: Check, failures: li
 def test_every_page_and_tab_meets_wcag_21_aa_for_every_role_at_both_widths(browser, live_server, settings,
                                                                              tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
+    # /audit/key/ with a key to show (its PEM and verifier key), not only the "no key" warning.
+    from audit.checkpoints import signing_key_generate
+
+    settings.AUDIT_SIGNING_KEY = signing_key_generate().decode()
     started = time.monotonic()
     demo = _demo()
     urls, public, unfilled = _candidate_urls(demo)

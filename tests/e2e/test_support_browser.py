@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from agents.pipelines.support_agents.language import detect_language
 from casework.support.models import Ticket
-from tests.support.conftest import support_data  # noqa: F401 - fixture
+from tests.support.conftest import smtp_server, support_data  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -67,4 +67,43 @@ def test_the_page_follows_a_triage_until_the_worker_finishes(page, log_in, alice
     expect(page.locator("#support-triage")).not_to_contain_text("running", timeout=15_000)
     expect(page.locator("#support-thread")).to_contain_text("Still failing")
     expect(page.locator("#support-reply")).to_have_value(Ticket.objects.get(pk=ticket.pk).suggested_reply)
+    assert page.js_errors == []
+
+
+def test_a_reopened_email_ticket_is_answered_by_a_person_and_the_page_says_when_it_was_emailed(
+        page, log_in, alice, support_data, smtp_server, settings, client):  # noqa: F811
+    """The person's part of the email conversation (tests/support/test_email_in.py has the
+    rest): the customer's "that didn't help" reopened the auto-answered ticket; the person
+    reads it, replies, and the page says the reply was emailed, threaded under the thread."""
+    from tests.support.test_email_in import AUTH, basic, mime, ticket_of
+
+    detect_language("Loading the language models before the clock starts.")
+    from casework.support.services import customer_save
+
+    settings.ANYMAIL = {"WEBHOOK_SECRET": [AUTH], "MAILGUN_WEBHOOK_SIGNING_KEY": ""}
+    settings.SUPPORT_AUTO_SEND = True
+    customer_save(actor="system", data={"customer_id": "CUST-002", "email": "piet@example.net"})
+
+    def post(raw: bytes) -> None:
+        assert client.post("/support/inbound/raw/", raw, content_type="message/rfc822", **basic()).status_code == 200
+
+    post(mime(body="How do I download an invoice?", subject="Invoices", message_id="<b1@mail.example.net>"))
+    [auto] = smtp_server.received
+    post(mime(body="That didn't help, there is no Download button.", subject=f"Re: {auto['Subject']}",
+              message_id="<b2@mail.example.net>", in_reply_to=auto["Message-ID"]))
+    ticket = ticket_of("<b1@mail.example.net>")
+    assert ticket.lifecycle == "reopened"
+
+    log_in(page, "alice", "alice-pass-123", next_path=f"/cases/{ticket.case.reference}/")
+    expect(page.locator("#support-state")).to_contain_text("Reopened")
+    expect(page.locator("#support-reopened")).to_contain_text("The customer wrote back")
+    expect(page.locator("#support-thread")).to_contain_text("there is no Download button")
+    page.locator("#support-reply").fill("The button is under Settings, Billing, Invoices.")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Send reply").click()
+
+    expect(page.locator("#support-state")).to_contain_text("Reply sent")
+    expect(page.locator("[data-email-state=sent]").last).to_contain_text("Emailed")
+    person = smtp_server.received[1]
+    assert person["In-Reply-To"] == "<b2@mail.example.net>" and person["Subject"] == auto["Subject"]
     assert page.js_errors == []

@@ -51,7 +51,10 @@ def test_compare_flags_a_rule_that_someone_breaks(command, settings, capsys):
     err = capsys.readouterr().err
     assert "REGRESSION pass_rate: 1.0 -> 0.5 (-50.0%)" in err
     assert "REGRESSION high_error_rate: passed -> failed" in err
-    assert second.regressions == 4  # pass rate, decision quality, two scenarios
+    # pass rate, decision quality, tool usage (the severity argument filed), two scenarios
+    assert second.regressions == 5
+    assert {r.get("metric") for r in second.report["regression_analysis"]["regressions"]} >= {
+        "pass_rate", "avg_scores.decision_quality", "avg_scores.tool_usage"}
     assert second.baseline == "v1"
 
     with pytest.raises(CommandError, match="regression") as caught:

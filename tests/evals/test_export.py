@@ -40,10 +40,10 @@ def test_a_closed_release_becomes_a_scenario_that_passes_when_re_run(rita):
     case = submitted_release(SEED, "no_go", rita)
     data = scenario_data(case)
     assert data["id"] == f"{case.reference.lower()}-export" and data["source"] == case.reference
-    assert data["expect"]["fields"] == {"extra.report_severity": ["high", "medium"]}
+    assert data["expect"]["fields"] == {"extra.report_severity": "high"}
     assert data["expect"]["tools_in_order"] == ["detective", "get_release_summary", "get_test_details",
                                                 "file_risk_report"]
-    assert "[number]" in data["expect"]["rubric"] and "1234" not in data["expect"]["rubric"]
+    assert "[number]" in data["expect"]["notes"] and "1234" not in data["expect"]["notes"]
     assert data["input"]["test_details"][1]["message"] == "refund total 0.00 != 19.99"
 
     scenario, observed, result = rerun(scenario_export(case), "release_risk")
@@ -114,10 +114,12 @@ def test_an_access_change_export_carries_its_organisation_slice_and_answers():
     assert result.passed, (result.failures, observed.trajectory)
 
 
-def test_add_to_evaluation_suite_page_saves_an_edited_scenario(rita, alice_client, settings, tmp_path):
-    from tests.releases.conftest import LOW
+def test_add_to_evaluation_suite_page_stores_an_edited_scenario_for_review(rita, alice_client, settings, tmp_path):
+    from agents.evals.models import StoredScenario
 
     settings.EVALS_SUITES_DIR = str(tmp_path)
+    from tests.releases.conftest import LOW
+
     case = submitted_release(LOW, "go", rita)
     page = alice_client.get(f"/cases/{case.reference}/")
     assert f'href="/evals/add/{case.reference}/"' in page.content.decode()
@@ -130,7 +132,12 @@ def test_add_to_evaluation_suite_page_saves_an_edited_scenario(rita, alice_clien
     assert "extra_forbidden" in broken.context["error"] or "Field required" in broken.context["error"]
     saved = alice_client.post(f"/evals/add/{case.reference}/", {"scenario": text, "action": "save"})
     assert saved.status_code == 302
-    [scenario] = load_suite("release_risk", root=tmp_path)
+    # Kept in the database, waiting for a second person: nothing written into the package.
+    assert not list(tmp_path.rglob("*.yaml"))
+    stored = StoredScenario.objects.get()
+    assert (stored.suite, stored.status, stored.source, stored.created_by.username) == (
+        "release_risk", "pending", case.reference, "alice")
+    scenario = Scenario.model_validate(yaml.safe_load(stored.text))
     assert scenario.category == "low" and scenario.source == case.reference
     again = alice_client.post(f"/evals/add/{case.reference}/", {"scenario": text, "action": "save"})
     assert "already exists" in again.context["error"]

@@ -74,3 +74,43 @@ def test_the_vendored_chart_library_is_served():
 
     path = finders.find("vendor/chartjs/chart.umd.min.js")
     assert path and "Chart.js v4" in open(path, encoding="utf-8").read(200)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_scenario_opens_onto_its_trace_outputs_and_a_diff(client, django_user_model, settings):
+    """Run the seed scenario for real, once right and once with the high error-rate threshold
+    broken; the failed run's page links the scenario's trace waterfall and diffs its outputs."""
+    from agents.evals.evaluate import run_evaluation
+    from agents.evals.schema import load_suite
+    from tests.evals.conftest import flush
+
+    settings.LLM_PROVIDER = "offline"  # traces go to the configured TRACE_DIR (its exporter is set up once)
+    scenarios = [s for s in load_suite("release_risk") if s.id == "high_error_rate"]
+    good_report = run_evaluation("release_risk", scenarios=scenarios, reset=flush)
+    settings.RELEASE_ERROR_RATE_HIGH = 0.5
+    bad_report = run_evaluation("release_risk", scenarios=scenarios, reset=flush)
+    # Recorded after the scenarios: each one empties the (test) database first.
+    good, bad = eval_run_record(report=good_report), eval_run_record(report=bad_report)
+    [scenario] = bad_report["scenarios"]
+    assert scenario["status"] == "failed" and scenario["trace_ids"]
+    assert [c["name"] for c in scenario["tool_calls"]][:1] == ["get_release_summary"]
+    assert scenario["outputs"]["detective"]["severity"] == "medium"
+
+    client.force_login(django_user_model.objects.create_superuser("root", "root@example.com", "root-pass-123"))
+    html = client.get(f"/evals/runs/{bad.pk}/").content.decode()
+    assert "nothing: this run was not compared" in html  # never silently against the offline baseline
+    detail = html.split('id="detail-high_error_rate"')[1].split("</details>")[0]
+    trace_url = f"/evals/runs/{bad.pk}/scenarios/high_error_rate/trace/{scenario['trace_ids'][0]}/"
+    assert f'href="{trace_url}"' in detail and " open>" in html.split('id="detail-high_error_rate"')[1][:10]
+    assert "get_release_summary" in detail and "&quot;severity&quot;: &quot;medium&quot;" in detail
+    trace = client.get(trace_url)
+    assert trace.status_code == 200 and trace.context["wf"].rows
+    assert any("detective" in row.name for row in trace.context["wf"].rows)
+    assert client.get(f"/evals/runs/{bad.pk}/scenarios/high_error_rate/trace/{'0' * 32}/").status_code == 404
+
+    diff = client.get(f"/evals/runs/{bad.pk}/scenarios/high_error_rate/diff/", {"against": good.pk})
+    removed = [line["text"] for line in diff.context["lines"] if line["kind"] == "removed"]
+    added = [line["text"] for line in diff.context["lines"] if line["kind"] == "added"]
+    assert any('"severity": "high"' in line for line in removed)
+    assert any('"severity": "medium"' in line for line in added)
+    assert client.get(f"/evals/runs/{bad.pk}/scenarios/high_error_rate/diff/", {"against": "x"}).status_code == 400

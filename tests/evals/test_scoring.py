@@ -26,7 +26,7 @@ RIGHT = ["detective", "get_release_summary", "get_test_details", "file_risk_repo
 def test_a_right_trajectory_and_decision_pass_with_full_scores():
     result = score(scenario(**EXPECT), observed(RIGHT, fields={"detective.severity": "high"}))
     assert result.passed, result.failures
-    assert result.scores == {"tool_usage": 1.0, "decision_quality": 1.0, "error_handling": 1.0}
+    assert result.scores == {"tool_usage": 1.0, "decision_quality": 1.0, "error_handling": 1.0, "groundedness": 1.0}
 
 
 def test_other_calls_between_the_required_ones_are_allowed():
@@ -76,7 +76,12 @@ def test_a_failed_call_is_an_error_unless_the_scenario_expects_one():
     names = ["detective", "get_release_summary"]
     result = score(scenario(), observed(names, failed={"get_release_summary"}))
     assert not result.passed and result.scores["error_handling"] < 1
-    assert score(scenario(errors_expected=True), observed(names, failed={"get_release_summary"})).passed
+    assert score(scenario(errors_expected=True, may_fail=["get_release_summary"]),
+                 observed(names, failed={"get_release_summary"})).passed
+    # Expecting an error is no licence for any call to fail: only the faulted or named ones.
+    collateral = score(scenario(errors_expected=True), observed(names, failed={"get_release_summary"}))
+    assert "error_handling: call(s) failed beyond the injected fault: get_release_summary (ToolExecution)" \
+        in collateral.failures
 
 
 def test_an_injected_fault_nobody_noticed_fails_error_handling():

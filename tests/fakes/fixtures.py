@@ -23,13 +23,18 @@ __all__ = ["fake_anthropic", "fake_openai"]
 @contextlib.contextmanager
 def serving(server: FakeLLMServer, settings, **llm_settings) -> Iterator[FakeLLMServer]:
     """Run `server`, with the provider's settings pointing at it; fail on its script's errors."""
+    from agents.llm.breaker import breaker_for
+
     with server:
         for name, value in llm_settings.items():
             setattr(settings, name, value(server) if callable(value) else value)
         reset_provider()
+        # Each test's endpoint starts with a closed circuit breaker, and leaves none open behind.
+        breaker_for(settings.LLM_PROVIDER).reset()
         try:
             yield server
         finally:
+            breaker_for(settings.LLM_PROVIDER).reset()
             reset_provider()
     if server.errors:
         lines = "\n".join(f"  {type(exc).__name__}: {exc}" for exc in server.errors)

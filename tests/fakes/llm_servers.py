@@ -144,8 +144,8 @@ class FakeLLMServer:
 
     # Life cycle
 
-    def start(self) -> FakeLLMServer:
-        self._httpd = _Server(("127.0.0.1", 0), _handler_class(self))
+    def start(self, port: int = 0) -> FakeLLMServer:
+        self._httpd = _Server(("127.0.0.1", port), _handler_class(self))
         self._httpd.daemon_threads = True
         # A client that gives up (its timeout) makes our late write fail: not an error here.
         self._httpd.handle_error = lambda request, client_address: None
@@ -158,7 +158,18 @@ class FakeLLMServer:
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
+            if isinstance(self._httpd, _Server):
+                self._httpd.drop_connections()
             self._httpd = None
+
+    def refuse(self) -> None:
+        """The endpoint goes down: stop listening, so that connections are refused, until accept()."""
+        self._kept_port = self.port
+        self.stop()
+
+    def accept(self) -> None:
+        """The endpoint comes back, on the port it had."""
+        self.start(self._kept_port)
 
     def __enter__(self) -> FakeLLMServer:
         return self.start()
@@ -168,6 +179,8 @@ class FakeLLMServer:
 
     @property
     def port(self) -> int:
+        if self._httpd is None and getattr(self, "_kept_port", None):
+            return self._kept_port  # refusing connections (refuse()): the URL stays the same
         assert self._httpd is not None, "start() the server first"
         return self._httpd.server_address[1]
 
@@ -297,6 +310,33 @@ class _Server(ThreadingHTTPServer):
     # socketserver's default listen backlog is 5: a burst of new connections (a benchmark's
     # hundred threads) overflows it, and the dropped SYNs come back a second later.
     request_queue_size = 1024
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.open_connections: set = set()
+        self._connections_lock = threading.Lock()
+
+    def process_request(self, request, client_address):
+        with self._connections_lock:
+            self.open_connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request):
+        with self._connections_lock:
+            self.open_connections.discard(request)
+        super().shutdown_request(request)
+
+    def drop_connections(self) -> None:
+        """Reset every kept-alive connection: a server that went down answers nothing more on them."""
+        import socket
+
+        with self._connections_lock:
+            connections = list(self.open_connections)
+        for request in connections:
+            try:
+                request.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
 
 def _as_reply(made: Reply | str) -> Reply:

@@ -10,3 +10,5 @@ def _fast_test_settings(settings):
     # Without autorefresh WhiteNoise indexes every static file each time a test client
     # builds its middleware, i.e. once per test.
     settings.WHITENOISE_AUTOREFRESH = True
+
+from tests.fakes.oidc_provider import idp_browser, oidc_provider  # noqa: E402,F401 - fixtures

@@ -61,3 +61,19 @@ def send(actor, customer_id: str, message: str, channel: str = "api"):
 
 def triage_run(ticket) -> AgentRun:
     return AgentRun.objects.filter(case=ticket.case, mode="triage").latest("id")
+
+
+@pytest.fixture
+def smtp_server(settings):
+    """Django's SMTP backend pointed at a real aiosmtpd server on 127.0.0.1 (tests/support/smtp.py)."""
+    from tests.support.smtp import SmtpServer
+
+    server = SmtpServer()
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", server.port
+    settings.EMAIL_HOST_USER = settings.EMAIL_HOST_PASSWORD = ""
+    settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
+    settings.SUPPORT_EMAIL_FROM = "Support <support@casework.test>"
+    settings.EMAIL_MESSAGE_ID_DOMAIN = "casework.test"
+    yield server
+    server.close()

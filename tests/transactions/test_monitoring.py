@@ -260,3 +260,25 @@ def test_the_rules_page_shows_versions_approvals_and_precision(alice, mona, alic
     proposed.refresh_from_db()
     assert proposed.status == "active" and proposed.approver == mona
     assert live.hits.count() == 2
+
+
+def test_a_live_block_rule_requests_the_card_block_once_per_case(alice, mona):
+    from casework.outbox.models import Action, OutboxEvent
+    from casework.transactions.services import transactions_import
+
+    running(alice, mona, name="Block big electronics", action="block")
+    shadow = running(alice, mona, name="Block in shadow", action="block", mode="shadow",
+                     conditions=[{"field": "mcc", "op": "eq", "value": "5732"}])
+    stored = transactions_import(actor="system", rows=[txn(1), txn(2), txn(1, card="CARD-2", amount="50.00")])
+    transactions_evaluate([t.pk for t in stored], now=WHEN)
+    case = Case.objects.get()
+    action = Action.objects.get()
+    assert action.case == case and action.type == "transaction.card_block_requested" and action.state == "requested"
+    data = OutboxEvent.objects.get(type="transaction.card_block_requested").payload["data"]
+    assert data["rule"] == {"name": "Block big electronics", "version": 1,
+                            "conditions": [{"field": "amount", "op": "gte", "value": 500}]}
+    assert data["recommendation"] is None and data["card"]["last4"] == "4242"
+    # A later block hit joins the case and asks nothing again; the shadow rule asked nothing at all.
+    later = transactions_import(actor="system", rows=[txn(3)])
+    transactions_evaluate([t.pk for t in later], now=WHEN + timedelta(minutes=5))
+    assert Action.objects.count() == 1 and RuleHit.objects.filter(version=shadow).count() == 4

@@ -13,7 +13,13 @@ from __future__ import annotations
 
 from agents.pipelines.support_agents import offline  # noqa: F401  (registers the offline analysts)
 from agents.pipelines.support_agents.prompts import PROMPTS
-from agents.pipelines.support_agents.schemas import SupervisorDecision, TicketMatch, TranslationResult, TriageResult
+from agents.pipelines.support_agents.schemas import (
+    ReplyTranslation,
+    SupervisorDecision,
+    TicketMatch,
+    TranslationResult,
+    TriageResult,
+)
 from agents.pipelines.support_agents.tools import CUSTOMER_LOOKUP, KB_SEARCH, TICKET_SUMMARIZE
 from agents.runtime.agent import Agent
 
@@ -21,6 +27,9 @@ TICKET_MATCHER = Agent(id="ticket_matcher", system_prompt=PROMPTS["ticket_matche
                        max_tokens=200)
 TRANSLATOR = Agent(id="support_translator", system_prompt=PROMPTS["translator"], output_model=TranslationResult,
                    max_tokens=2000)
+# The outbound side (issue 25.3): a person's reply in the customer's language, English beside it.
+REPLY_TRANSLATOR = Agent(id="support_reply_translator", system_prompt=PROMPTS["reply_translator"],
+                         output_model=ReplyTranslation, max_tokens=2000)
 SUPERVISOR = Agent(id="support_supervisor", system_prompt=PROMPTS["supervisor"], output_model=SupervisorDecision,
                    tools=(CUSTOMER_LOOKUP,), max_tokens=500)
 SPECIALISTS = {
@@ -33,4 +42,4 @@ SPECIALISTS = {
 SUPPORT_AGENTS: dict[str, Agent] = {"ticket_matcher": TICKET_MATCHER, "translator": TRANSLATOR,
                                     "supervisor": SUPERVISOR, **SPECIALISTS}
 
-__all__ = ["SUPPORT_AGENTS", "SPECIALISTS", "SUPERVISOR", "TICKET_MATCHER", "TICKET_SUMMARIZE", "TRANSLATOR", "PROMPTS"]
+__all__ = ["REPLY_TRANSLATOR", "SUPPORT_AGENTS", "SPECIALISTS", "SUPERVISOR", "TICKET_MATCHER", "TICKET_SUMMARIZE", "TRANSLATOR", "PROMPTS"]

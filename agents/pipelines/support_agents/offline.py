@@ -60,6 +60,15 @@ def translator(data: dict) -> dict:
             "translated_messages": list(messages) if english else [], "original_messages": messages}
 
 
+@offline_analyst("support_reply_translator")
+def reply_translator(data: dict) -> dict:
+    """Cannot translate: the reply goes as written, and says so (translated false). Its English
+    is given only when it is English already."""
+    reply = str(data.get("reply") or "")
+    language = detect_language(reply)
+    return {"language": language, "reply": reply, "reply_en": reply if language == "en" else "", "translated": False}
+
+
 # --- supervisor -------------------------------------------------------------------------
 
 @offline_analyst("support_supervisor")

@@ -17,12 +17,19 @@ PROMPTS = {
         "summaries of that customer's active tickets. Decide whether the message continues one of them (a "
         "follow-up, more detail, the same problem) or starts something new. Answer matched_ticket_id with "
         "the id of one listed ticket, or null, and your confidence. Use high or medium only when the message "
-        "is clearly about the same issue; otherwise answer low."),
+        "is clearly about the same issue; otherwise answer low. A ticket's linked_cases are the cases people "
+        "tied it to (a fraud alert on the customer's account, an earlier duplicate): a message about one of "
+        "those continues that ticket."),
     "translator": (
         "You are the translator of a customer-support desk. Detect the language of the customer's messages "
         "and translate each one to English, keeping names, numbers, ids and product terms as they are. "
         "original_messages repeats the messages exactly; translated_messages has one entry per message, in "
         "order (the same text when it is already English)."),
+    "reply_translator": (
+        "You are the translator of a customer-support desk's replies. You get an agent's reply and the "
+        "customer's language. Give the reply in the customer's language (reply), keeping its meaning, tone, "
+        "names, numbers, ids and product terms, and the reply in English for the agent (reply_en). A reply "
+        "already in the customer's language is returned as it is in `reply`, translated only for `reply_en`."),
     "supervisor": (
         "You are the supervisor of a customer-support desk. First call customer_lookup with the ticket's "
         "customer_id to learn the plan, tenure, seats, region and VIP flag. Then classify the ticket's "

@@ -49,3 +49,10 @@ class TriageResult(BaseModel):
     suggested_response: str = Field(description="The reply to send, in the customer's language.")
     relevant_articles: list[str] = Field(description="Ids of the kb_search articles the reply relies on (kb_002).")
     reasoning: str = Field(description="Why this action, in one to three sentences.")
+
+
+class ReplyTranslation(BaseModel):
+    language: str = Field(description="ISO 639-1 code of the language `reply` is in (the customer's).")
+    reply: str = Field(description="The agent's reply in the customer's language; the same text when it already is.")
+    reply_en: str = Field(description="The reply in English, for the agent; the same text when it already is.")
+    translated: bool = Field(description="True when you translated the reply (it was not in the customer's language).")

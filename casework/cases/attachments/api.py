@@ -18,13 +18,14 @@ from casework.cases.selectors import case_get_for_user
 
 
 class AttachmentOutputSerializer(serializers.ModelSerializer):
-    uploaded_by = serializers.CharField(source="uploaded_by.username")
+    uploaded_by = serializers.CharField(source="uploaded_by.username", default=None, allow_null=True,
+                                        help_text="Null for a file that came attached to an email (received_from).")
     download_url = serializers.SerializerMethodField()
 
     class Meta:
         model = Attachment
         ref_name = "CaseAttachment"
-        fields = ["id", "original_name", "size", "sha256", "content_type", "uploaded_by", "uploaded_at",
+        fields = ["id", "original_name", "size", "sha256", "content_type", "uploaded_by", "received_from", "uploaded_at",
                   "download_url"]
 
     def get_download_url(self, attachment) -> str:

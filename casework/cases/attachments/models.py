@@ -25,8 +25,11 @@ class Attachment(models.Model):
     size = models.PositiveBigIntegerField()
     sha256 = models.CharField(max_length=64, db_index=True)
     content_type = models.CharField(max_length=100)
-    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+    # Nobody when it came in by email (received_from names the sender).
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
                                     related_name="case_attachments")
+    received_from = models.CharField(max_length=300, blank=True, default="",
+                                     help_text="The sender's address, for a file that came attached to an email.")
     uploaded_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

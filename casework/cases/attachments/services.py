@@ -57,7 +57,9 @@ def _sha256(upload: UploadedFile) -> str:
 
 
 @transaction.atomic
-def attachment_upload(*, actor: User, case: Case, upload: UploadedFile) -> Attachment:
+def attachment_upload(*, actor: User | str, case: Case, upload: UploadedFile, received_from: str = "") -> Attachment:
+    """`actor`: the person uploading, or "system" for a file attached to an inbound email
+    (then `received_from` is its sender)."""
     case = Case.objects.select_for_update(of=("self",)).get(pk=case.pk)
     if case.is_closed:
         raise Conflict(f"{case.reference} is closed; its evidence can no longer change.", code="case_closed")
@@ -71,13 +73,15 @@ def attachment_upload(*, actor: User, case: Case, upload: UploadedFile) -> Attac
     sha256 = _sha256(upload)
     upload.seek(0)
     attachment = Attachment(case=case, original_name=name, size=upload.size, sha256=sha256,
-                            content_type=content_type, uploaded_by=actor)
+                            content_type=content_type, uploaded_by=actor if isinstance(actor, User) else None,
+                            received_from=received_from[:300])
     attachment.file.save(name, upload, save=False)
     try:
         attachment.save()
         audit_record(actor=actor, action="attachment.uploaded", case=case, obj=attachment,
                      data={"name": name, "size": upload.size, "sha256": sha256, "content_type": content_type,
-                           "stored_as": attachment.file.name})
+                           "stored_as": attachment.file.name,
+                           **({"received_from": received_from} if received_from else {})})
     except BaseException:
         attachment.file.storage.delete(attachment.file.name)
         raise
@@ -90,7 +94,8 @@ class FileAltered(DomainError):
     status_code = 409
 
 
-def _stored_sha256(attachment: Attachment) -> str | None:
+def attachment_stored_sha256(attachment: Attachment) -> str | None:
+    """The SHA-256 of the bytes storage holds for the attachment now; None if the file is gone."""
     storage, name = attachment.file.storage, attachment.file.name
     if not storage.exists(name):
         return None
@@ -107,7 +112,7 @@ def attachment_download_check(*, actor: User, attachment: Attachment) -> None:
     (who read which evidence, when: chain of custody); a mismatch or a missing file is audited
     as such and refused (FileAltered, 409), so nobody is handed altered evidence unknowingly.
     Not one transaction: the entry of a refusal must stay when the refusal is raised."""
-    found = _stored_sha256(attachment)
+    found = attachment_stored_sha256(attachment)
     data = {"name": attachment.original_name, "sha256": attachment.sha256}
     if found != attachment.sha256:
         audit_record(actor=actor, action="attachment.integrity_failed", case=attachment.case, obj=attachment,

@@ -25,7 +25,8 @@ CASE_LIFECYCLE = Lifecycle(
         State("awaiting_decision", "Awaiting decision",
               "The agents are done and have recommended; a person has to decide."),
         State("resolved", "Resolved", "A person marked it resolved; the decision that closes it is still to be recorded."),
-        State("closed", "Closed", "A person decided, with an outcome and a reason.", final=True),
+        State("closed", "Closed", "A person decided, with an outcome and a reason. It reopens only when the "
+              "outside world answers the decision (a customer writes back to a solved ticket): case_reopen."),
     ),
     transitions=tuple(
         move("new", "in_progress", PERSON, AGENT, SYSTEM, note="assigned, or the agents started")
@@ -37,5 +38,7 @@ CASE_LIFECYCLE = Lifecycle(
                note="an answer came, or the case is worked again")
         + move(OPEN, "resolved", PERSON, note="only a person resolves")
         + move([*OPEN, "resolved"], "closed", PERSON, note="only a person's decision closes")
+        + move("closed", "in_progress", PERSON, SYSTEM,
+               note="reopened (case_reopen): the decision is kept, no longer final, and a new one closes it again")
     ),
 )

@@ -20,6 +20,8 @@ class Notification(models.Model):
         REQUEST = "request", "A request for your answer"
         REQUEST_REMINDER = "request_reminder", "A reminder of a request"
         ESCALATION = "escalation", "A request nobody answered"
+        # Someone lost their access (SCIM deactivation): their open cases need a new owner.
+        CASES_RETURNED = "cases_returned", "Cases back in the queue"
 
     recipient_user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
                                        related_name="notifications")

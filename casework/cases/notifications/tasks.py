@@ -24,9 +24,17 @@ def notification_email_send(self, notification_id: int) -> None:
         notification_email_failed(notification_id, f"{type(exc).__name__}: {exc}")
 
 
-@shared_task(ignore_result=True, soft_time_limit=240, time_limit=300)
-def cases_sla_check() -> dict:
-    """Warn before deadlines and record breaches; safe to run often and twice."""
+@shared_task(bind=True, ignore_result=True, soft_time_limit=240, time_limit=300)
+def cases_sla_check(self) -> dict:
+    """Warn before deadlines and record breaches; safe to run often and twice. A transient
+    database error (a restart) sends the scan again with backoff rather than skipping a
+    period: each warning and breach is recorded once, so a scan cut halfway is taken up."""
     from casework.cases.notifications.deadlines import cases_sla_scan
+    from casework.db_transient import is_transient_db_error, task_retry_transient
 
-    return cases_sla_scan()
+    try:
+        return cases_sla_scan()
+    except Exception as exc:
+        if not is_transient_db_error(exc):
+            raise
+        return task_retry_transient(self, exc, max_retries=8) or {}

@@ -13,6 +13,7 @@ from django.apps import apps
 from django.db import models
 from django.db.models import F
 
+from audit.checkpoint_services import checkpoint_status
 from audit.models import AuditEntry
 from casework.cases.models import Case
 from casework.cases.selectors import case_comments, case_final_decision
@@ -192,4 +193,6 @@ def report_context(case: Case) -> dict:
         "attachments": report_attachments(case),
         "audit_entries": entries,
         "audit_sequenced": sum(1 for e in entries if e.position is not None),
+        # The signing key and the newest signed checkpoint: what an auditor checks the entries with.
+        "checkpoint": checkpoint_status(),
     }

@@ -31,7 +31,7 @@ def support_view(case) -> dict | None:
     return {
         "ticket": ticket,
         "customer": ticket.customer,
-        "messages": list(ticket.messages.all()),
+        "messages": list(ticket.messages.select_related("sent_by", "email")),
         "sla": selectors.sla_clock(ticket),
         "triage": triage,
         "result": triage.get("result") or {},
@@ -43,6 +43,13 @@ def support_view(case) -> dict | None:
         "running": any(r.is_active for r in runs),
         "latest_run": runs[0] if runs else None,
     }
+
+
+@register.inclusion_tag("support/_email_state.html")
+def email_state(message):
+    """What happened to a reply's email, never more: queued (and why it is being retried), the
+    time the mail server accepted it, or why it failed; or that it was not emailed at all."""
+    return {"m": message, "email": message.email}
 
 
 @register.simple_tag

@@ -21,7 +21,7 @@ E403 = OpenApiResponse(description="Not allowed for this user's role (approving:
 E409 = OpenApiResponse(description="Conflicts with the version's state (body: detail, code).")
 
 
-class VersionSerializer(serializers.ModelSerializer):
+class DetectionRuleVersionSerializer(serializers.ModelSerializer):
     author = serializers.CharField(source="author.username", default=None, allow_null=True)
     approver = serializers.CharField(source="approver.username", default=None, allow_null=True)
     performance = serializers.SerializerMethodField()
@@ -40,22 +40,22 @@ class VersionSerializer(serializers.ModelSerializer):
                 "precision": stats.precision}
 
 
-class RuleSerializer(serializers.ModelSerializer):
-    versions = VersionSerializer(many=True)
+class DetectionRuleSerializer(serializers.ModelSerializer):
+    versions = DetectionRuleVersionSerializer(many=True)
 
     class Meta:
         model = DetectionRule
         fields = ["id", "name", "description", "created_at", "versions"]
 
 
-class VersionInSerializer(serializers.Serializer):
+class DetectionRuleVersionInSerializer(serializers.Serializer):
     conditions = serializers.JSONField()
     action = serializers.ChoiceField(choices=RuleVersion.Action.choices)
     mode = serializers.ChoiceField(choices=RuleVersion.Mode.choices)
     note = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
 
 
-class RuleInSerializer(VersionInSerializer):
+class DetectionRuleInSerializer(DetectionRuleVersionInSerializer):
     name = serializers.CharField(max_length=120)
     description = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
 
@@ -63,7 +63,7 @@ class RuleInSerializer(VersionInSerializer):
 def _rule_out(rule: DetectionRule, code=status.HTTP_200_OK) -> Response:
     rule = selectors.rules_with_versions().get(pk=rule.pk)
     stats = selectors.version_stats(list(rule.versions.all()))
-    return Response(RuleSerializer(rule, context={"stats": stats}).data, status=code)
+    return Response(DetectionRuleSerializer(rule, context={"stats": stats}).data, status=code)
 
 
 class ReadOrInvestigator(IsInvestigator):
@@ -79,18 +79,18 @@ class RuleListApi(APIView):
     permission_classes = [ReadOrInvestigator]
     parser_classes = [JSONParser]
 
-    @extend_schema(operation_id="txn_rules_list", responses={200: RuleSerializer(many=True)})
+    @extend_schema(operation_id="txn_rules_list", responses={200: DetectionRuleSerializer(many=True)})
     def get(self, request):
         rules = list(selectors.rules_with_versions())
         stats = selectors.version_stats([v for r in rules for v in r.versions.all()])
-        return Response(RuleSerializer(rules, many=True, context={"stats": stats}).data)
+        return Response(DetectionRuleSerializer(rules, many=True, context={"stats": stats}).data)
 
-    @extend_schema(operation_id="txn_rules_create", request=RuleInSerializer,
-                   responses={201: RuleSerializer, 400: OpenApiResponse(description="Invalid, keyed by field.")},
+    @extend_schema(operation_id="txn_rules_create", request=DetectionRuleInSerializer,
+                   responses={201: DetectionRuleSerializer, 400: OpenApiResponse(description="Invalid, keyed by field.")},
                    description="Write a rule: version 1 is proposed and runs once a manager or admin who is not "
                                "its author approves it.")
     def post(self, request):
-        data = RuleInSerializer(data=request.data)
+        data = DetectionRuleInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         version = services.rule_create(actor=request.user, **data.validated_data)
         return _rule_out(version.rule, status.HTTP_201_CREATED)
@@ -100,12 +100,12 @@ class RuleVersionProposeApi(APIView):
     permission_classes = [IsInvestigator]
     parser_classes = [JSONParser]
 
-    @extend_schema(operation_id="txn_rule_versions_propose", request=VersionInSerializer,
-                   responses={201: RuleSerializer, 400: OpenApiResponse(description="Invalid, keyed by field."),
+    @extend_schema(operation_id="txn_rule_versions_propose", request=DetectionRuleVersionInSerializer,
+                   responses={201: DetectionRuleSerializer, 400: OpenApiResponse(description="Invalid, keyed by field."),
                               404: OpenApiResponse(description="No such rule.")})
     def post(self, request, pk: int):
         rule = get_object_or_404(DetectionRule, pk=pk)
-        data = VersionInSerializer(data=request.data)
+        data = DetectionRuleVersionInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         services.rule_version_propose(actor=request.user, rule=rule, **data.validated_data)
         return _rule_out(rule, status.HTTP_201_CREATED)
@@ -123,7 +123,7 @@ class RuleVersionActApi(APIView):
     permission_classes = [IsAuthenticated]
 
     @extend_schema(operation_id="txn_rule_versions_act", request=None,
-                   responses={200: RuleSerializer, 403: E403, 404: OpenApiResponse(description="No such version."),
+                   responses={200: DetectionRuleSerializer, 403: E403, 404: OpenApiResponse(description="No such version."),
                               409: E409},
                    description="approve (a proposed version; it becomes active), reject, or activate (roll back to "
                                "a version approved earlier). Managers and admins; never the version's author.")
@@ -135,7 +135,7 @@ class RuleVersionActApi(APIView):
         return _rule_out(version.rule)
 
 
-class RateSerializer(serializers.ModelSerializer):
+class CurrencyRateSerializer(serializers.ModelSerializer):
     class Meta:
         model = CurrencyRate
         fields = ["currency", "rate", "updated_at"]
@@ -145,12 +145,12 @@ class RateApi(APIView):
     permission_classes = [IsAuthenticated]
     parser_classes = [JSONParser]
 
-    @extend_schema(operation_id="txn_rates_list", responses={200: RateSerializer(many=True)})
+    @extend_schema(operation_id="txn_rates_list", responses={200: CurrencyRateSerializer(many=True)})
     def get(self, request):
-        return Response(RateSerializer(CurrencyRate.objects.all(), many=True).data)
+        return Response(CurrencyRateSerializer(CurrencyRate.objects.all(), many=True).data)
 
-    @extend_schema(operation_id="txn_rates_set", request=RateSerializer,
-                   responses={200: RateSerializer, 400: OpenApiResponse(description="Invalid, keyed by field."),
+    @extend_schema(operation_id="txn_rates_set", request=CurrencyRateSerializer,
+                   responses={200: CurrencyRateSerializer, 400: OpenApiResponse(description="Invalid, keyed by field."),
                               403: E403},
                    description="Set how many settlement-currency units one unit of `currency` is worth "
                                "(managers and admins).")
@@ -161,4 +161,4 @@ class RateApi(APIView):
             raise PermissionDenied("Only managers and admins set exchange rates.")
         row = services.rate_set(actor=request.user, currency=str(request.data.get("currency", "")),
                                 rate=request.data.get("rate", ""))
-        return Response(RateSerializer(row).data)
+        return Response(CurrencyRateSerializer(row).data)

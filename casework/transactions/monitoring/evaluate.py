@@ -12,7 +12,9 @@ One evaluation, for a batch of transactions:
 4. group the live review/block hits by card (account and last four digits). A card with a
    live allow hit is let through: its hits are recorded, no case opens. Otherwise the hits
    join the card's open case if a hit opened one within TXN_HIT_JOIN_MINUTES, or open a TXN
-   case for the card's first hit transaction and queue its investigation;
+   case for the card's first hit transaction and queue its investigation. A live block hit
+   also requests the card block (the `transaction.card_block_requested` action event, once per
+   case), which core banking confirms like any action;
 5. stamp the transactions evaluated.
 
 All of it in one database transaction: a worker that dies leaves the batch unevaluated, and
@@ -90,6 +92,7 @@ def transactions_evaluate(ids: list[int], *, now: datetime | None = None) -> dic
     """Evaluate the active rules on these transactions (those not evaluated yet). Returns counts."""
     from casework.transactions.models import Transaction
 
+    given = now is not None
     now = now or timezone.now()
     rows = list(Transaction.objects.select_for_update(skip_locked=True, of=("self",))
                 .filter(pk__in=ids, evaluated_at__isnull=True).order_by("pk")
@@ -129,9 +132,13 @@ def transactions_evaluate(ids: list[int], *, now: datetime | None = None) -> dic
             joined += 1
         for hit in card_hits:
             hit.case = case
+        blocking = next((h for h in card_hits if h.action == RuleVersion.Action.BLOCK), None)
+        if blocking is not None:
+            _request_block(case, blocking, now)
     RuleHit.objects.bulk_create(hits, ignore_conflicts=True)
     _audit_cases(by_card, allowed, txn_ids)
-    Transaction.objects.filter(pk__in=[r[0] for r in rows]).update(evaluated_at=now)
+    # Stamped when the decision is made (the end of this evaluation), unless a test gives the clock.
+    Transaction.objects.filter(pk__in=[r[0] for r in rows]).update(evaluated_at=now if given else timezone.now())
     return {"evaluated": len(rows), "hits": len(hits), "opened": opened, "joined": joined}
 
 
@@ -147,6 +154,16 @@ def _open_case(card_hits: list[RuleHit], txn_ids: dict[int, str]):
         # Already under an open investigation (a person started one): the hits join it.
         return (Investigation.objects.select_related("case").filter(transaction_id=first.transaction_id)
                 .exclude(case__status="closed").order_by("-created_at").first().case)
+
+
+def _request_block(case, hit: RuleHit, now: datetime) -> None:
+    """A live block rule matched: ask core banking to block the card (the action event, in this
+    transaction; once per case), as an accepted block recommendation does."""
+    from casework.transactions.events import card_block_by_rule
+    from casework.transactions.models import Transaction
+
+    txn = Transaction.objects.select_related("account").get(pk=hit.transaction_id)
+    card_block_by_rule(case=case, txn=txn, version=hit.version, now=now)
 
 
 def _audit_cases(by_card, allowed, txn_ids) -> None:

@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from casework.errors import DomainError, error_text
-from casework.people.roles import investigator_required
+from casework.people.roles import investigator_required, is_investigator
 from casework.transactions import rules as rule_language
 from casework.transactions.monitoring import selectors, services
 from casework.transactions.monitoring.models import DetectionRule, RuleVersion
@@ -25,6 +25,7 @@ from casework.transactions.monitoring.models import DetectionRule, RuleVersion
 def rules(request):
     return render(request, "transactions/rules.html", {
         "rules": selectors.rules_page(), "may_approve": services.may_approve(request.user),
+        "may_write": is_investigator(request.user),
         "fields": ", ".join(rule_language.FIELDS), "actions": RuleVersion.Action.choices,
         "modes": RuleVersion.Mode.choices, "user_id": request.user.pk})
 

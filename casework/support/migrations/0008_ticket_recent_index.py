@@ -7,7 +7,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('cases', '0006_case_due_at'),
-        ('support', '0004_ticket_states'),
+        ('support', '0007_message_translation'),
     ]
 
     operations = [

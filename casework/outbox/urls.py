@@ -1,0 +1,12 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from casework.outbox import views
+
+app_name = "outbox"
+
+urlpatterns = [
+    path("<str:reference>/actions/", views.case_actions, name="case_actions"),
+    path("<str:reference>/actions/resolve/", views.action_resolve_view, name="action_resolve"),
+]
