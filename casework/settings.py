@@ -557,6 +557,22 @@ ANYMAIL = {
     "AMAZON_SES_AUTO_CONFIRM_SNS_SUBSCRIPTIONS": False,
 }
 
+# --- Reads that must not grow with history (DESIGN.md "Cost per case stays flat") -------
+# FRAUD_LOOKALIKE_CELL_CAP: a fraud alert's look-alike search reads at most this many decided
+# alerts of each group (confirmed / cleared) per nearby grid cell, newest first
+# (casework/fraud/similarity.py). CASE_TIMELINE_PAGE: timeline entries per page, newest first.
+# SUPPORT_MATCH_MAX_TICKETS: the most active tickets of a customer the support matcher
+# considers for a new email, most recent activity first. TXN_SIMILARITY_CANDIDATES: the most
+# past investigations (in the neighbouring buckets, newest first) a similarity query scores.
+FRAUD_LOOKALIKE_CELL_CAP = env.int("FRAUD_LOOKALIKE_CELL_CAP", default=12)
+CASE_TIMELINE_PAGE = env.int("CASE_TIMELINE_PAGE", default=50)
+SUPPORT_MATCH_MAX_TICKETS = env.int("SUPPORT_MATCH_MAX_TICKETS", default=20)
+TXN_SIMILARITY_CANDIDATES = env.int("TXN_SIMILARITY_CANDIDATES", default=250)
+for _name in ("FRAUD_LOOKALIKE_CELL_CAP", "CASE_TIMELINE_PAGE", "SUPPORT_MATCH_MAX_TICKETS",
+              "TXN_SIMILARITY_CANDIDATES"):
+    if globals()[_name] < 1:
+        raise ImproperlyConfigured(f"{_name} must be at least 1.")
+
 # --- Transaction investigations (seed 003: agents/pipelines/transactions.py) -----------
 # The planner's step limit (planner decisions), each tool's timeout, the whole
 # investigation's timeout (checked between steps; a timed-out one keeps its findings and can

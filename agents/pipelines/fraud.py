@@ -105,6 +105,7 @@ def _specialist_calls(ctx: RunContext) -> list[CallSpec]:
             knowledge_patterns=patterns,
             similar_cleared_cases=cleared,
             similar_cleared_cases_count_from_system=cleared_count,
+            similar_count_is_lower_bound=lookalikes.confirmed_more,
         ),
     }
     return [CallSpec(agent_id, FRAUD_AGENTS[agent_id], inputs[agent_id]) for agent_id in SPECIALISTS]

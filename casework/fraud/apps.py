@@ -25,9 +25,10 @@ class FraudConfig(AppConfig):
 
         case_type_register_chat("fraud_alert", Chat(tools=fraud_chat_tools, context=fraud_chat_context))
         case_type_register_evaluation("fraud_alert", EVALUATION)
-
+        # Each final decision's look-alike row, written in the decision's transaction.
         from casework.cases.demo import demo_register
         from casework.cases.types import CASE_TYPES, Tab, case_type_register_tab
+        from casework.fraud import signals  # noqa: F401
         from casework.fraud.demo import demo_load_fraud
 
         fraud = CASE_TYPES["fraud_alert"]
