@@ -122,6 +122,8 @@ class AuditEntry(models.Model):
         indexes = [
             # The sequencer's scan: the few pending rows in id order, however long the chain.
             models.Index(fields=["id"], condition=Q(position__isnull=True), name="audit_entry_pending_idx"),
+            # A case's timeline page: its newest entries before a cursor, however long its history.
+            models.Index(fields=["case_id", "-id"], name="audit_entry_case_newest"),
         ]
 
     def __str__(self) -> str:

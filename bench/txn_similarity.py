@@ -75,6 +75,8 @@ def main() -> None:
     parser.add_argument("--database-url")
     args = parser.parse_args()
     setup(args.database_url)
+    from django.conf import settings
+
     from casework.transactions import similarity
     from casework.transactions.models import Investigation
 
@@ -89,7 +91,7 @@ def main() -> None:
         t0 = time.perf_counter()
         similarity.nearest(query)
         bucketed.append((time.perf_counter() - t0) * 1000)
-        candidates.append(min(similarity.CANDIDATE_LIMIT, Investigation.objects.filter(
+        candidates.append(min(settings.TXN_SIMILARITY_CANDIDATES, Investigation.objects.filter(
             feature_bucket__in=similarity.neighbour_buckets(similarity.bucket_of(query))).count()))
     for _ in range(max(5, args.queries // 20)):
         query = vector(rng)

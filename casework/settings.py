@@ -9,6 +9,7 @@ DATABASE_URL / CELERY_BROKER_URL switches to PostgreSQL / Redis with no code cha
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import environ
@@ -75,6 +76,7 @@ INSTALLED_APPS = [
     "casework.cases.attachments",
     "casework.cases.notifications",
     "casework.cases.saved_views",
+    "casework.entities",
     "casework.outbox",
     "casework.idempotency",
     "casework.ops",
@@ -579,6 +581,22 @@ if min(SUPPORT_AUTO_CLOSE_DAYS, SUPPORT_AUTO_CLOSE_CHECK_MINUTES, SUPPORT_FEEDBA
     raise ImproperlyConfigured("SUPPORT_AUTO_CLOSE_DAYS, SUPPORT_AUTO_CLOSE_CHECK_MINUTES and "
                                "SUPPORT_FEEDBACK_LINK_DAYS must be at least 1.")
 
+# --- Reads that must not grow with history (DESIGN.md "Cost per case stays flat") -------
+# FRAUD_LOOKALIKE_CELL_CAP: a fraud alert's look-alike search reads at most this many decided
+# alerts of each group (confirmed / cleared) per nearby grid cell, newest first
+# (casework/fraud/similarity.py). CASE_TIMELINE_PAGE: timeline entries per page, newest first.
+# SUPPORT_MATCH_MAX_TICKETS: the most active tickets of a customer the support matcher
+# considers for a new email, most recent activity first. TXN_SIMILARITY_CANDIDATES: the most
+# past investigations (in the neighbouring buckets, newest first) a similarity query scores.
+FRAUD_LOOKALIKE_CELL_CAP = env.int("FRAUD_LOOKALIKE_CELL_CAP", default=12)
+CASE_TIMELINE_PAGE = env.int("CASE_TIMELINE_PAGE", default=50)
+SUPPORT_MATCH_MAX_TICKETS = env.int("SUPPORT_MATCH_MAX_TICKETS", default=20)
+TXN_SIMILARITY_CANDIDATES = env.int("TXN_SIMILARITY_CANDIDATES", default=250)
+for _name in ("FRAUD_LOOKALIKE_CELL_CAP", "CASE_TIMELINE_PAGE", "SUPPORT_MATCH_MAX_TICKETS",
+              "TXN_SIMILARITY_CANDIDATES"):
+    if globals()[_name] < 1:
+        raise ImproperlyConfigured(f"{_name} must be at least 1.")
+
 # --- Transaction investigations (seed 003: agents/pipelines/transactions.py) -----------
 # The planner's step limit (planner decisions), each tool's timeout, the whole
 # investigation's timeout (checked between steps; a timed-out one keeps its findings and can
@@ -900,3 +918,12 @@ LOGGING = {
         "httpx2": {"level": env("HTTP_CLIENT_LOG_LEVEL", default="WARNING")},
     },
 }
+
+# --- Entities across cases (casework/entities) -----------------------------------------
+# How an account number looks in free text (a support ticket's messages): what the ticket
+# names besides its customer. A regular expression; the whole match is the account id.
+ENTITIES_ACCOUNT_ID_PATTERN = env("ENTITIES_ACCOUNT_ID_PATTERN", default=r"\bACC-\d{3,12}\b")
+try:
+    re.compile(ENTITIES_ACCOUNT_ID_PATTERN)
+except re.error as exc:
+    raise ImproperlyConfigured(f"ENTITIES_ACCOUNT_ID_PATTERN is not a valid regular expression: {exc}") from exc

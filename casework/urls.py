@@ -9,6 +9,7 @@
 /transactions/    transaction investigations: start, import, promoted rules   casework/transactions/urls.py
 /releases/        release risk: releases posted by CI, the detective's reports   casework/releases/urls.py
 /lifecycles/      every case type's declared states and moves, drawn   casework/cases/lifecycle/urls.py
+/entities/<id>/   an entity across cases; /cases/<ref>/graph/, links, merge   casework/entities/urls.py
 /evals/           evaluation runs over time (staff); "Add to evaluation suite"   agents/evals/urls.py
 /cases/<ref>/ask/ "Ask the agent" on every case page              agents/chat/urls.py
 /cases/<ref>/report.pdf  the case report (PDF) on every case page   casework/cases/report/urls.py
@@ -46,6 +47,7 @@ api_urlpatterns = [
     path("", include("casework.cases.report.api_urls")),
     path("", include("casework.cases.saved_views.api_urls")),
     path("", include("casework.outbox.api_urls")),
+    path("", include("casework.entities.api_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's setup as a script URL: the CSP allows no inline script.
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="swagger-ui"),
@@ -70,6 +72,7 @@ urlpatterns = [
     path("cases/", include("casework.cases.attachments.urls")),
     path("cases/", include("casework.cases.report.urls")),
     path("cases/", include("casework.outbox.urls")),
+    path("", include("casework.entities.urls")),
     path("evals/", include("agents.evals.urls")),
     path("api/", include(api_urlpatterns)),
     path("audit/", include("audit.urls")),

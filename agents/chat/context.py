@@ -85,12 +85,33 @@ TIMELINE = Tool("get_case_timeline", "Read the case's audit trail (who did what,
                 get_case_timeline)
 
 
+class RelatedArgs(BaseModel):
+    reference: str = Field(min_length=1, max_length=20, description="The case reference, e.g. SUP-000004.")
+    limit: int = Field(default=10, ge=1, le=30, description="At most this many entities and linked cases.")
+
+
+def find_related_cases(args: RelatedArgs) -> dict:
+    """Cases of any type related to this one: the cases people linked or merged with it, and,
+    for each account, card, customer, email, device, IP ... the case names, the other cases
+    naming it (newest first, with status and decision) and whether fraud was confirmed on it."""
+    from casework.cases.models import Case
+    from casework.entities.selectors import related_cases
+
+    case = Case.objects.filter(reference=args.reference.upper()).first()
+    if case is None:
+        raise LookupError(f"No case {args.reference!r}.")
+    return related_cases(case, limit=args.limit)
+
+
+RELATED = Tool("find_related_cases", find_related_cases.__doc__.strip(), RelatedArgs, find_related_cases)
+
+
 def tools_for(case_type: str) -> tuple[Tool, ...]:
-    """TIMELINE for every case type, then the case type's own read-only tools."""
+    """TIMELINE and RELATED for every case type, then the case type's own read-only tools."""
     chat = _chat(case_type)
     factory = chat.tools if chat is not None else None
     try:
         own = factory() if factory else ()
     except ImportError:  # a case type whose pipeline module is missing still gets the timeline
         own = ()
-    return (TIMELINE, *own)
+    return (TIMELINE, RELATED, *own)

@@ -80,6 +80,15 @@ def _specialist_calls(ctx: RunContext) -> list[CallSpec]:
     ]
     ctx.state["input_similar_count"] = similar_count
     links = selectors.known_fraud_links(alert.account)
+    # The entity graph adds confirmed fraud of any type that shares a device, an IP ... with this
+    # alert (a transaction investigation decided as fraud on a ring device); the account's own
+    # earlier alerts are not links.
+    from casework.entities.selectors import confirmed_fraud_links
+
+    counted = {link["reference"] for link in links}
+    links += [{"account_id": other["type_label"], "reference": other["reference"], "shares": other["shares"]}
+              for other in confirmed_fraud_links(alert.case, exclude_kinds=("account",))
+              if other["reference"] not in counted]
     ctx.state["input_known_fraud_links"] = links
     cleared, cleared_count = lookalikes.cleared, lookalikes.cleared_count
     ctx.state["input_similar_cleared"] = cleared
@@ -96,6 +105,7 @@ def _specialist_calls(ctx: RunContext) -> list[CallSpec]:
             knowledge_patterns=patterns,
             similar_cleared_cases=cleared,
             similar_cleared_cases_count_from_system=cleared_count,
+            similar_count_is_lower_bound=lookalikes.confirmed_more,
         ),
     }
     return [CallSpec(agent_id, FRAUD_AGENTS[agent_id], inputs[agent_id]) for agent_id in SPECIALISTS]

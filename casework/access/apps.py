@@ -63,3 +63,9 @@ class AccessConfig(AppConfig):
 
         event_type_register(REVERT_REQUESTED)
         case_type_register_decision_effect("access_change", revert_on_decision)
+
+        # What its records name, seen across cases (casework.entities).
+        from casework.access.entities import ENTITIES as ACCESS_ENTITIES
+        from casework.cases.types import case_type_register_entities
+
+        case_type_register_entities("access_change", ACCESS_ENTITIES)

@@ -302,6 +302,10 @@ def case_close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
     case.status = Case.Status.CLOSED
     case.closed_at = decision.decided_at
     case.save(update_fields=["status", "closed_at", "updated_at"])
+    # A decision that confirms fraud flags what the case names, in the same transaction.
+    from casework.entities.services import entities_decided
+
+    entities_decided(case=case, decision=decision)
     audit_record(actor=actor, action="case.closed", case=case, obj=decision,
                  data={"outcome": outcome, "reason": reason})
     event_record(type="case.decided", case=case, data={"case": case_data(case), "decision": {

@@ -6,8 +6,16 @@ what ran, how it ended, when, for how long, how many calls and tools, and which 
 actions stay rows of their own. `?timeline=people` keeps only people's actions, `?timeline=agents`
 only the agents' side (runs still folded: each run row opens to its entries).
 
-Everything is worked out from the audit entries alone, read in one query: the case domain does
-not read the agent runtime's tables, and an audit entry outlives what it describes.
+Everything is worked out from the audit entries alone: the case domain does not read the
+agent runtime's tables, and an audit entry outlives what it describes.
+
+Paged, so that a case's page and its poll cost the same with ten entries or a million
+(DESIGN.md, "Cost per case stays flat"): a page is the newest CASE_TIMELINE_PAGE entries
+before a cursor (`before`, an entry id; index audit_entry_case_newest), read in one query.
+A run whose first entry lies below the page's lower edge would fold into a misleading half
+row, so the page then reaches down to that run's first entry (one more query; a run is a
+few dozen entries). The poll sends the newest entry id it shows (`after`); when no entry of
+the case is newer, it is answered 204 after one index lookup and the page stays as it is.
 
 How an entry finds its run:
 1. the run's own entries (queued, attached, waiting, completed, failed, cancelled ...) name it
@@ -24,6 +32,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
+
+from django.conf import settings
+from django.db.models import Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from audit.models import AuditEntry
 from casework.cases.models import Case
@@ -231,21 +243,94 @@ def timeline_fold(entries: list[AuditEntry]) -> list[AuditEntry | RunRow]:
     return rows
 
 
-def timeline_rows(case: Case, *, show: str = "all") -> list[AuditEntry | RunRow]:
-    """The case page's timeline rows, newest first, for one filter (one query).
+PERSON = Q(actor_type=AuditEntry.ActorType.USER) | Q(actor__startswith="employee:")  # entry_is_person
+RUN_STARTS = ("agent.run_queued", "agent.run_attached")
+
+
+def _case_ids(case: Case) -> list[int]:
+    from casework.entities.selectors import case_merged_ids
+
+    # A duplicate merged into this case brought its history: its entries read here too.
+    return [case.pk, *case_merged_ids(case.pk)]
+
+
+def timeline_entries(case: Case, show: str = "all", *, case_ids: list[int] | None = None) -> QuerySet[AuditEntry]:
+    """The case's entries a filter reads (the agents filter reads all: a run's row keeps the
+    person's entry that queued it, and people's other rows are dropped after folding)."""
+    entries = AuditEntry.objects.filter(case_id__in=case_ids or _case_ids(case))
+    return entries.filter(PERSON) if show == "people" else entries
+
+
+@dataclass
+class TimelinePage:
+    rows: list[AuditEntry | RunRow]
+    older: int | None  # the `before` of the next older page; None on the oldest page
+    newest: int | None  # the newest entry id on the page (the poll's `after`)
+
+
+def _cut_runs(entries: list[AuditEntry]) -> set[str]:
+    """Runs with entries on the page whose first entry is not on it."""
+    call_runs = {e.object_id: str(e.data["run"]) for e in entries
+                 if e.action in CALL_ACTIONS and e.object_type == CALL_OBJECT and e.data.get("run") is not None}
+    present = {_run_of(e, call_runs) for e in entries} - {None}
+    started = {e.object_id for e in entries if e.object_type == RUN_OBJECT and e.action in RUN_STARTS}
+    return present - started
+
+
+def timeline_page(case: Case, *, show: str = "all", before: int | None = None,
+                  limit: int | None = None) -> TimelinePage:
+    """One page of the case page's timeline rows, newest first (see the module's paging).
 
     all: people's actions and one folded row per run (plus any other entry, e.g. a system's);
     people: only what people did; agents: everything but what people did, runs folded."""
-    entries = list(AuditEntry.objects.filter(case_id=case.pk).order_by("-id"))
+    limit = limit or settings.CASE_TIMELINE_PAGE
+    case_ids = _case_ids(case)
+    base = timeline_entries(case, show, case_ids=case_ids)
+    read = base.filter(id__lt=before) if before is not None else base
+    entries = list(read.order_by("-id")[:limit + 1])
+    more = len(entries) > limit
+    entries = entries[:limit]
+    if more and show != "people":
+        cut = _cut_runs(entries)
+        if cut:
+            oldest = entries[-1].pk
+            start = (AuditEntry.objects.filter(case_id__in=case_ids, object_type=RUN_OBJECT, object_id__in=sorted(cut),
+                                               action__in=RUN_STARTS, id__lt=oldest)
+                     .order_by("id").values("id")[:1])
+            below = base.filter(id__lt=Subquery(start)).order_by("-id").values("id")[:1]
+            # Down to the run's first entry, plus the entry below it if any (it says whether
+            # an older page remains, and is left for that page): one query.
+            reach = list(base.filter(id__lt=oldest, id__gte=Coalesce(Subquery(below), Subquery(start)))
+                         .order_by("-id"))
+            starts = [e.pk for e in reach if e.object_type == RUN_OBJECT and e.action in RUN_STARTS
+                      and e.object_id in cut]
+            if starts:
+                more = reach[-1].pk < min(starts)
+                entries += reach[:-1] if more else reach
+    newest = entries[0].pk if entries else None
+    older = entries[-1].pk if more and entries else None
     if show == "people":
-        return [e for e in entries if entry_is_person(e)]
+        return TimelinePage(entries, older, newest)
     rows = timeline_fold(entries)
     if show == "agents":
         rows = [row for row in rows if isinstance(row, RunRow) or not entry_is_person(row)]
-    return rows
+    return TimelinePage(rows, older, newest)
 
 
-def timeline_context(case: Case, show: str | None) -> dict:
+def timeline_rows(case: Case, *, show: str = "all", before: int | None = None,
+                  limit: int | None = None) -> list[AuditEntry | RunRow]:
+    """The rows of one page of the timeline (timeline_page), newest first."""
+    return timeline_page(case, show=show, before=before, limit=limit).rows
+
+
+def timeline_has_news(case: Case, *, show: str = "all", after: int) -> bool:
+    """Whether the case has an entry newer than `after` for this filter: the poll's one read."""
+    return timeline_entries(case, show).filter(id__gt=after).exists()
+
+
+def timeline_context(case: Case, show: str | None, *, before: int | None = None) -> dict:
     """What cases/_timeline.html needs, for the page and for its fragment."""
     show = show_parse(show)
-    return {"timeline": timeline_rows(case, show=show), "timeline_show": show, "timeline_choices": SHOW_CHOICES}
+    page = timeline_page(case, show=show, before=before)
+    return {"timeline": page.rows, "timeline_show": show, "timeline_choices": SHOW_CHOICES,
+            "timeline_older": page.older, "timeline_newest": page.newest, "timeline_before": before}

@@ -1,9 +1,9 @@
 """The five case types: reference prefix, outcomes a decision may take, and what each case-type
 package adds to the shared core, registered on its CaseType from its AppConfig.ready (tabs,
 recommendation, lifecycle, decision on a close, decision effects (its action events), chat
-tools, evaluation adapter, dashboard panels; the demo's loader registers with
-casework.cases.demo.demo_register). The shared core iterates these; it never imports a type's
-package (tests/cases/test_boundary.py)."""
+tools, evaluation adapter, dashboard panels, entities its records name; the demo's loader
+registers with casework.cases.demo.demo_register). The shared core iterates these; it never
+imports a type's package (tests/cases/test_boundary.py)."""
 
 from __future__ import annotations
 
@@ -78,6 +78,27 @@ class Grounding:
 
 
 @dataclass(frozen=True)
+class Found:
+    """One entity a record names: its kind (casework.entities.kinds), the value as the record
+    holds it (normalised, hashed or masked by the entities package, never stored raw where
+    the kind is sensitive) and the record's field it came from."""
+
+    kind: str
+    value: str
+    source_field: str
+
+
+@dataclass(frozen=True)
+class Entities:
+    """How a type's records yield entities (casework.entities): `extract(case)` lists what the
+    case's record names (reading its record and the rows beside it); `fraud_outcomes` are the
+    decision outcomes that confirm fraud, flagging every entity the case names."""
+
+    extract: Callable[[Any], Iterable[Found]]
+    fraud_outcomes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Panel:
     """A section a type adds to the dashboard (of a manager, or of the team: `audience`):
     `rows(user)` what it lists for them (empty: the section says there is nothing), drawn by
@@ -135,10 +156,17 @@ class CaseType:
     # decision that rolls back asks for nothing (case_type_register_decision_effect).
     decision_effects: list[Callable[..., Any]] = field(default_factory=list)
     dashboard_panels: list[Panel] = field(default_factory=list)
+    entities: Entities | None = None
 
     def outcome_label(self, outcome: str) -> str:
+        if outcome == MERGED_OUTCOME:
+            return "Merged into another case (duplicate)"
         return dict(self.outcomes).get(outcome, outcome)
 
+
+# The decision a merge writes on the case merged away (casework.entities.links.case_merge);
+# no type offers it on its own close.
+MERGED_OUTCOME = "merged"
 
 CASE_TYPES: dict[str, CaseType] = {
     ct.key: ct
@@ -240,3 +268,7 @@ def case_type_register_panel(case_type: str, panel: Panel) -> None:
     panels = CASE_TYPES[case_type].dashboard_panels
     if all(p.id != panel.id for p in panels):
         panels.append(panel)
+
+
+def case_type_register_entities(case_type: str, entities: Entities) -> None:
+    CASE_TYPES[case_type].entities = entities

@@ -6,8 +6,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import QueryDict
+from django.http import HttpResponse, HttpResponseBadRequest, QueryDict
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from casework.cases import selectors, services
@@ -16,7 +17,8 @@ from casework.cases.forms import CloseForm, CommentForm
 from casework.cases.models import Case
 from casework.cases.pagination import COUNT_CAP, CappedPaginator
 from casework.cases.signals import case_viewed
-from casework.cases.timeline import timeline_context
+from casework.cases.timeline import show_parse, timeline_context, timeline_has_news
+from casework.entities.selectors import case_merged_into
 from casework.errors import DomainError, error_text
 from casework.people.roles import investigator_required
 
@@ -54,12 +56,22 @@ def assign_to_me(request, reference: str):
     return redirect("cases:detail", reference=case.reference)
 
 
+def _entry_id(request, name: str) -> int | None:
+    """A timeline cursor (?before=, ?after=): an audit entry id, or absent."""
+    value = request.GET.get(name)
+    if value in (None, ""):
+        return None
+    if not value.isdigit() or len(value) > 18:
+        raise ValidationError({name: f"{name} is an entry number (digits only)."})
+    return int(value)
+
+
 def _detail_context(request, case, **extra):
     return {
         "case": case,
         "decision": selectors.case_final_decision(case),
         "comments": selectors.case_comments(case),
-        **timeline_context(case, request.GET.get("timeline")),
+        **timeline_context(case, request.GET.get("timeline"), before=_entry_id(request, "before")),
         "comment_form": CommentForm(),
         "close_form": CloseForm(case=case),
         "tabs": case.type_info.tabs,
@@ -71,17 +83,39 @@ def _detail_context(request, case, **extra):
 @investigator_required
 def detail(request, reference: str):
     case = selectors.case_get_for_user(request.user, reference)
+    merge = case_merged_into(case)
+    if merge is not None:
+        # A merged duplicate lives on in the case that took it: say so, and go there.
+        messages.info(request, f"{case.reference} was merged into {merge.survivor.reference} by "
+                               f"{merge.merged_by.get_username()} on {merge.merged_at:%Y-%m-%d %H:%M} UTC: "
+                               f"{merge.reason}")
+        return redirect(f"{reverse('cases:detail', args=[merge.survivor.reference])}?from={case.reference}")
+    try:
+        context = _detail_context(request, case)
+    except ValidationError as exc:
+        return HttpResponseBadRequest(error_text(exc))
     # Opening the case is acting on it: its notifications to this person are read.
     case_viewed.send(sender=Case, case=case, user=request.user)
-    return render(request, "cases/detail.html", _detail_context(request, case))
+    return render(request, "cases/detail.html", context)
 
 
 @require_GET
 @investigator_required
 def timeline(request, reference: str):
     case = selectors.case_get_for_user(request.user, reference)
+    try:
+        before, after = _entry_id(request, "before"), _entry_id(request, "after")
+    except ValidationError as exc:
+        return HttpResponseBadRequest(error_text(exc))
+    show = show_parse(request.GET.get("timeline"))
+    if after is not None and not timeline_has_news(case, show=show, after=after):
+        # The poll, and nothing newer than what it shows: htmx swaps nothing on a 204.
+        return HttpResponse(status=204)
+    context = timeline_context(case, show, before=before)
+    if before is not None:
+        # "Older entries": the next page's rows, in the link's place.
+        return render(request, "cases/_timeline_rows.html", {**context, "case": case})
     # The header's status, priority and assignee ride along (out of band): they update live.
-    context = timeline_context(case, request.GET.get("timeline"))
     response = render(request, "cases/_timeline.html", {**context, "case": case, "live_case": case})
     if request.htmx and request.htmx.current_url:
         # A filter link: the page's own address keeps the choice (reload, back, a shared link),

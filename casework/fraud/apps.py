@@ -25,9 +25,10 @@ class FraudConfig(AppConfig):
 
         case_type_register_chat("fraud_alert", Chat(tools=fraud_chat_tools, context=fraud_chat_context))
         case_type_register_evaluation("fraud_alert", EVALUATION)
-
+        # Each final decision's look-alike row, written in the decision's transaction.
         from casework.cases.demo import demo_register
         from casework.cases.types import CASE_TYPES, Tab, case_type_register_tab
+        from casework.fraud import signals  # noqa: F401
         from casework.fraud.demo import demo_load_fraud
 
         fraud = CASE_TYPES["fraud_alert"]
@@ -56,3 +57,9 @@ class FraudConfig(AppConfig):
 
         event_type_register(ACCOUNT_FREEZE_REQUESTED)
         case_type_register_decision_effect("fraud_alert", account_freeze_on_decision)
+
+        # What its records name, seen across cases (casework.entities).
+        from casework.cases.types import case_type_register_entities
+        from casework.fraud.entities import ENTITIES as FRAUD_ENTITIES
+
+        case_type_register_entities("fraud_alert", FRAUD_ENTITIES)

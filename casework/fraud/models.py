@@ -176,3 +176,54 @@ class KnowledgePattern(models.Model):
 
     def __str__(self) -> str:
         return f"{self.case.reference}: {self.one_sentence_description[:60]}"
+
+
+# The standardised coordinates (features.py: transform / scale) that place a decided alert in
+# a coarse grid cell for the bounded look-alike search (casework/fraud/similarity.py). These
+# three split the demo population into the most cells; any three keep the search exact
+# below the cap, only the number of alerts a cell holds changes.
+CELL_FEATURES: tuple[str, ...] = ("kyc_face_match_score", "withdrawals_total", "deposit_withdraw_cycle_days_avg")
+CELL_SIDE = 3.0  # the grid's side in standardised units: SIMILAR_MAX_DISTANCE
+CELL_INDEXES: tuple[int, ...] = tuple(FEATURE_NAMES.index(name) for name in CELL_FEATURES)
+
+
+def cell_key(cells: tuple[int, ...]) -> int:
+    """One integer for a cell's three grid coordinates (each 0 to 99)."""
+    a, b, c = (max(0, min(99, int(k))) for k in cells)
+    return a * 10_000 + b * 100 + c
+
+
+class DecidedVector(models.Model):
+    """A fraud alert whose case a person decided (confirmed fraud, legit or false positive),
+    with its 13 standardised features: what the look-alike search reads instead of every
+    decided alert. Written in the decision's own transaction (casework/fraud/signals.py);
+    deleted with the decision. `cell` is the alert's grid cell; the index on (confirmed,
+    cell, decision) lets the search read the newest N decided alerts of each cell near a
+    new alert, whatever the size of the history."""
+
+    decision = models.OneToOneField(Decision, primary_key=True, on_delete=models.CASCADE, related_name="+")
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="+")
+    confirmed = models.BooleanField(help_text="Confirmed fraud; otherwise cleared (legit or false positive).")
+    outcome = models.CharField(max_length=40)
+    reference = models.CharField(max_length=32)
+    account_id = models.CharField(max_length=64)
+    cell = models.IntegerField()
+    v0 = models.FloatField()
+    v1 = models.FloatField()
+    v2 = models.FloatField()
+    v3 = models.FloatField()
+    v4 = models.FloatField()
+    v5 = models.FloatField()
+    v6 = models.FloatField()
+    v7 = models.FloatField()
+    v8 = models.FloatField()
+    v9 = models.FloatField()
+    v10 = models.FloatField()
+    v11 = models.FloatField()
+    v12 = models.FloatField()
+
+    class Meta:
+        indexes = [models.Index(fields=["confirmed", "cell", "-decision"], name="fraud_decided_cell_newest")]
+
+    def __str__(self) -> str:
+        return f"{self.reference}: {self.outcome}"

@@ -17,6 +17,7 @@ from agents.tasks import pipeline_enqueue
 from audit.services import audit_record
 from casework.cases.models import Case, Decision
 from casework.cases.services import case_create, case_set_priority
+from casework.entities.extraction import entities_extract
 from casework.errors import Conflict
 from casework.fraud.features import FEATURE_NAMES, SCORE_NAMES
 from casework.fraud.models import Account, AccountLink, Alert, KnowledgePattern
@@ -83,6 +84,7 @@ def _create_one(*, actor, alert_in: AlertIn, via: str) -> Alert:
              for value in dict.fromkeys(values or [])]
     if links:
         AccountLink.objects.bulk_create(links, ignore_conflicts=True)
+    entities_extract(case=case)
     audit_record(
         actor=actor, action="fraud.alert_created", case=case, obj=alert,
         data={"account_id": account.account_id, "via": via, "score_source": source,

@@ -18,23 +18,43 @@ distance between two alerts then never changes because other cases were decided,
 threshold means the same on the first day as after a year, and it works with a single
 confirmed case.
 
-The distances are computed in Python over the features of every confirmed-fraud alert,
-one query fetching 13 numbers per alert: a few milliseconds for thousands of confirmed
-cases. Past roughly 100,000 confirmed cases this wants a vector index (pgvector) instead.
+The cost per alert does not grow with the history (DESIGN.md, "Cost per case stays flat"):
+
+4. Every decided alert's 13 standardised values are stored once, when the decision is
+   written (DecidedVector, in the decision's transaction), with the grid cell of three of
+   them (side SIMILAR_MAX_DISTANCE).
+5. A search reads only the cells the ball of radius max_distance around the new alert
+   touches (a vector within the distance differs by at most the distance on every
+   coordinate, so no true neighbour lies outside them), and of each cell only the newest
+   LOOKALIKE_CELL_CAP decided alerts of each group (confirmed, cleared): one query, one
+   index range per cell, at most 27 cells.
+6. Exact distances on those candidates, in Python.
+
+Below the cap the result is exactly what a scan of every decided alert gives (tests show
+it). When a cell holds more than the cap, its older alerts are not read: the nearest
+shown are the nearest among the newest, and the count is a lower bound ("N or more";
+`Lookalikes.confirmed_more`), which the prompt states.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
+from django.conf import settings
+from django.db import connection
 from django.db.models import QuerySet
 
 from casework.fraud.features import FEATURE_NAMES, FEATURES
-from casework.fraud.models import Alert, KnowledgePattern
+from casework.fraud.models import CELL_INDEXES, CELL_SIDE, Alert, DecidedVector, KnowledgePattern, cell_key
 
 SIMILAR_MAX_DISTANCE = 3.0
 CONFIRMED_FRAUD = "confirmed_fraud"
+# Outcomes a person gave that say "not fraud": a look-alike of one of these is less likely fraud.
+CLEARED_OUTCOMES = ("legit", "false_positive")
+CLEARED_LABELS = {"legit": "marked legit", "false_positive": "dismissed as false positive"}
+VECTOR_COLUMNS = tuple(f"v{i}" for i in range(len(FEATURES)))
 
 
 def _alerts() -> QuerySet[Alert]:
@@ -50,28 +70,99 @@ def feature_distance(a: dict, b: dict) -> float:
     return math.dist(_vector([a[n] for n in FEATURE_NAMES]), _vector([b[n] for n in FEATURE_NAMES]))
 
 
-def _confirmed_fraud_alerts(alert: Alert) -> QuerySet[Alert]:
-    return (
-        Alert.objects.filter(
-            case__case_type="fraud_alert",
-            case__decisions__outcome=CONFIRMED_FRAUD,
-            case__decisions__final=True,
-        )
-        .exclude(case_id=alert.case_id)
-        .distinct()
-    )
+def decided_vector_row(decision, alert_values) -> DecidedVector:
+    """The DecidedVector of a final decision, from its alert's (reference, account id, 13
+    raw features). Not saved; the signal and the benchmark's bulk load save it."""
+    reference, account_id, *values = alert_values
+    vector = _vector(values)
+    cells = tuple(int(vector[i] // CELL_SIDE) for i in CELL_INDEXES)
+    return DecidedVector(decision_id=decision.pk, case_id=decision.case_id,
+                         confirmed=decision.outcome == CONFIRMED_FRAUD, outcome=decision.outcome,
+                         reference=reference, account_id=account_id, cell=cell_key(cells),
+                         **dict(zip(VECTOR_COLUMNS, vector, strict=True)))
+
+
+def decided_vector_sync(decision) -> None:
+    """Keep the decision's DecidedVector in step with it: stored while the decision is a final
+    fraud decision with a look-alike outcome, removed otherwise (run in its transaction)."""
+    wanted = decision.final and decision.outcome in (CONFIRMED_FRAUD, *CLEARED_OUTCOMES)
+    values = (Alert.objects.filter(case_id=decision.case_id)
+              .values_list("case__reference", "account__account_id", *FEATURE_NAMES).first()) if wanted else None
+    if values is None:
+        DecidedVector.objects.filter(decision_id=decision.pk).delete()
+        return
+    row = decided_vector_row(decision, values)
+    DecidedVector.objects.update_or_create(
+        decision_id=decision.pk, defaults={f.attname: getattr(row, f.attname)
+                                           for f in DecidedVector._meta.concrete_fields if not f.primary_key})
+
+
+def _cells(origin: list[float], max_distance: float) -> list[int]:
+    """The grid cells the ball of radius max_distance around origin touches."""
+    ranges = []
+    for i in CELL_INDEXES:
+        low = max(0, math.floor((origin[i] - max_distance) / CELL_SIDE))
+        high = max(0, math.floor((origin[i] + max_distance) / CELL_SIDE))
+        ranges.append([(k, max(0.0, k * CELL_SIDE - origin[i], origin[i] - (k + 1) * CELL_SIDE))
+                       for k in range(low, high + 1)])
+    return sorted({cell_key(tuple(k for k, _ in combo)) for combo in itertools.product(*ranges)
+                   if sum(gap * gap for _, gap in combo) <= max_distance * max_distance})
+
+
+@dataclass(frozen=True)
+class _Near:
+    case_id: int
+    reference: str
+    account_id: str
+    outcome: str
+    distance: float
+
+
+def _near(alert: Alert, max_distance: float, *, confirmed_only: bool = False,
+          cap: int | None = None) -> tuple[list[_Near], list[_Near], bool, bool]:
+    """(confirmed, cleared, confirmed_more, cleared_more): the decided alerts within
+    max_distance of this one among the newest `cap` of each group in each nearby cell,
+    nearest first (ties: the older decision first); *_more when a cell held more than the cap.
+    One query: a UNION ALL of one index range per (group, cell), each with its LIMIT."""
+    cap = cap or settings.FRAUD_LOOKALIKE_CELL_CAP
+    origin = _vector([getattr(alert, name) for name in FEATURE_NAMES])
+    table = connection.ops.quote_name(DecidedVector._meta.db_table)
+    columns = ", ".join(("decision_id", "case_id", "confirmed", "reference", "account_id", "outcome",
+                         *VECTOR_COLUMNS))
+    parts, params = [], []
+    groups = (True,) if confirmed_only else (True, False)
+    for n, (group, cell) in enumerate(itertools.product(groups, _cells(origin, max_distance))):
+        parts.append(f"SELECT * FROM (SELECT {columns} FROM {table} WHERE confirmed = %s AND cell = %s"
+                     f" AND case_id <> %s ORDER BY decision_id DESC LIMIT %s) AS c{n}")
+        params += [group, cell, alert.case_id or 0, cap + 1]  # one more tells a full cell
+    if not parts:
+        return [], [], False, False
+    with connection.cursor() as cursor:
+        cursor.execute(" UNION ALL ".join(parts), params)
+        rows = cursor.fetchall()
+    per_cell: dict[tuple[bool, int], int] = {}
+    more = {True: False, False: False}
+    found: dict[bool, list] = {True: [], False: []}
+    for decision_id, case_id, confirmed, reference, account_id, outcome, *vector in rows:
+        confirmed = bool(confirmed)
+        cell = cell_key(tuple(int(vector[i] // CELL_SIDE) for i in CELL_INDEXES))
+        seen = per_cell[confirmed, cell] = per_cell.get((confirmed, cell), 0) + 1
+        if seen > cap:  # the cell's (cap + 1)th newest: only there to say the cell is full
+            more[confirmed] = True
+            continue
+        distance = math.dist(origin, vector)
+        if distance <= max_distance:
+            found[confirmed].append((distance, decision_id, _Near(case_id, reference, account_id, outcome, distance)))
+    for group in found:
+        found[group].sort(key=lambda item: item[:2])
+    return ([n for *_, n in found[True]], [n for *_, n in found[False]], more[True], more[False])
 
 
 def _distances(alert: Alert, max_distance: float) -> list[tuple[int, float]]:
-    """(alert id, distance) of every confirmed-fraud alert within max_distance, nearest first."""
-    origin = _vector([getattr(alert, name) for name in FEATURE_NAMES])
-    near = []
-    for pk, *values in _confirmed_fraud_alerts(alert).values_list("pk", *FEATURE_NAMES).iterator(chunk_size=2000):
-        distance = math.dist(origin, _vector(values))
-        if distance <= max_distance:
-            near.append((pk, distance))
-    near.sort(key=lambda item: (item[1], item[0]))
-    return near
+    """(alert id, distance) of the confirmed-fraud alerts within max_distance, nearest first."""
+    confirmed, *_ = _near(alert, max_distance, confirmed_only=True)
+    ids = dict(Alert.objects.filter(case_id__in=[n.case_id for n in confirmed]).values_list("case_id", "pk"))
+    return [(ids[n.case_id], n.distance) for n in confirmed if n.case_id in ids]
 
 
 def similar_confirmed_cases(
@@ -111,11 +202,6 @@ def similar_confirmed_patterns(alert: Alert, *, limit: int = 3) -> list[Knowledg
     return [found[case_id] for case_id in near if case_id in found]
 
 
-# Outcomes a person gave that say "not fraud": a look-alike of one of these is less likely fraud.
-CLEARED_OUTCOMES = ("legit", "false_positive")
-CLEARED_LABELS = {"legit": "marked legit", "false_positive": "dismissed as false positive"}
-
-
 @dataclass(frozen=True)
 class Lookalike:
     """A past decided alert near this one: enough to name it to an agent or a person."""
@@ -144,34 +230,26 @@ class Lookalikes:
     patterns: list[PatternSaid]  # captured on the nearest `pattern_limit` of them
     cleared: list[dict]  # nearest cleared cases, up to `limit`, each with its decision
     cleared_count: int
+    # A nearby cell held more decided alerts than LOOKALIKE_CELL_CAP: the counts are lower
+    # bounds ("N or more") and the nearest are the nearest among the newest.
+    confirmed_more: bool = False
+    cleared_more: bool = False
 
 
 def similar_decided(alert: Alert, *, limit: int = 5, pattern_limit: int = 3,
                     max_distance: float = SIMILAR_MAX_DISTANCE) -> Lookalikes:
-    """similar_confirmed and similar_cleared from ONE scan of the final fraud decisions (13
-    numbers, an outcome, a reference and an account id per decided alert, read as a plain
-    list: no server-side cursor, no model instances), then the nearest cleared cases'
-    decisions and the nearest confirmed cases' patterns: at most three queries per pipeline
-    run at any history size. (Building model instances through select_related for the
-    nearest alerts cost a fraud run about 5 ms of CPU, a quarter of a busy worker's samples;
-    bench/README.md.)"""
+    """similar_confirmed and similar_cleared from ONE bounded read of the decided alerts near
+    this one (see the module's steps 4 to 6), then the nearest cleared cases' decisions and
+    the nearest confirmed cases' patterns: at most three queries per pipeline run, and the
+    same rows read, at any history size. (Building model instances through select_related
+    for the nearest alerts cost a fraud run about 5 ms of CPU; bench/README.md.)"""
     from casework.cases.models import Decision
 
-    origin = _vector([getattr(alert, name) for name in FEATURE_NAMES])
-    rows = (Decision.objects.filter(final=True, case__case_type="fraud_alert",
-                                    outcome__in=(CONFIRMED_FRAUD, *CLEARED_OUTCOMES),
-                                    case__fraud_alert__isnull=False)
-            .exclude(case_id=alert.case_id)
-            .values_list("case_id", "case__reference", "case__fraud_alert__account__account_id", "outcome",
-                         *[f"case__fraud_alert__{n}" for n in FEATURE_NAMES]))
-    confirmed, cleared = [], []
-    for case_id, reference, account_id, outcome, *values in rows:
-        distance = math.dist(origin, _vector(values))
-        if distance <= max_distance:
-            near = Lookalike(case_id, reference, account_id, round(distance, 3))
-            (confirmed if outcome == CONFIRMED_FRAUD else cleared).append((distance, case_id, near))
-    confirmed.sort(key=lambda item: item[:2])
-    cleared.sort(key=lambda item: item[:2])
+    near_confirmed, near_cleared, confirmed_more, cleared_more = _near(alert, max_distance)
+    confirmed = [(n.distance, 0, Lookalike(n.case_id, n.reference, n.account_id, round(n.distance, 3)))
+                 for n in near_confirmed]
+    cleared = [(n.distance, 0, Lookalike(n.case_id, n.reference, n.account_id, round(n.distance, 3)))
+               for n in near_cleared]
     nearest = [near for _, _, near in confirmed[:limit]]
     wanted = [near.case_id for near in nearest[:pattern_limit]]
     patterns = {row[0]: PatternSaid(*row) for row in KnowledgePattern.objects.filter(case_id__in=wanted)
@@ -191,7 +269,8 @@ def similar_decided(alert: Alert, *, limit: int = 5, pattern_limit: int = 3,
                       "reason": reason[:300]})
     return Lookalikes(confirmed=nearest, confirmed_count=len(confirmed),
                       patterns=[patterns[case_id] for case_id in wanted if case_id in patterns],
-                      cleared=shown, cleared_count=len(cleared))
+                      cleared=shown, cleared_count=len(cleared),
+                      confirmed_more=confirmed_more, cleared_more=cleared_more)
 
 
 def similar_cleared(alert: Alert, *, limit: int = 5,

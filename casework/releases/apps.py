@@ -53,3 +53,9 @@ class ReleasesConfig(AppConfig):
 
         event_type_register(RELEASE_DECIDED)
         case_type_register_decision_effect("release_risk", release_decided_on_decision)
+
+        # What its records name, seen across cases (casework.entities).
+        from casework.cases.types import case_type_register_entities
+        from casework.releases.entities import ENTITIES as RELEASES_ENTITIES
+
+        case_type_register_entities("release_risk", RELEASES_ENTITIES)

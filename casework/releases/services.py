@@ -17,6 +17,7 @@ from django.template.defaultfilters import pluralize
 from agents.tasks import pipeline_enqueue
 from audit.services import audit_record
 from casework.cases.services import case_close, case_may_decide, case_set_priority
+from casework.entities.extraction import entities_extract
 from casework.errors import Conflict, DomainError
 from casework.releases.models import SEVERITIES, Release, ReleaseTest, RiskReport
 from casework.releases.schemas import release_validate
@@ -58,6 +59,7 @@ def release_submit(*, actor, data: Any, via: str = "api") -> Release:
     release.full_clean(exclude=["case"])
     release.save()
     ReleaseTest.objects.bulk_create([ReleaseTest(release=release, **t.model_dump()) for t in release_in.test_details])
+    entities_extract(case=case)
     audit_record(actor=actor, action="release.submitted", case=case, obj=release,
                  data={"release_id": release.release_id, "version": release.version, "via": via,
                        "tests": release_in.tests.model_dump(), "test_details": len(release_in.test_details)})

@@ -53,5 +53,10 @@ class SupportConfig(AppConfig):
         from casework.support.events import support_events_register
 
         support_events_register()
-        # The inbound email endpoints' receiver (anymail's inbound signal).
+        # The inbound email endpoints' receiver (anymail's inbound signal), and what the
+        # ticket's records name, seen across cases (casework.entities).
+        from casework.cases.types import case_type_register_entities
         from casework.support import inbound_views  # noqa: F401
+        from casework.support.entities import ENTITIES as SUPPORT_ENTITIES
+
+        case_type_register_entities("support_ticket", SUPPORT_ENTITIES)

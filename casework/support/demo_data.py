@@ -111,7 +111,9 @@ TICKETS = [
     ("CUST-008", "email", "Olá, não consigo entrar na minha conta desde ontem.", "", []),
     ("CUST-009", "chat", "ฉันจะดาวน์โหลดใบแจ้งหนี้ได้อย่างไร", "", []),
     ("CUST-010", "email", "The API returns a 429 error on every call since the upgrade.", "", []),
-    ("CUST-011", "email", "We think someone accessed our account without authorization last night.", "", []),
+    # Names the fraud demo's mule-ring account and IP (casework.entities: one account in three case types).
+    ("CUST-011", "email", "We think someone accessed our account ACC-1013 without authorization last night; "
+                          "the login came from 203.0.113.17.", "", []),
     ("CUST-012", "chat", "Hallo, die App funktioniert nicht mehr, sie stürzt beim Hochladen ab.", "", []),
     ("CUST-013", "email", "The dashboard is very slow since yesterday, reports time out.", "reply", []),
     ("CUST-014", "chat", "How do I change my profile name?", "", []),

@@ -114,7 +114,9 @@ class Ticket(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["customer", "lifecycle"])]
+        indexes = [models.Index(fields=["customer", "lifecycle"]),
+                   # The matcher's candidates: a customer's most recently active tickets.
+                   models.Index(fields=["customer", "-updated_at", "-id"], name="support_ticket_recent")]
         constraints = [
             models.CheckConstraint(condition=Q(lifecycle__in=TicketState.values), name="support_ticket_lifecycle_valid"),
             models.CheckConstraint(condition=Q(urgency__in=["", "critical", "high", "medium", "low"]),

@@ -7,21 +7,29 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db.models import Case as DbCase
-from django.db.models import IntegerField, Value, When
+from django.db.models import IntegerField, Subquery, Value, When
 from django.http import Http404
 from django.utils import timezone
 
 from casework.cases.models import Case
-from casework.support.models import KBArticle, Ticket, TicketMessage
+from casework.support.models import Customer, KBArticle, Ticket, TicketMessage
 from casework.support.states import MATCHABLE, WAITING, TicketState
 
 
-def active_ticket_ids(customer_id: str) -> list[str]:
+def active_ticket_ids(customer_id: str, *, limit: int | None = None) -> list[str]:
     """The customer's matchable tickets (the only ones a new message may join: received,
-    triage failed, routed), oldest first."""
-    return list(Ticket.objects.filter(customer__customer_id=customer_id, lifecycle__in=MATCHABLE)
-                .exclude(case__status=Case.Status.CLOSED).order_by("created_at", "id")
-                .values_list("ticket_id", flat=True))
+    triage failed, routed), the most recently active first (updated_at: a message joined,
+    a reply, a routing), at most SUPPORT_MATCH_MAX_TICKETS of them: the matcher summarises
+    each one, so the intake's cost must not grow with a customer's backlog. A follow-up
+    almost always continues a ticket that moved recently; one left out opens a new ticket,
+    which a person can still merge. Index support_ticket_recent serves the order."""
+    limit = limit or settings.SUPPORT_MATCH_MAX_TICKETS
+    # The customer as a scalar subquery, not a join: PostgreSQL then walks the index in
+    # order and stops at `limit`, where a join had it sort every ticket of the customer.
+    customer = Subquery(Customer.objects.filter(customer_id=customer_id).values("pk")[:1])
+    return list(Ticket.objects.filter(customer_id=customer, lifecycle__in=MATCHABLE)
+                .exclude(case__status=Case.Status.CLOSED).order_by("-updated_at", "-id")
+                .values_list("ticket_id", flat=True)[:limit])
 
 
 def ticket_for_case(case: Case) -> Ticket | None:

@@ -36,6 +36,7 @@ from django.utils import timezone
 from audit.context import correlation
 from audit.services import audit_record
 from casework.cases.models import Case
+from casework.entities.extraction import entities_extract
 from casework.errors import Conflict
 from casework.support.feedback import feedback_append
 from casework.support.models import Customer, KBArticle, RecommendedAction, Ticket, TicketMessage
@@ -177,6 +178,8 @@ def intake_resolve(*, actor, customer_id: str, message: str, channel: str, match
         from casework.support.waiting import ticket_customer_answered
 
         ticket = ticket_customer_answered(actor="system", ticket=ticket)  # pending: the SLA clock runs again
+        # The new message may name an account or an address the thread did not.
+        entities_extract(case=ticket.case)
     if email and email.get("inbound"):
         from casework.support.inbound import inbound_attachments_store
         from casework.support.models import InboundEmail
@@ -207,6 +210,7 @@ def ticket_open(*, actor, customer: Customer, message: str, channel: str = "api"
     ticket.save()
     _message_add(ticket=ticket, direction=TicketMessage.Direction.CUSTOMER, text=message, channel=channel,
                  intake=intake or {}, email=email)
+    entities_extract(case=case)
     audit_record(actor=actor, action="support.ticket_opened", case=case, obj=ticket,
                  data={"ticket_id": ticket.ticket_id, "thread_id": ticket.thread_id,
                        **({"follows": follows.ticket_id} if follows else {})})

@@ -48,3 +48,9 @@ class TransactionsConfig(AppConfig):
         from casework.transactions.events import CARD_BLOCK_REQUESTED
 
         event_type_register(CARD_BLOCK_REQUESTED)
+
+        # What its records name, seen across cases (casework.entities).
+        from casework.cases.types import case_type_register_entities
+        from casework.transactions.entities import ENTITIES as TRANSACTIONS_ENTITIES
+
+        case_type_register_entities("transaction_investigation", TRANSACTIONS_ENTITIES)

@@ -43,6 +43,10 @@ SCENARIOS = [
     ("CARD-1016", "cloned_card", "killed"),
 ]
 CARDS = 40
+# One account seen across three case types (casework.entities): the fraud demo's mule-ring
+# alert on ACC-1013 (devices DEV-RING-A1/A2, IP 203.0.113.17) and a support ticket from its
+# customer naming the account; here a burst of online orders on its card from a ring device.
+STORY_CARD, STORY_DEVICE = "ACC-1013", "DEV-RING-A1"
 
 
 def demo_rows() -> tuple[list[dict], dict[str, str]]:
@@ -60,6 +64,13 @@ def demo_rows() -> tuple[list[dict], dict[str, str]]:
                 scenario = [{**row, "home_country": "NL"} for row in scenario]
             rows += scenario
             targets[card] = scenario[-1]["transaction_id"]
+    history = card_history(STORY_CARD, days=60, per_day=1.4)
+    scenario = planted("cnp_burst", STORY_CARD, history)
+    scenario[-1] = {**scenario[-1], "device_id": STORY_DEVICE}
+    # Ids are made from the last four digits, which CARD-1013 shares: prefix them.
+    story = [{**row, "transaction_id": row["transaction_id"].replace("TX-", "TX-A", 1)} for row in history + scenario]
+    rows += story
+    targets[STORY_CARD] = story[-1]["transaction_id"]
     return rows, targets
 
 
@@ -83,7 +94,7 @@ def demo_load_transactions(*, users: dict, cards: set[str] | None = None) -> int
         transactions_import(actor="system", rows=rows, via="demo")
     alice, admin = users.get("alice"), users.get("admin")
     created = 0
-    for card, _kind, then in SCENARIOS:
+    for card, _kind, then in [*SCENARIOS, (STORY_CARD, "cnp_burst", None)]:
         if cards is not None and card not in cards:
             continue
         # "timed_out": two tools of a simulated 40 s each pass the 60 s timeout, on any machine.

@@ -17,6 +17,7 @@ from pydantic import ValidationError as PydanticValidationError
 from agents.tasks import pipeline_enqueue
 from audit.services import audit_record
 from casework.cases.services import case_create
+from casework.entities.extraction import entities_extract
 from casework.errors import Conflict
 from casework.people.roles import ADMIN, MANAGER, user_roles
 from casework.transactions import rules
@@ -147,6 +148,7 @@ def investigation_start(*, actor, transaction_id: str, initial_state: dict | Non
     investigation = Investigation(case=case, transaction=txn)
     investigation.full_clean(exclude=["case", "transaction"])
     investigation.save()
+    entities_extract(case=case)
     audit_record(actor=actor, action="txn.investigation_started", case=case, obj=investigation,
                  data={"transaction_id": txn.transaction_id})
     pipeline_enqueue(case=case, pipeline=PIPELINE, mode="investigate", actor=actor,

@@ -8,14 +8,14 @@ How it scales to 100,000 past investigations
 Each completed investigation stores its vector and a *bucket*: the five yes/no signals as a
 string of bits ("10110"), in an indexed column. A query reads only the investigations whose
 bucket is within Hamming distance 1 of its own (6 of the 32 buckets, one indexed
-`feature_bucket IN (...)`), newest first and at most CANDIDATE_LIMIT of them, and computes
-the exact distance for those in Python. The work per query is therefore bounded by
-CANDIDATE_LIMIT, not by the number of past investigations: with 100,000 spread over the 32
-buckets, about 19,000 fall in the 6 buckets, of which the newest 5,000 are scored
-(bench/txn_similarity.py measures it: on SQLite, 100,000 investigations, a query takes 64 ms
-median and 198 ms p95, against 779 ms for a scan of every vector; most of it is decoding the
-candidates' JSON vectors). The price of the cap: in a bucket holding more than 5,000
-investigations, older ones are not considered. Two investigations whose signals differ in two or more
+`feature_bucket IN (...)`), newest first and at most TXN_SIMILARITY_CANDIDATES of them
+(default 250), and computes the exact distance for those in Python. The work per query is
+therefore bounded by the cap, not by the number of past investigations: with 100,000 spread
+over the 32 buckets, about 19,000 fall in the 6 buckets, of which the newest 250 are scored.
+(With the earlier cap of 5,000, bench/growth.py measured 4 ms of CPU a query at 1,000
+investigations and 24 ms at 10,000: the cost per investigation grew until the cap was
+reached; at 250 it is reached at about 1,300 and stays there.) The price of the cap: of the
+neighbouring buckets, only the most recent investigations are considered. Two investigations whose signals differ in two or more
 ways are at least sqrt(2) apart and are never "similar" at MAX_DISTANCE anyway, so the bucket
 filter loses no match that would have been shown. Past a few million rows, or with richer
 vectors, this becomes an approximate index (pgvector's HNSW on PostgreSQL).
@@ -29,7 +29,6 @@ SIGNALS = ("foreign", "card_not_present", "high_risk_mcc", "new_device", "test_c
 PATTERNS = ("velocity", "amount", "geography", "mcc")
 FEATURES = (*PATTERNS, *SIGNALS)
 MAX_DISTANCE = 1.2
-CANDIDATE_LIMIT = 5_000
 
 
 def vector_of(pattern_results: dict) -> list[float]:
@@ -57,6 +56,8 @@ def nearest(vector: list[float], *, exclude_pk: int | None = None, limit: int = 
     `exclude_pk` is the investigation asking: neither it nor any other investigation of its
     transaction (an earlier one, when a transaction is investigated again) is "similar": it
     is the same transaction, at distance 0, and its decision is not independent evidence."""
+    from django.conf import settings
+
     from casework.cases.models import Decision
     from casework.transactions.models import Investigation
 
@@ -66,7 +67,7 @@ def nearest(vector: list[float], *, exclude_pk: int | None = None, limit: int = 
     if exclude_pk is not None:
         candidates = candidates.exclude(
             transaction_id__in=Investigation.objects.filter(pk=exclude_pk).values("transaction_id"))
-    candidates = candidates.order_by("-id").values_list("pk", "features")[:CANDIDATE_LIMIT]
+    candidates = candidates.order_by("-id").values_list("pk", "features")[:settings.TXN_SIMILARITY_CANDIDATES]
     scored = []
     for pk, features in candidates:
         if len(features) != len(vector):

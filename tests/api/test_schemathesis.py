@@ -39,6 +39,7 @@ from casework.cases.saved_views.services import saved_view_create
 from casework.cases.services import case_close
 from casework.cases.tasks.models import Task
 from casework.cases.tasks.services import task_add_from_template
+from casework.entities.models import Entity
 from casework.outbox.models import Action, Delivery, Endpoint, OutboxEvent
 from casework.people.roles import INVESTIGATOR
 from casework.people.services import user_create
@@ -197,6 +198,7 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
         "/api/releases/{release_id}/": [{"release_id": r.release_id} for r in
                                         _one_per(Release.objects.select_related("case"), "case__status")],
         "/api/saved-views/{id}/": [{"id": view.pk}],
+        "/api/entities/{id}/": [{"id": e.pk} for e in _one_per(Entity.objects.all(), "kind")],
         # Admins' only: the investigator's token meets the 403 (and ignored_auth the 401).
         "/api/webhooks/endpoints/{id}/": [{"id": endpoint.pk}],
         "/api/webhooks/deliveries/{id}/": [{"id": delivery.pk}],

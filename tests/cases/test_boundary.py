@@ -16,7 +16,8 @@ from pathlib import Path
 from django.conf import settings
 
 ROOT = Path(settings.BASE_DIR)
-SHARED = ("casework/cases", "agents/runtime", "agents/llm", "agents/chat", "agents/evals", "audit")
+SHARED = ("casework/cases", "casework/entities", "agents/runtime", "agents/llm", "agents/chat", "agents/evals",
+          "audit")
 TYPE_PACKAGES = ("casework.fraud", "casework.support", "casework.access", "casework.transactions",
                  "casework.releases")
 TYPE_PIPELINES = ("fraud", "support", "access", "transactions", "releases")

@@ -98,7 +98,8 @@ def test_over_openai_it_gets_fenced_context_read_only_tools_and_the_history(alic
 
     first, _, second = fake_openai.requests
     tools = {t["function"]["name"] for t in first.json["tools"]}
-    assert tools == {"get_case_timeline", "get_release_summary", "get_test_details"}  # never file_risk_report
+    assert tools == {"get_case_timeline", "find_related_cases", "get_release_summary",
+                     "get_test_details"}  # never file_risk_report
     assert request_data(first.json)["case"]["reference"] == rel.case.reference
     assert [m["content"] for m in second.messages[2:]] == ["Which tests failed?", "Two payment tests failed.",
                                                            "Which one is critical?"]
@@ -115,7 +116,7 @@ def test_over_anthropic_it_answers(alice, alice_client, fake_anthropic):
 
     assert "Nothing has run on this ticket yet." in page and "anthropic" in page
     (request,) = fake_anthropic.requests
-    assert {t["name"] for t in request.json["tools"]} == {"get_case_timeline", "customer_lookup"}
+    assert {t["name"] for t in request.json["tools"]} == {"get_case_timeline", "find_related_cases", "customer_lookup"}
 
 
 @pytest.mark.parametrize("strategy", ["truncate", "summarise"])

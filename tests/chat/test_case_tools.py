@@ -48,7 +48,7 @@ def tool_messages(request) -> dict[str, dict]:
 ])
 def test_each_case_type_has_its_own_read_only_tools(case_type, own):
     names = {tool.name for tool in tools_for(case_type)}
-    assert names == {"get_case_timeline", *own}
+    assert names == {"get_case_timeline", "find_related_cases", *own}
     assert not names & {"send_notification", "generate_report", "file_risk_report", "rule_draft_tool"}
 
 

@@ -60,6 +60,8 @@ NOT_PAGES = {
     "case_report:download": "a PDF (WeasyPrint; seconds per render)",
     "case_attachments:download": "the evidence file itself",
     "notifications:open": "marks the notification read and redirects to its subject",
+    "entities:graph_json": "JSON the graph page reads",
+    "entities:case_graph_json": "JSON the graph page reads",
 }
 
 # Django's admin: its own templates, the same few for every model, so one page of each kind
@@ -153,7 +155,18 @@ ARGS: dict[str, Callable[[Demo], list[dict]]] = {
     "evals:run": lambda d: [{"pk": d.values["eval_run"]}],
     "evals:add": lambda d: [{"reference": d.closed["fraud_alert"].reference}],
     "support:kb_article": lambda d: [{"article_id": d.values["article_id"]}],
+    # the entity named by the most cases (the demo's ACC-1013 is in three types)
+    "entities:detail": lambda d: [{"pk": _busiest_entity()}],
+    "entities:graph": lambda d: [{"pk": _busiest_entity()}],
 }
+
+
+def _busiest_entity() -> int:
+    from django.db.models import Count
+
+    from casework.entities.models import Entity
+
+    return Entity.objects.annotate(n=Count("mentions")).order_by("-n", "pk").values_list("pk", flat=True)[0]
 BY_NAME: dict[str, Callable[[Demo, str], object]] = {
     # a pattern's reference is a case of its own type (fraud:* a fraud alert), or any case
     "reference": lambda d, ns: (d.cases.get(NAMESPACE_TYPES.get(ns, "")) or d.cases["fraud_alert"]).reference,

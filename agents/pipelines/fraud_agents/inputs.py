@@ -185,6 +185,7 @@ def build_outcome_similarity_input(
     knowledge_patterns: list[Mapping[str, Any]] | None = None,
     similar_cleared_cases: list[Mapping[str, Any]] | None = None,
     similar_cleared_cases_count_from_system: int | None = None,
+    similar_count_is_lower_bound: bool = False,
 ) -> dict[str, Any]:
     """The seed's fields, plus brief summaries of the nearest confirmed cases and the
     patterns captured when past cases closed (they feed the explanation). Look-alikes a
@@ -192,6 +193,10 @@ def build_outcome_similarity_input(
     data = _pick(alert, OUTCOME_SIMILARITY_FIELDS)
     count = _number(similar_confirmed_cases_count_from_system, integer=True)
     data["similar_confirmed_cases_count_from_system"] = max(0, int(count or 0))
+    if similar_count_is_lower_bound:
+        # The look-alike search read only the newest decided cases of a crowded region
+        # (casework/fraud/similarity.py): the count means "this many or more".
+        data["similar_confirmed_cases_count_is_lower_bound"] = True
     data["similar_cases"] = [_plain(dict(case)) for case in (similar_cases or [])[:MAX_LIST]]
     cleared = _number(similar_cleared_cases_count_from_system, integer=True)
     if cleared:

@@ -113,6 +113,8 @@ Look at:
 - similar_confirmed_cases_count_from_system: the number of nearest past cases, by their
   features, that investigators confirmed as fraud. Report exactly this number as
   similar_confirmed_cases_count; do not recount.
+  The system counts among the most recently decided cases near this one; when
+  similar_confirmed_cases_count_is_lower_bound is true there are this many "or more".
 - similar_cases: brief summaries of those cases; knowledge_patterns: patterns captured when past
   cases closed (behavioural pattern, one-sentence description). Cite the ones that match.
 - fraud_probability, risk_level and one_line_explanation from the upstream model.

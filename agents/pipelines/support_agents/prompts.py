@@ -17,7 +17,9 @@ PROMPTS = {
         "summaries of that customer's active tickets. Decide whether the message continues one of them (a "
         "follow-up, more detail, the same problem) or starts something new. Answer matched_ticket_id with "
         "the id of one listed ticket, or null, and your confidence. Use high or medium only when the message "
-        "is clearly about the same issue; otherwise answer low."),
+        "is clearly about the same issue; otherwise answer low. A ticket's linked_cases are the cases people "
+        "tied it to (a fraud alert on the customer's account, an earlier duplicate): a message about one of "
+        "those continues that ticket."),
     "translator": (
         "You are the translator of a customer-support desk. Detect the language of the customer's messages "
         "and translate each one to English, keeping names, numbers, ids and product terms as they are. "

@@ -73,7 +73,20 @@ def ticket_summarize(args: TicketSummarizeArgs) -> dict:
     if rest:
         summary += " | latest: " + rest[-1][:SUMMARY_CHARS // 2]
     return {"ticket_id": ticket.ticket_id, "ticket_type": ticket.ticket_type, "urgency": ticket.urgency,
-            "opened_at": ticket.created_at.isoformat(), "messages": len(customer_lines), "summary": summary}
+            "opened_at": ticket.created_at.isoformat(), "messages": len(customer_lines), "summary": summary,
+            "linked_cases": _linked(ticket)}
+
+
+def _linked(ticket) -> list[str]:
+    """The cases people linked to or merged with this ticket (casework.entities), so the matcher
+    knows that a message about "the fraud on my account" belongs with a ticket already tied
+    to that fraud alert."""
+    from casework.cases.models import Case
+    from casework.entities.selectors import related_case_ids
+
+    ids = related_case_ids(ticket.case, limit=5)
+    return [f"{c.reference} ({c.get_case_type_display()}, {c.get_status_display()}): {c.title[:80]}"
+            for c in Case.objects.filter(pk__in=ids).order_by("-created_at")] if ids else []
 
 
 TICKET_SUMMARIZE = Tool(name="ticket_summarize", description=ticket_summarize.__doc__,

@@ -18,6 +18,7 @@ from casework.access.models import (
     System,
 )
 from casework.access.states import AccessStatus
+from casework.entities.extraction import entities_extract
 from casework.errors import Conflict
 
 logger = logging.getLogger(__name__)
@@ -98,6 +99,7 @@ def mutation_submit(
     )
     mutation.case = case
     mutation.save()
+    entities_extract(case=case)
     audit_record(actor=actor, action="access.mutation_submitted", case=case, obj=mutation,
                  data={"mutation_id": mutation_id, "changed_by": changed_by.employee_id,
                        "changed_for": changed_for.employee_id, "system": system.code,

@@ -19,7 +19,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('cases', '0007_case_sla_paused_at'),
-        ('support', '0007_message_translation'),
+        ('support', '0008_ticket_recent_index'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

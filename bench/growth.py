@@ -1,0 +1,432 @@
+"""Cost per case against history size, for every read that could grow with history (issue 29).
+
+    .venv/bin/python bench/growth.py                              # 10^3, 10^4, 10^5 rows
+    .venv/bin/python bench/growth.py --sizes 1000,10000,100000,1000000
+    .venv/bin/python bench/growth.py --write-readme               # table into bench/README.md,
+                                                                  # plot into bench/growth.png
+
+Needs PostgreSQL on 127.0.0.1:5432 (user postgres). It drops and re-creates its own database
+(casework_growth_bench, or GROWTH_BENCH_DB), migrates it, and grows each path's history by bulk
+inserts up to each size in turn; at each size it times R cases (--repeats) through the same
+selectors the app calls:
+
+- fraud look-alikes: `similar_decided` for a new alert, history = decided fraud alerts;
+- timeline page: `timeline_page` of a case, history = that case's audit entries (runs of 6
+  entries and a person's comment); timeline poll: `timeline_has_news` after the newest;
+- support candidates: `active_ticket_ids` of a customer, history = that customer's active tickets;
+- transaction similarity: `nearest` for a new investigation, history = completed investigations;
+- dashboard: `dashboard_figures`, history = cases (a tenth open, the rest decided over a year).
+
+Cost per case: this process's CPU milliseconds (time.process_time: what a worker or web process
+spends; the database server's own time is not in it, the wall time is printed beside it) and
+queries. The growth factor is the cost at the largest size over the cost at the smallest.
+Sizes not measured (10^6 by default) are extrapolated with a straight line in log10(size)
+through the measured points, and marked so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+BENCH = Path(__file__).resolve().parent
+NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
+BATCH = 5000
+
+
+def setup(db: str) -> None:
+    import psycopg
+
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{db}"')
+        conn.execute(f'CREATE DATABASE "{db}"')
+    var = tempfile.mkdtemp(prefix="growth_bench_")
+    os.environ.update({"DEBUG": "true", "SECRET_KEY": "bench", "VAR_DIR": var, "LLM_PROVIDER": "offline",
+                       "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{db}",
+                       "AUDIT_SEQUENCER": "inline", "DJANGO_SETTINGS_MODULE": "casework.settings"})
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def _cases(prefix: str, case_type: str, start: int, stop: int, **fields):
+    from casework.cases.models import Case
+
+    return Case.objects.bulk_create([Case(reference=f"{prefix}{i:08d}", case_type=case_type, title="bench", **fields)
+                                     for i in range(start, stop)])
+
+
+# --- fraud look-alikes -------------------------------------------------------------------
+
+class Fraud:
+    name = "fraud look-alikes"
+    OUTCOMES = ("confirmed_fraud", "confirmed_fraud", "legit", "legit", "false_positive")
+
+    def __init__(self, rng: random.Random):
+        from casework.fraud.demo_data import demo_alerts
+        from casework.fraud.features import FEATURES
+        from casework.fraud.models import Account, Alert
+
+        self.rng = rng
+        self.rows = [a.row for seed in range(40) for a in demo_alerts(seed=seed)]
+        self.money = {f.name for f in FEATURES if f.log and not f.integer}
+        self.account = Account.objects.create(account_id="BENCH-FRAUD")
+        self.size = 0
+        self.probes = [Alert(account=self.account, **self._features(a.row))
+                       for a in demo_alerts(seed=999)]
+
+    def _features(self, row: dict) -> dict:
+        from casework.fraud.features import FEATURE_NAMES
+
+        return {n: round(row[n] * self.rng.uniform(0.85, 1.2), 2) if n in self.money else row[n]
+                for n in FEATURE_NAMES}
+
+    def grow(self, size: int) -> None:
+        from casework.cases.models import Decision
+        from casework.fraud.models import Alert, DecidedVector
+        from casework.fraud.similarity import decided_vector_row
+
+        for start in range(self.size, size, BATCH):
+            cases = _cases("FRB-", "fraud_alert", start, min(size, start + BATCH), status="closed", closed_at=NOW)
+            alerts = Alert.objects.bulk_create([
+                Alert(case=case, account=self.account, fraud_probability=0.5, anomaly_score=0.5, risk_level="medium",
+                      score_source="casework_scorer",
+                      **self._features(self.rng.choice(self.rows))) for case in cases])
+            decisions = Decision.objects.bulk_create([
+                Decision(case=case, outcome=self.rng.choice(self.OUTCOMES), reason="bench", final=True)
+                for case in cases])
+            DecidedVector.objects.bulk_create([
+                decided_vector_row(d, (c.reference, "BENCH-FRAUD", *[getattr(a, n) for n in _names()]))
+                for d, c, a in zip(decisions, cases, alerts, strict=True)])
+        self.size = size
+
+    def case(self, i: int):
+        from casework.fraud.similarity import similar_decided
+
+        return similar_decided(self.probes[i % len(self.probes)])
+
+
+def _names():
+    from casework.fraud.features import FEATURE_NAMES
+
+    return FEATURE_NAMES
+
+
+# --- the case timeline -------------------------------------------------------------------
+
+class Timeline:
+    name = "timeline page"
+
+    def __init__(self, rng: random.Random):
+        (self.the_case,) = _cases("TLB-", "fraud_alert", 0, 1)
+        self.size = 0
+
+    def _entries(self, start: int, stop: int):
+        from audit.models import AuditEntry
+
+        out = []
+        for i in range(start, stop):
+            run, step = divmod(i, 7)
+            when = NOW - timedelta(days=365) + timedelta(seconds=i)
+            base = dict(timestamp=when, case_id=self.the_case.pk, case_ref=self.the_case.reference,
+                        correlation_id=f"run-{run}")
+            if step == 0:
+                out.append(AuditEntry(actor="alice", actor_type="user", action="agent.run_queued",
+                                      object_type="agents.agentrun", object_id=str(run),
+                                      data={"pipeline": "fraud", "mode": "rerun_all"}, **base))
+            elif step in (1, 2, 3):
+                out.append(AuditEntry(actor="agent:geo", actor_type="agent", action="agent.call_completed",
+                                      object_type="agents.agentcall", object_id=f"{run}-{step}",
+                                      data={"run": run, "key": "geo", "latency_ms": 200}, **base))
+            elif step == 4:
+                out.append(AuditEntry(actor="agent:geo", actor_type="agent", action="agent.tool_called",
+                                      object_type="agents.agentcall", object_id=f"{run}-1",
+                                      data={"tool": "ip_lookup", "success": True}, **base))
+            elif step == 5:
+                out.append(AuditEntry(actor="system", actor_type="system", action="agent.run_completed",
+                                      object_type="agents.agentrun", object_id=str(run),
+                                      data={"pipeline": "fraud", "mode": "rerun_all"}, **base))
+            else:
+                out.append(AuditEntry(actor="alice", actor_type="user", action="case.commented",
+                                      object_type="cases.comment", object_id=str(run),
+                                      data={"body": f"Note {run}."}, **base))
+        return out
+
+    def grow(self, size: int) -> None:
+        from audit.models import AuditEntry
+
+        for start in range(self.size, size, BATCH):
+            AuditEntry.objects.bulk_create(self._entries(start, min(size, start + BATCH)))
+        self.size = size
+
+    def case(self, i: int):
+        from casework.cases.timeline import timeline_page
+
+        return timeline_page(self.the_case, show=("all", "agents", "people")[i % 3])
+
+
+class TimelinePoll(Timeline):
+    name = "timeline poll"
+
+    def __init__(self, timeline: Timeline):
+        self.the_case = timeline.the_case
+        self.timeline = timeline
+
+    def grow(self, size: int) -> None:
+        from audit.models import AuditEntry
+
+        self.newest = AuditEntry.objects.filter(case_id=self.the_case.pk).latest("id").pk
+
+    def case(self, i: int):
+        from casework.cases.timeline import timeline_has_news
+
+        return timeline_has_news(self.the_case, after=self.newest)
+
+
+# --- support candidates ------------------------------------------------------------------
+
+class Support:
+    name = "support candidates"
+
+    def __init__(self, rng: random.Random):
+        from casework.support.models import Customer
+
+        self.customer = Customer.objects.create(customer_id="BENCH-CUSTOMER", plan="pro")
+        self.size = 0
+
+    def grow(self, size: int) -> None:
+        from casework.support.models import Ticket
+
+        for start in range(self.size, size, BATCH):
+            cases = _cases("SPB-", "support_ticket", start, min(size, start + BATCH))
+            Ticket.objects.bulk_create([Ticket(case=case, ticket_id=f"TKT-{case.pk:08X}", customer=self.customer,
+                                               lifecycle=("received", "routed", "triage_failed")[case.pk % 3])
+                                        for case in cases])
+        self.size = size
+
+    def case(self, i: int):
+        from casework.support.selectors import active_ticket_ids
+
+        return active_ticket_ids(self.customer.customer_id)
+
+
+# --- transaction similarity --------------------------------------------------------------
+
+class Transactions:
+    name = "transaction similarity"
+
+    def __init__(self, rng: random.Random):
+        from casework.transactions.models import CardAccount, Transaction
+
+        self.rng = rng
+        account = CardAccount.objects.create(account_id="BENCH", home_country="NL")
+        self.txn = Transaction.objects.create(transaction_id="TX-BENCH", account=account, card_last4="0000",
+                                              amount=10, currency="EUR", merchant="Bench", mcc="5411",
+                                              country="NL", channel="pos", occurred_at=NOW)
+        self.size = 0
+        self.probes = [self._vector() for _ in range(100)]
+
+    def _vector(self) -> list[float]:
+        scores = [round(self.rng.random() ** 2, 3) for _ in range(4)]
+        return scores + [1.0 if self.rng.random() < p else 0.0 for p in (0.3, 0.35, 0.2, 0.15, 0.1)]
+
+    def grow(self, size: int) -> None:
+        from casework.transactions import similarity
+        from casework.transactions.models import Investigation
+
+        for start in range(self.size, size, BATCH):
+            cases = _cases("TXB-", "transaction_investigation", start, min(size, start + BATCH))
+            rows = []
+            for case in cases:
+                v = self._vector()
+                rows.append(Investigation(case=case, transaction=self.txn, status="COMPLETED", severity="LOW",
+                                          features=v, feature_bucket=similarity.bucket_of(v)))
+            Investigation.objects.bulk_create(rows)
+        self.size = size
+
+    def case(self, i: int):
+        from casework.transactions.similarity import nearest
+
+        return nearest(self.probes[i % len(self.probes)])
+
+
+# --- dashboard ---------------------------------------------------------------------------
+
+class Dashboard:
+    name = "dashboard"
+    repeats_share = 10  # a tenth of --repeats: at 10^5 cases one call takes seconds
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.size = 0
+
+    def grow(self, size: int) -> None:
+        from casework.cases.models import Decision
+
+        for start in range(self.size, size, BATCH):
+            stop = min(size, start + BATCH)
+            opened = [i for i in range(start, stop) if i % 10 == 0]
+            closed = [i for i in range(start, stop) if i % 10]
+            from casework.cases.models import Case
+
+            Case.objects.bulk_create([Case(reference=f"DBO-{i:08d}", case_type="fraud_alert", title="bench")
+                                      for i in opened])
+            done = Case.objects.bulk_create([
+                Case(reference=f"DBC-{i:08d}", case_type="fraud_alert", title="bench", status="closed",
+                     closed_at=NOW - timedelta(days=self.rng.uniform(0, 365))) for i in closed])
+            Decision.objects.bulk_create([Decision(case=c, outcome="legit", reason="bench", final=True)
+                                          for c in done])
+        self.size = size
+
+    def case(self, i: int):
+        from casework.cases.dashboard.selectors import dashboard_figures
+
+        return dashboard_figures(now=NOW)
+
+
+# --- measuring ---------------------------------------------------------------------------
+
+def measure(path, repeats: int) -> dict:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    repeats = max(3, repeats // getattr(path, "repeats_share", 1))
+    for i in range(min(3, repeats)):  # warm caches, connections, imports
+        path.case(i)
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    with CaptureQueriesContext(connection) as queries:
+        for i in range(repeats):
+            path.case(i)
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    return {"cpu_ms": cpu * 1000 / repeats, "wall_ms": wall * 1000 / repeats, "queries": len(queries) / repeats}
+
+
+def extrapolate(points: dict[int, float], size: int) -> float:
+    """A straight line in log10(size) through the measured points (least squares); a cost that
+    fell as history grew is held at its last measured value rather than extrapolated lower."""
+    xs = [math.log10(s) for s in points]
+    ys = list(points.values())
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / (sum((x - mx) ** 2 for x in xs) or 1)
+    if slope <= 0:
+        return ys[-1]
+    return my + slope * (math.log10(size) - mx)
+
+
+def report(results: dict, sizes: list[int], target: int, machine: str) -> str:
+    extra = target not in sizes
+    head = [f"{s:,}" for s in sizes] + ([f"{target:,} (extrapolated)"] if extra else [])
+    lines = [machine, "",
+             "Cost per case: CPU ms of this process (queries per case in brackets). Growth: the cost at the "
+             f"largest size{' (extrapolated)' if extra else ''} over the cost at the smallest.", "",
+             "| path | " + " | ".join(head) + " | growth |", "|---|" + "---|" * (len(head) + 1)]
+    for name, by_size in results.items():
+        cpu = {s: by_size[s]["cpu_ms"] for s in sizes}
+        cells = [f"{by_size[s]['cpu_ms']:.2f} ({by_size[s]['queries']:.0f})" for s in sizes]
+        last = extrapolate(cpu, target) if extra else cpu[target]
+        if extra:
+            cells.append(f"{last:.2f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {last / cpu[sizes[0]]:.2f} |")
+    lines += ["", "Wall ms per case (this process and the database together):", "",
+              "| path | " + " | ".join(f"{s:,}" for s in sizes) + " |", "|---|" + "---|" * len(sizes)]
+    for name, by_size in results.items():
+        lines.append(f"| {name} | " + " | ".join(f"{by_size[s]['wall_ms']:.2f}" for s in sizes) + " |")
+    return "\n".join(lines)
+
+
+def plot(results: dict, sizes: list[int], target: int, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for name, by_size in results.items():
+        cpu = {s: by_size[s]["cpu_ms"] for s in sizes}
+        line = ax.plot(sizes, [cpu[s] for s in sizes], marker="o", label=name)[0]
+        if target not in sizes:
+            ax.plot([sizes[-1], target], [cpu[sizes[-1]], extrapolate(cpu, target)], linestyle=":",
+                    color=line.get_color())
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("rows of history")
+    ax.set_ylabel("CPU ms per case")
+    ax.set_title("Cost per case against history (dotted: extrapolated)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--target", type=int, default=1_000_000, help="the size the growth factor is read at")
+    parser.add_argument("--repeats", type=int, default=60)
+    parser.add_argument("--paths", default="fraud,timeline,support,transactions,dashboard")
+    parser.add_argument("--write-readme", action="store_true")
+    parser.add_argument("--seed", type=int, default=29)
+    args = parser.parse_args()
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    setup(os.environ.get("GROWTH_BENCH_DB", "casework_growth_bench"))
+    rng = random.Random(args.seed)
+    wanted = set(args.paths.split(","))
+    paths = []
+    if "fraud" in wanted:
+        paths.append(Fraud(rng))
+    if "timeline" in wanted:
+        timeline = Timeline(rng)
+        paths += [timeline, TimelinePoll(timeline)]
+    if "support" in wanted:
+        paths.append(Support(rng))
+    if "transactions" in wanted:
+        paths.append(Transactions(rng))
+    if "dashboard" in wanted:
+        paths.append(Dashboard(rng))
+    from django.db import connection
+
+    results: dict[str, dict[int, dict]] = {p.name: {} for p in paths}
+    for size in sizes:
+        for path in paths:
+            started = time.perf_counter()
+            path.grow(size)
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
+            loaded = time.perf_counter() - started
+            results[path.name][size] = figures = measure(path, args.repeats)
+            print(f"{path.name:24} {size:>9,}  cpu {figures['cpu_ms']:7.2f} ms  wall {figures['wall_ms']:7.2f} ms  "
+                  f"queries {figures['queries']:5.1f}  (grown in {loaded:.0f} s)", flush=True)
+    import platform
+
+    import django
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW server_version")
+        pg = cursor.fetchone()[0].split()[0]
+    machine = (f"Machine: {os.cpu_count()} CPUs, Python {platform.python_version()}, PostgreSQL {pg}, "
+               f"Django {django.get_version()}; run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; "
+               f"{args.repeats} cases per size and path, after 3 warm-up cases.")
+    table = report(results, sizes, args.target, machine)
+    print(table)
+    if args.write_readme:
+        from readme_block import write_block
+
+        plot(results, sizes, args.target, BENCH / "growth.png")
+        write_block("growth", table + "\n\n![Cost per case against history size](growth.png)")
+
+
+if __name__ == "__main__":
+    main()

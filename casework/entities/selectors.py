@@ -1,0 +1,270 @@
+"""Reads over entities, mentions and links: each a fixed number of queries, each bounded by an
+index range and a cap (never a scan of all history), so the cost per page stays flat as
+mentions grow (bench/entities.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import connection
+from django.db.models import Count, F, FilteredRelation, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from django.shortcuts import get_object_or_404
+
+from casework.cases.models import Case
+from casework.cases.types import CASE_TYPES
+from casework.entities.models import CaseLink, CaseMerge, Entity, Mention
+
+# The panel: at most this many of the case's entities, each with its newest other cases.
+PANEL_ENTITIES = 30
+PANEL_PER_ENTITY = 5
+# The entity page: its cases, a page at a time, newest first.
+ENTITY_CASES = 50
+# The graph: per hop.
+GRAPH_FIRST_HOP = 25
+GRAPH_PER_NODE = 8
+GRAPH_SECOND_HOP = 200
+
+
+def _decided(cases: QuerySet[Case]) -> QuerySet[Case]:
+    """Cases with their final decision's outcome, time and decider in the same row (one
+    LEFT JOIN on the one final decision, not a subquery per column)."""
+    return (cases.annotate(final=FilteredRelation("decisions", condition=Q(decisions__final=True)))
+            .annotate(decision_outcome=F("final__outcome"), decision_at=F("final__decided_at"),
+                      decision_by=F("final__decided_by__username")))
+
+
+def _labelled(cases) -> dict[int, Case]:
+    """id -> case, each with `decision_label` and `fraud_confirmation` for the templates."""
+    out = {}
+    for case in cases:
+        outcome = getattr(case, "decision_outcome", None)
+        case.decision_label = case.type_info.outcome_label(outcome) if outcome else ""
+        case.fraud_confirmation = is_fraud_confirmation(case)
+        out[case.pk] = case
+    return out
+
+
+def is_fraud_confirmation(case: Case) -> bool:
+    """The case was decided with an outcome its type counts as confirming fraud."""
+    declared = CASE_TYPES[case.case_type].entities
+    return bool(declared and getattr(case, "decision_outcome", None) in declared.fraud_outcomes)
+
+
+def _newest_other_cases(entity_ids: list[int], *, exclude_case_ids: set[int], per_entity: int) -> list[dict]:
+    """Per entity, its newest `per_entity` mentions in other cases: one query, one index range
+    (mention_entity_newest) per entity, however many cases name it (a merchant in a hundred
+    thousand cases costs what a device in two does). A UNION ALL of limited branches, each
+    wrapped as a derived table: the form both SQLite and PostgreSQL accept."""
+    if not entity_ids:
+        return []
+    table = connection.ops.quote_name(Mention._meta.db_table)
+    excluded = sorted(exclude_case_ids) or [0]
+    marks = ", ".join(["%s"] * len(excluded))
+    branch = (f"SELECT * FROM (SELECT entity_id, case_id, created_at, id FROM {table} "
+              f"WHERE entity_id = %s AND case_id NOT IN ({marks}) ORDER BY created_at DESC, id DESC LIMIT %s) AS b{{}}")
+    sql = " UNION ALL ".join(branch.format(i) for i in range(len(entity_ids)))
+    params = [p for pk in entity_ids for p in (pk, *excluded, per_entity)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [{"entity_id": e, "case_id": c, "created_at": at, "id": i} for e, c, at, i in cursor.fetchall()]
+
+
+@dataclass
+class PanelRow:
+    entity: Entity
+    source: str
+    other_count: int
+    others: list[Case] = field(default_factory=list)
+
+
+def case_seen_elsewhere(case: Case) -> list[PanelRow]:
+    """The case page's "seen in other cases": each entity the case names (flagged ones first),
+    how many other cases name it, and the newest of them with status and decision. Three
+    queries: the case's mentions with their entities and counts, the newest others, their cases."""
+    count = (Mention.objects.filter(entity=OuterRef("entity")).order_by().values("entity")
+             .annotate(n=Count("*")).values("n"))
+    mentions = list(Mention.objects.filter(case=case).select_related("entity__confirmed_fraud_case")
+                    .annotate(named_by=Coalesce(Subquery(count, output_field=IntegerField()), 0))
+                    .order_by("entity__confirmed_fraud_at", "entity__kind", "entity_id")[:PANEL_ENTITIES])
+    rows = {m.entity_id: PanelRow(m.entity, m.source_field or m.source_tool or m.source_agent, m.named_by - 1)
+            for m in mentions}
+    others = _newest_other_cases([pk for pk, row in rows.items() if row.other_count > 0],
+                                 exclude_case_ids={case.pk}, per_entity=PANEL_PER_ENTITY)
+    cases = _labelled(_decided(Case.objects.filter(pk__in={o["case_id"] for o in others})))
+    for other in sorted(others, key=lambda o: (o["created_at"], o["id"]), reverse=True):
+        rows[other["entity_id"]].others.append(cases[other["case_id"]])
+    # Flagged entities first (confirmed_fraud_at nulls sort differently per database), then
+    # those seen elsewhere, most seen first.
+    return sorted(rows.values(), key=lambda r: (not r.entity.confirmed_fraud, -r.other_count,
+                                                r.entity.kind, r.entity.pk))
+
+
+@dataclass
+class EntityPage:
+    entity: Entity
+    cases: list[Case]
+    total: int
+    timeline: list[dict]
+    page: int = 1
+    has_next: bool = False
+
+
+def entity_get(pk: int) -> Entity:
+    return get_object_or_404(Entity.objects.select_related("confirmed_fraud_case"), pk=pk)
+
+
+def entity_page(entity: Entity, *, page: int = 1) -> EntityPage:
+    """Every case that names the entity, ENTITY_CASES a page, newest first, with status and
+    decision, and the page's timeline: each case naming it, each decision people made. Three
+    queries (the page's mentions, their cases, the count), one index range each."""
+    page = max(1, page)
+    mentions = list(Mention.objects.filter(entity=entity).order_by("-created_at", "-id")
+                    .values_list("case_id", "created_at", "source_field", "source_agent", "source_tool")
+                    [(page - 1) * ENTITY_CASES:page * ENTITY_CASES + 1])
+    has_next = len(mentions) > ENTITY_CASES
+    mentions = mentions[:ENTITY_CASES]
+    total = Mention.objects.filter(entity=entity).count() if has_next or page > 1 else len(mentions)
+    by_id = _labelled(_decided(Case.objects.filter(pk__in=[m[0] for m in mentions]).select_related("assignee")))
+    cases, timeline = [], []
+    for case_id, at, source_field, source_agent, source_tool in mentions:
+        case = by_id[case_id]
+        case.named_in = source_field or source_tool or source_agent
+        cases.append(case)
+        timeline.append({"at": at, "case": case, "what": "named", "source": case.named_in})
+        if case.decision_outcome:
+            timeline.append({"at": case.decision_at, "case": case, "what": "decided",
+                             "outcome": case.decision_label, "by": case.decision_by or "system"})
+    timeline.sort(key=lambda e: e["at"], reverse=True)
+    return EntityPage(entity, cases, total, timeline, page, has_next)
+
+
+def case_links(case: Case) -> list[dict]:
+    """The case's links both ways, with the other case, newest first (one query)."""
+    links = (CaseLink.objects.filter(Q(from_case=case) | Q(to_case=case))
+             .select_related("from_case", "to_case", "created_by").order_by("-created_at", "-id")[:100])
+    out = []
+    for link in links:
+        outgoing = link.from_case_id == case.pk
+        label = link.get_kind_display() if outgoing else {"related": "Related", "duplicate": "Has duplicate",
+                                                             "parent": "Child of"}[link.kind]
+        out.append({"link": link, "other": link.to_case if outgoing else link.from_case, "label": label})
+    return out
+
+
+def case_merged_into(case: Case) -> CaseMerge | None:
+    return CaseMerge.objects.select_related("survivor", "merged_by").filter(merged=case).first()
+
+
+def case_merged_ids(case_id: int) -> list[int]:
+    """The cases merged into this one (their audit trail is part of its history)."""
+    return list(CaseMerge.objects.filter(survivor_id=case_id).values_list("merged_id", flat=True))
+
+
+def related_case_ids(case: Case, *, limit: int = 50) -> list[int]:
+    """Cases a person tied to this one: linked either way, merged into it, or the one it was
+    merged into. What the matchers that look for related records add to their candidates."""
+    ids: list[int] = []
+    for a, b in CaseLink.objects.filter(Q(from_case=case) | Q(to_case=case)).values_list(
+            "from_case_id", "to_case_id")[:limit]:
+        ids.append(b if a == case.pk else a)
+    for a, b in CaseMerge.objects.filter(Q(merged=case) | Q(survivor=case)).values_list(
+            "merged_id", "survivor_id")[:limit]:
+        ids.append(b if a == case.pk else a)
+    return list(dict.fromkeys(ids))[:limit]
+
+
+def related_cases(case: Case, *, limit: int = 20) -> dict:
+    """What find_related_cases answers: linked cases, and the other cases that name the same
+    entities (newest first per entity), each with status and decision."""
+    panel = case_seen_elsewhere(case)
+    linked = {c.pk: c for c in _decided(Case.objects.filter(pk__in=related_case_ids(case)))}
+    return {
+        "reference": case.reference,
+        "linked": [case_summary(c) for c in linked.values()][:limit],
+        "entities": [{"kind": row.entity.kind, "value": row.entity.display,
+                      "confirmed_fraud": row.entity.confirmed_fraud,
+                      "other_case_count": row.other_count,
+                      "other_cases": [case_summary(c) for c in row.others]}
+                     for row in panel][:limit],
+    }
+
+
+def case_summary(case: Case) -> dict:
+    outcome = getattr(case, "decision_outcome", None)
+    return {"reference": case.reference, "type": case.case_type, "title": case.title[:120],
+            "status": case.status, "created_at": case.created_at.isoformat(),
+            "decision": case.type_info.outcome_label(outcome) if outcome else None,
+            "confirms_fraud": is_fraud_confirmation(case)}
+
+
+# --- The graph --------------------------------------------------------------------------
+
+
+def _case_node(case: Case, *, centre: bool = False) -> dict:
+    outcome = getattr(case, "decision_outcome", None)
+    label = f"{case.reference}" + (f" · {case.type_info.outcome_label(outcome)}" if outcome else "")
+    return {"data": {"id": f"c{case.pk}", "label": label, "type": "case", "case_type": case.case_type,
+                     "status": case.status, "fraud": is_fraud_confirmation(case), "centre": centre,
+                     "url": f"/cases/{case.reference}/"}}
+
+
+def _entity_node(entity: Entity, *, centre: bool = False) -> dict:
+    return {"data": {"id": f"e{entity.pk}", "label": f"{entity.kind_label}: {entity.display}", "type": "entity",
+                     "kind": entity.kind, "fraud": entity.confirmed_fraud, "centre": centre,
+                     "url": f"/entities/{entity.pk}/"}}
+
+
+def _edge(source: str, target: str, label: str = "") -> dict:
+    return {"data": {"id": f"{source}-{target}", "source": source, "target": target, "label": label}}
+
+
+def graph_for_case(case: Case) -> dict:
+    """Two hops from a case: its entities, and the other cases naming them (plus the cases it
+    is linked to). Four queries."""
+    entities = [m.entity for m in Mention.objects.filter(case=case).select_related("entity")
+                .order_by("entity_id")[:GRAPH_FIRST_HOP]]
+    others = _newest_other_cases([e.pk for e in entities], exclude_case_ids={case.pk}, per_entity=GRAPH_PER_NODE)
+    links = list(CaseLink.objects.filter(Q(from_case=case) | Q(to_case=case)).values_list(
+        "from_case_id", "to_case_id", "kind")[:GRAPH_FIRST_HOP])
+    ids = {o["case_id"] for o in others} | {a for a, _, _ in links} | {b for _, b, _ in links} | {case.pk}
+    cases = {c.pk: c for c in _decided(Case.objects.filter(pk__in=ids))}
+    nodes = [_case_node(cases[case.pk], centre=True)] + [_entity_node(e) for e in entities]
+    nodes += [_case_node(c) for pk, c in cases.items() if pk != case.pk]
+    edges = [_edge(f"c{case.pk}", f"e{e.pk}") for e in entities]
+    edges += [_edge(f"c{o['case_id']}", f"e{o['entity_id']}") for o in others]
+    edges += [_edge(f"c{a}", f"c{b}", kind) for a, b, kind in links]
+    return {"nodes": nodes, "edges": edges}
+
+
+def graph_for_entity(entity: Entity) -> dict:
+    """Two hops from an entity: the newest cases naming it, and the entities those cases name.
+    Three queries."""
+    case_ids = list(Mention.objects.filter(entity=entity).order_by("-created_at", "-id")
+                    .values_list("case_id", flat=True)[:GRAPH_FIRST_HOP])
+    cases = {c.pk: c for c in _decided(Case.objects.filter(pk__in=case_ids))}
+    second = list(Mention.objects.filter(case_id__in=case_ids).exclude(entity=entity).select_related("entity")
+                  .order_by("case_id", "entity_id")[:GRAPH_SECOND_HOP])
+    neighbours = {m.entity_id: m.entity for m in second}
+    nodes = [_entity_node(entity, centre=True)] + [_case_node(c) for c in cases.values()]
+    nodes += [_entity_node(e) for e in neighbours.values()]
+    edges = [_edge(f"c{pk}", f"e{entity.pk}") for pk in cases]
+    edges += [_edge(f"c{m.case_id}", f"e{m.entity_id}") for m in second]
+    return {"nodes": nodes, "edges": edges}
+
+
+def confirmed_fraud_links(case: Case, *, exclude_kinds: tuple[str, ...] = (), limit: int = 20) -> list[dict]:
+    """Other cases whose fraud a person confirmed and that share an entity with this one: per
+    confirming case, its reference, type and what it shares ("device DEV-1"). One query."""
+    mentions = (Mention.objects.filter(case=case, entity__confirmed_fraud_at__isnull=False)
+                .exclude(entity__confirmed_fraud_case=case).exclude(entity__kind__in=exclude_kinds)
+                .select_related("entity__confirmed_fraud_case").order_by("entity_id")[:100])
+    found: dict[int, dict] = {}
+    for m in mentions:
+        other = m.entity.confirmed_fraud_case
+        if other is None:
+            continue
+        entry = found.setdefault(other.pk, {"reference": other.reference, "case_type": other.case_type,
+                                            "type_label": other.type_info.label, "shares": []})
+        entry["shares"].append(f"{m.entity.kind_label.lower()} {m.entity.display}")
+    return list(found.values())[:limit]

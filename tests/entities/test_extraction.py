@@ -1,0 +1,89 @@
+"""Each type's records yield entities when its case is made; the values are normalised, an
+email hashed, a card reduced to BIN and last four; a second extraction adds nothing."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.core.management import call_command
+
+from casework.entities.extraction import entities_extract
+from casework.entities.kinds import normalise
+from casework.entities.models import Entity, Mention
+from tests.entities.conftest import ACCOUNT, IP
+
+pytestmark = pytest.mark.django_db
+
+
+def named(case) -> set[tuple[str, str]]:
+    return {(m.entity.kind, m.entity.display) for m in Mention.objects.filter(case=case).select_related("entity")}
+
+
+def test_a_fraud_alert_names_its_account_device_and_ip(alert):
+    case = alert().case
+    assert named(case) == {("account", ACCOUNT), ("device", "DEV-RING-A1"), ("ip", IP)}
+    mention = Mention.objects.get(case=case, entity__kind="account")
+    assert mention.source_field == "account_id"
+
+
+def test_a_ticket_names_its_customer_its_hashed_email_and_what_the_customer_wrote(ticket):
+    case = ticket().case
+    assert named(case) == {("customer", "CUST-9001"), ("email", "d***@example.com"), ("account", ACCOUNT),
+                           ("ip", IP)}
+    email = Entity.objects.get(kind="email")
+    assert email.value.startswith("sha256:") and "dana" not in email.value.lower()
+
+
+def test_an_investigation_names_account_card_merchant_and_device(investigation):
+    case = investigation().case
+    assert named(case) == {("account", ACCOUNT), ("card", f"…4242 on {ACCOUNT}"), ("merchant", "Quick Cash Ltd"),
+                           ("device", "DEV-RING-A1")}
+
+
+def test_the_same_thing_in_three_types_is_one_entity(alert, ticket, investigation):
+    cases = [alert().case, ticket().case, investigation().case]
+    account = Entity.objects.get(kind="account", value=ACCOUNT)
+    assert set(account.mentions.values_list("case_id", flat=True)) == {c.pk for c in cases}
+
+
+def test_extracting_again_adds_nothing_and_the_backfill_is_idempotent(alert, ticket):
+    case = alert().case
+    ticket()
+    before = (Entity.objects.count(), Mention.objects.count())
+    entities_extract(case=case)
+    Mention.objects.all().delete()
+    call_command("backfill_entities", "--batch", "1", stdout=open("/dev/null", "w"))
+    call_command("backfill_entities", stdout=open("/dev/null", "w"))
+    assert (Entity.objects.count(), Mention.objects.count()) == before
+
+
+@pytest.mark.parametrize("raw,value,display", [
+    ("4111 1111 1111 1111", "411111******1111", "411111…1111"),
+    ("411111******1111", "411111******1111", "411111…1111"),
+    ("ACC-1/4242", "ACC-1/****4242", "…4242 on ACC-1"),
+])
+def test_a_card_keeps_only_its_bin_and_last_four(raw, value, display):
+    assert normalise("card", raw) == (value, display)
+
+
+@pytest.mark.parametrize("kind,raw,field", [("card", "12", "value"), ("ip", "999.1.1.1", "value"),
+                                            ("email", "nobody", "value"), ("planet", "x", "kind")])
+def test_a_bad_value_is_refused_naming_the_field(kind, raw, field):
+    with pytest.raises(ValidationError) as exc:
+        normalise(kind, raw)
+    assert field in exc.value.message_dict
+
+
+def test_the_same_email_written_two_ways_is_one_hash():
+    assert normalise("email", " Dana.Doe@Example.com")[0] == normalise("email", "dana.doe@example.com")[0]
+
+
+def test_extraction_costs_three_queries_beyond_reading_the_record(alert, django_assert_max_num_queries):
+    case = alert().case
+    from casework.cases.models import Case
+
+    case = Case.objects.select_related("fraud_alert__account").get(pk=case.pk)
+    # One read of the account's links, then entities insert, ids, mentions insert (and the
+    # savepoint's two statements, inside the caller's transaction).
+    with django_assert_max_num_queries(6):
+        entities_extract(case=case)

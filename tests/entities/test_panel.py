@@ -1,0 +1,132 @@
+"""The case page's "Seen in other cases", the entity page and its audit, the fraud flag."""
+
+from __future__ import annotations
+
+import pytest
+
+from audit.models import AuditEntry
+from casework.cases.services import case_close
+from casework.entities.models import Entity
+from casework.entities.selectors import case_seen_elsewhere, entity_page
+from casework.entities.services import case_link
+from tests.entities.conftest import ACCOUNT
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_panel_lists_other_cases_across_types_newest_first_with_status_and_decision(
+        alice, alert, ticket, investigation):
+    fraud = alert().case
+    txn = investigation().case
+    case_close(actor=alice, case=fraud, outcome="confirmed_fraud", reason="Mule ring device.")
+    support = ticket().case
+
+    rows = {(r.entity.kind, r.entity.display): r for r in case_seen_elsewhere(support)}
+    account = rows[("account", ACCOUNT)]
+    assert account.other_count == 2
+    assert [c.reference for c in account.others] == [txn.reference, fraud.reference]
+    assert account.others[1].status == "closed" and account.others[1].decision_label == "Confirmed fraud"
+    assert rows[("customer", "CUST-9001")].other_count == 0
+
+
+def test_an_entity_a_fraud_decision_confirmed_is_flagged_on_every_case_naming_it(alice, alert, ticket, alice_client):
+    fraud = alert().case
+    case_close(actor=alice, case=fraud, outcome="confirmed_fraud", reason="Mule ring device.")
+    support = ticket().case
+
+    rows = case_seen_elsewhere(support)
+    flagged = {r.entity.kind for r in rows if r.entity.confirmed_fraud}
+    assert flagged == {"account", "ip"}
+    assert rows[0].entity.confirmed_fraud  # flagged first
+    page = alice_client.get(f"/cases/{support.reference}/").content.decode()
+    assert "confirmed fraud" in page and fraud.reference in page
+
+
+def test_a_transaction_decided_fraud_flags_its_card_and_device(alice, investigation):
+    txn = investigation().case
+    case_close(actor=alice, case=txn, outcome="fraud", reason="Card testing.")
+    assert set(Entity.objects.filter(confirmed_fraud_at__isnull=False).values_list("kind", flat=True)) == {
+        "account", "card", "merchant", "device"}
+
+
+def _panel(case) -> str:
+    from django.template import Context, Template
+
+    return Template("{% load entity_tags %}{% seen_in_other_cases case %}").render(Context({"case": case}))
+
+
+def test_the_panel_costs_the_same_queries_with_one_other_case_or_many(alice, alert, ticket, investigation,
+                                                                      django_assert_max_num_queries):
+    support = ticket().case
+    case_close(actor=alice, case=alert().case, outcome="confirmed_fraud", reason="Ring.")
+    case_link(actor=alice, from_case=support, to_case=investigation().case, kind="related", reason="Same card.")
+    with django_assert_max_num_queries(4) as few:
+        _panel(support)
+    for n in range(6):
+        other = ticket(message=f"Another try on {ACCOUNT} from 10.0.0.{n}, attempt {n}.").case
+        case_link(actor=alice, from_case=support, to_case=other, kind="related", reason="Same again.")
+        case_close(actor=alice, case=alert(account=ACCOUNT, devices=(f"DEV-{n}",)).case, outcome="legit",
+                   reason="Known.")
+    with django_assert_max_num_queries(len(few)):
+        html = _panel(support)
+    assert "confirmed fraud" in html and "Marked legit" in html
+    assert max(r.other_count for r in case_seen_elsewhere(support)) >= 13
+
+
+def test_the_entity_page_shows_every_case_a_timeline_and_decisions_and_is_audited(alice, alice_client, alert,
+                                                                                   ticket):
+    fraud = alert().case
+    case_close(actor=alice, case=fraud, outcome="legit", reason="Known customer.")
+    support = ticket().case
+    entity = Entity.objects.get(kind="account", value=ACCOUNT)
+
+    response = alice_client.get(f"/entities/{entity.pk}/")
+
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert fraud.reference in page and support.reference in page and "Marked legit" in page
+    assert "alice" in page  # who decided
+    seen = AuditEntry.objects.get(action="entity.viewed")
+    assert seen.actor == "alice" and seen.data["display"] == ACCOUNT and seen.object_id == str(entity.pk)
+    data = entity_page(entity)
+    assert [e["what"] for e in data.timeline] == ["named", "decided", "named"]
+
+
+def test_an_email_is_shown_masked_and_its_hash_never_reaches_the_audit(alice_client, ticket):
+    ticket()
+    email = Entity.objects.get(kind="email", display="d***@example.com")
+    page = alice_client.get(f"/entities/{email.pk}/").content.decode()
+    assert "d***@example.com" in page and "dana.doe" not in page.lower() and email.value not in page
+    entry = AuditEntry.objects.get(action="entity.viewed")
+    assert email.value not in str(entry.data)
+
+
+def test_the_graph_json_holds_two_hops_and_links_each_node_to_its_page(alice_client, alert, ticket):
+    fraud = alert().case
+    support = ticket().case
+    graph = alice_client.get(f"/cases/{support.reference}/graph.json").json()
+    ids = {n["data"]["id"]: n["data"] for n in graph["nodes"]}
+    assert ids[f"c{fraud.pk}"]["url"] == f"/cases/{fraud.reference}/"
+    account = Entity.objects.get(kind="account", value=ACCOUNT)
+    assert ids[f"e{account.pk}"]["url"] == f"/entities/{account.pk}/"
+    assert any(e["data"]["source"] == f"c{fraud.pk}" and e["data"]["target"] == f"e{account.pk}"
+               for e in graph["edges"])
+    around = alice_client.get(f"/entities/{account.pk}/graph.json").json()
+    labels = {n["data"]["label"] for n in around["nodes"]}
+    assert "Device: DEV-RING-A1" in labels and "Customer: CUST-9001" in labels  # the second hop
+    page = alice_client.get(f"/entities/{account.pk}/graph/").content.decode()
+    assert f'data-url="/entities/{account.pk}/graph.json"' in page and "<script>" not in page
+
+
+def test_the_entity_page_pages_its_cases_newest_first(alice_client, alert, ticket, monkeypatch):
+    from casework.entities import selectors
+
+    monkeypatch.setattr(selectors, "ENTITY_CASES", 1)
+    fraud, support = alert().case, ticket().case
+    entity = Entity.objects.get(kind="account", value=ACCOUNT)
+    first = alice_client.get(f"/entities/{entity.pk}/").content.decode()
+    second = alice_client.get(f"/entities/{entity.pk}/", {"page": 2}).content.decode()
+    assert support.reference in first and fraud.reference not in first and 'rel="next"' in first
+    assert fraud.reference in second and 'rel="prev"' in second and "Named by 2 cases" in second
+    bad = alice_client.get(f"/entities/{entity.pk}/", {"page": "two"})
+    assert bad.status_code == 400 and "page: a whole number." in bad.content.decode()

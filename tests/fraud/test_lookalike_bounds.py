@@ -1,0 +1,103 @@
+"""The look-alike search reads a bounded set of decided alerts (casework/fraud/similarity.py):
+the grid cells near the alert, newest first, at most FRAUD_LOOKALIKE_CELL_CAP per cell and group."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.pipelines.fraud_agents.inputs import build_outcome_similarity_input
+from casework.fraud.demo_data import demo_alerts
+from casework.fraud.models import DecidedVector
+from casework.fraud.selectors import SIMILAR_MAX_DISTANCE, feature_distance, similar_decided
+from tests.fraud.conftest import CYCLING
+
+pytestmark = pytest.mark.django_db
+
+OUTCOMES = ("confirmed_fraud", "legit", "false_positive")
+
+
+def _population(make_alert, decide, alice, seeds=(3,)):
+    """The demo's archetypes (50 alerts a seed): every third left open, the rest decided."""
+    made = []
+    for seed in seeds:
+        for n, demo in enumerate(demo_alerts(seed=seed)):
+            alert = make_alert(**{**demo.row, "account_id": f"S{seed}-{n}"})
+            if n % 3:
+                decide(alert, alice, outcome=OUTCOMES[n % len(OUTCOMES)])
+                made.append((alert, OUTCOMES[n % len(OUTCOMES)]))
+    return made
+
+
+def test_the_cells_find_exactly_the_neighbours_a_full_scan_finds(settings, alice, make_alert, decide):
+    settings.FRAUD_LOOKALIKE_CELL_CAP = 10_000  # below the cap: exactly what a full scan finds
+    decided = _population(make_alert, decide, alice)
+    probes = [make_alert(**{**demo.row, "account_id": f"P-{n}"}) for n, demo in enumerate(demo_alerts(seed=9)[:20])]
+    compared = 0
+    for probe in probes:
+        found = similar_decided(probe, limit=1000)
+        expected = {"confirmed": set(), "cleared": set()}
+        for alert, outcome in decided:
+            if feature_distance(_raw(probe), _raw(alert)) <= SIMILAR_MAX_DISTANCE:
+                expected["confirmed" if outcome == "confirmed_fraud" else "cleared"].add(alert.case.reference)
+        assert {near.reference for near in found.confirmed} == expected["confirmed"]
+        assert {near["reference"] for near in found.cleared} == expected["cleared"]
+        assert found.confirmed_count == len(expected["confirmed"])
+        assert not found.confirmed_more and not found.cleared_more
+        compared += len(expected["confirmed"]) + len(expected["cleared"])
+    assert compared > 30  # the population is dense enough for the comparison to mean something
+
+
+def _raw(alert):
+    from casework.fraud.features import FEATURE_NAMES
+
+    return {name: getattr(alert, name) for name in FEATURE_NAMES}
+
+
+def test_a_full_cell_keeps_the_newest_and_says_the_count_is_a_lower_bound(settings, alice, make_alert, decide):
+    settings.FRAUD_LOOKALIKE_CELL_CAP = 3
+    alerts = [make_alert(**{**CYCLING, "account_id": f"ACC-{i}",
+                            "deposit_withdraw_cycle_days_avg": 1.3 + i * 0.01}) for i in range(5)]
+    # Decided from the farthest to the nearest: the three newest decisions are the nearest three.
+    for alert in reversed(alerts):
+        decide(alert, alice)
+    new = make_alert(**{**CYCLING, "account_id": "ACC-NEW", "deposit_withdraw_cycle_days_avg": 1.3})
+    found = similar_decided(new, limit=5)
+    assert [near.account_id for near in found.confirmed] == ["ACC-0", "ACC-1", "ACC-2"]
+    assert found.confirmed_count == 3 and found.confirmed_more
+    settings.FRAUD_LOOKALIKE_CELL_CAP = 5
+    found = similar_decided(new, limit=5)
+    assert found.confirmed_count == 5 and not found.confirmed_more
+
+
+def test_the_prompt_input_says_when_the_count_is_a_lower_bound():
+    capped = build_outcome_similarity_input(CYCLING, similar_confirmed_cases_count_from_system=200,
+                                            similar_count_is_lower_bound=True)
+    assert capped["similar_confirmed_cases_count_is_lower_bound"] is True
+    assert "similar_confirmed_cases_count_is_lower_bound" not in build_outcome_similarity_input(CYCLING, 3)
+
+
+def test_the_row_follows_the_final_decision(alice, make_alert, decide):
+    confirmed = make_alert(**{**CYCLING, "account_id": "ACC-1"})
+    cleared = make_alert(**{**CYCLING, "account_id": "ACC-2"})
+    make_alert(**{**CYCLING, "account_id": "ACC-3"})  # open: no row
+    decision = decide(confirmed, alice)
+    decide(cleared, alice, outcome="legit")
+    rows = {row.account_id: row for row in DecidedVector.objects.all()}
+    assert set(rows) == {"ACC-1", "ACC-2"}
+    assert (rows["ACC-1"].confirmed, rows["ACC-1"].reference) == (True, confirmed.case.reference)
+    assert (rows["ACC-2"].confirmed, rows["ACC-2"].outcome) == (False, "legit")
+    decision.delete()
+    assert list(DecidedVector.objects.values_list("account_id", flat=True)) == ["ACC-2"]
+
+
+@pytest.mark.parametrize("history", [4, 24])
+def test_the_search_costs_the_same_queries_at_any_history(history, settings, alice, make_alert, decide,
+                                                          django_assert_max_num_queries):
+    settings.FRAUD_LOOKALIKE_CELL_CAP = 100  # every one of them found, below the cap
+    for i in range(history):
+        decide(make_alert(**{**CYCLING, "account_id": f"ACC-{i}", "deposits_count": 30 + i}), alice,
+               outcome=OUTCOMES[i % 3])
+    new = make_alert(**{**CYCLING, "account_id": "ACC-NEW"})
+    with django_assert_max_num_queries(3):
+        found = similar_decided(new)
+    assert found.confirmed_count + found.cleared_count == history
