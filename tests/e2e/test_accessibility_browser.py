@@ -115,7 +115,9 @@ def _demo() -> Demo:
     saved_view_create(actor=alice, name="Critical fraud", query="case_type=fraud_alert&priority=critical", pinned=True)
     scenario = {"id": "high_p95", "category": "high", "status": "failed", "failures": ["decision_quality: x"],
                 "judge": {"status": "skipped", "reason": "offline"},
-                "scores": {"tool_usage": 1.0, "decision_quality": 0.0, "error_handling": 1.0}}
+                "scores": {"tool_usage": 1.0, "decision_quality": 0.0, "error_handling": 1.0},
+                # a trace the run names, so that its waterfall page is a page (the chat's, here)
+                "trace_ids": [answer.trace_id or answer.conversation.trace_id]}
     run = eval_run_record(report=build_report("release_risk", [scenario], seconds=1.0, config={
         "provider": "offline", "model": "offline-rules-v1", "prompt_version": "p1", "judge": "skipped"}))
     link = next(r for r in InfoRequest.objects.filter(kind=InfoRequest.Kind.EMPLOYEE, answered_at__isnull=True,
@@ -180,6 +182,9 @@ BY_NAME: dict[str, Callable[[Demo, str], object]] = {
     "pk": lambda d, ns: 1,
     "run_id": lambda d, ns: d.values["run"],
     "message_id": lambda d, ns: 1,
+    # the evaluation run's one scenario; an inbound email provider (a POST endpoint)
+    "scenario_id": lambda d, ns: "high_p95",
+    "provider": lambda d, ns: "raw",
     # a detection rule's version and what to do with it (POST endpoints)
     "number": lambda d, ns: 1,
     "action": lambda d, ns: "approve",
