@@ -272,7 +272,7 @@ def test_a_reply_to_a_solved_ticket_reopens_it_within_the_window_and_opens_a_fol
 
 # --- the whole conversation -----------------------------------------------------------------
 
-def test_the_conversation_auto_answer_then_that_didnt_help_then_a_person_replies_threaded(
+def test_the_conversation_auto_answer_then_that_didnt_help_then_a_person_replies_threaded_then_solved(
         client, inbound, smtp_server, settings, alice):
     settings.SUPPORT_AUTO_SEND = True
     assert post_raw(client, mime(body="How do I download an invoice?", subject="Invoices",
@@ -305,3 +305,19 @@ def test_the_conversation_auto_answer_then_that_didnt_help_then_a_person_replies
     assert person["References"].split() == ["<c1@mail.example.net>", auto["Message-ID"], "<c2@mail.example.net>"]
     assert person["Subject"] == f"[{ticket.ticket_id}] Re: Invoices"
     assert Ticket.objects.get(pk=ticket.pk).lifecycle == "replied"
+
+    # The customer follows the reply's "did this answer your question?" link, with no account,
+    # and marks it solved.
+    import re
+
+    from django.test import Client
+
+    from casework.support.models import TicketFeedback
+
+    link = re.search(r"https?://\S+(/support/feedback/[^/\s]+/)", person.get_content()).group(1)
+    customer = Client(enforce_csrf_checks=False)
+    assert b'id="feedback-solved"' in customer.get(link).content
+    thanks = customer.post(link, {"answer": "solved"})
+    assert thanks.status_code == 200 and b'data-solved="true"' in thanks.content
+    feedback = TicketFeedback.objects.get(ticket=ticket)
+    assert feedback.solved and not feedback.auto_sent
