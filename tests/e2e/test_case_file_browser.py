@@ -4,6 +4,7 @@ named, and the timeline's filter with a folded agent run that opens."""
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from playwright.sync_api import expect
@@ -104,8 +105,9 @@ def test_the_timeline_folds_a_run_and_filters_people_and_agents(page, log_in, al
     expect(page.locator("#timeline-box li.timeline-run")).to_have_count(0)
     expect(page.locator("#timeline-box").get_by_text("case: commented")).to_be_visible()
     expect(page).to_have_url(re.compile(r"\?timeline=people$"))
-    # the poll asks for the same filter
-    assert page.locator("#timeline-box").get_attribute("hx-get").endswith("?timeline=people")
+    # the poll asks for the same filter, and only for what is newer than the newest shown
+    poll = parse_qs(urlsplit(page.locator("#timeline-box").get_attribute("hx-get")).query)
+    assert poll["timeline"] == ["people"] and poll["after"][0].isdigit()
 
     page.reload()
     expect(page.locator("#timeline-box [aria-current=true]")).to_have_text("People")
