@@ -246,10 +246,12 @@ fraud_pipeline = register_pipeline(Pipeline(
 
 @receiver(case_closed, dispatch_uid="fraud_knowledge_capture")
 def _capture_knowledge_on_close(sender, case, decision, actor, **kwargs) -> None:
-    """A person decided: the alert is decided, and its knowledge capture runs."""
+    """A person decided: the alert is decided, and its knowledge capture runs (not for a
+    duplicate merged into another alert's case)."""
     if case.case_type != "fraud_alert":
         return
     from agents.tasks import pipeline_enqueue
+    from casework.cases.types import MERGED_OUTCOME
     from casework.fraud.models import Alert
     from casework.fraud.services import alert_decided
     from casework.fraud.states import AlertStatus
@@ -259,5 +261,7 @@ def _capture_knowledge_on_close(sender, case, decision, actor, **kwargs) -> None
         if alert is not None:
             if alert_decided(alert=alert, decision=decision).status != AlertStatus.DECIDED:
                 return  # the pattern is stored already (the demo stores a prepared one with the close)
+        if decision.outcome == MERGED_OUTCOME:
+            return  # a duplicate says nothing new: the survivor's decision is the one to learn from
         pipeline_enqueue(case=case, pipeline=PIPELINE, mode="close", actor=actor,
                          initial_state={"input_decision": decision.pk})

@@ -16,9 +16,9 @@ from casework.cases.lifecycle.services import transition_check
 from casework.cases.models import Case, CaseCounter, Comment, Decision
 from casework.cases.signals import case_assigned, case_closed, case_closing
 from casework.cases.sla import sla_due_at, sla_resumed_due_at
-from casework.cases.types import CASE_TYPES
+from casework.cases.types import CASE_TYPES, MERGED_OUTCOME
 from casework.errors import Conflict
-from casework.outbox.services import case_data, event_record
+from casework.outbox.services import case_data, decision_data, event_record
 from casework.people.roles import has_role, is_investigator
 
 COMMENT_MAX_LENGTH = 10_000
@@ -241,13 +241,19 @@ def case_may_decide(actor, case: Case) -> None:
 def case_reopen(*, actor, case: Case, reason: str) -> Case:
     """Open a closed case again: the outside world answered its decision (a customer wrote back
     to a solved support ticket). The decision stays on record, no longer final (its data says
-    when and why it was superseded), so a new decision can close the case again; audited."""
+    when and why it was superseded), so a new decision can close the case again; audited.
+    A merged case never reopens (Conflict): a merge is not undone."""
     case = _lock(case)
     if not case.is_closed:
         return case
     reason = (reason or "").strip()
     if not reason:
         raise ValidationError({"reason": "Say why the case is reopened."})
+    if case.decisions.filter(final=True, outcome=MERGED_OUTCOME).exists():
+        # Its comments, tasks, runs ... live on the survivor now: reopened, it would be an
+        # empty shell beside the case people work. There is no un-merge; work the survivor.
+        raise Conflict(f"{case.reference} was merged into another case and does not reopen; "
+                       "work on the case it was merged into.", code="merged")
     transition_check(CASE_LIFECYCLE, actor=actor, source=case.status, target=Case.Status.IN_PROGRESS,
                      reference=case.reference)
     decision = case.decisions.filter(final=True).first()
@@ -276,17 +282,57 @@ def case_close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
     """
     case_may_decide(actor, case)
     case = _lock(case)
-    existing = case.decisions.filter(final=True).select_related("decided_by").first()
-    if case.is_closed or existing:
-        who = existing.decided_by.get_username() if existing and existing.decided_by else "someone"
-        when = f" at {existing.decided_at:%Y-%m-%d %H:%M} UTC" if existing else ""
-        raise Conflict(f"{case.reference} was already closed by {who}{when}.", code="already_closed")
+    _refuse_second_close(case)
     outcomes = dict(case.type_info.outcomes)
     if outcome not in outcomes:
         raise ValidationError({"outcome": f"Choose one of: {', '.join(outcomes)}."})
     reason = (reason or "").strip()
     if not reason:
         raise ValidationError({"reason": "Give a reason for the decision."})
+    decision = _close(actor=actor, case=case, outcome=outcome, reason=reason)
+    event_record(type="case.decided", case=case, data={"case": case_data(case), "decision": {
+        "outcome": outcome, "outcome_label": str(outcomes[outcome]), "reason": reason,
+        "decided_by": actor.get_username() if isinstance(actor, User) else None,
+        "decided_at": decision.decided_at.isoformat()}})
+    # The type's actions (block the card, revert the change ...), in this transaction.
+    for effect in case.type_info.decision_effects:
+        effect(actor=actor, case=case, decision=decision)
+    transaction.on_commit(lambda: case_closed.send(sender=Case, case=case, decision=decision, actor=actor))
+    return decision
+
+
+@transaction.atomic
+def case_close_merged(*, actor, case: Case, survivor: Case, reason: str, moved: dict) -> Decision:
+    """Close a duplicate merged into `survivor` (casework.entities.services.case_merge does the
+    merge and calls this): the same close as case_close (the lifecycle's check, case_closing,
+    one final decision, case.closed audited, case_closed after commit, so the type's record
+    follows to its own decided or closed state), with the MERGED_OUTCOME decision naming the
+    survivor, and `case.merged` in the outbox in place of case.decided. No decision effect
+    runs: a merge asks no other system to act (the survivor's own decision will)."""
+    case_may_decide(actor, case)
+    case = _lock(case)
+    _refuse_second_close(case)
+    decision = _close(actor=actor, case=case, outcome=MERGED_OUTCOME,
+                      reason=f"Merged into {survivor.reference}: {reason}")
+    event_record(type="case.merged", case=case, data={
+        "case": case_data(case), "survivor": case_data(survivor), "decision": decision_data(decision),
+        "moved": moved})
+    transaction.on_commit(lambda: case_closed.send(sender=Case, case=case, decision=decision, actor=actor))
+    return decision
+
+
+def _refuse_second_close(case: Case) -> None:
+    existing = case.decisions.filter(final=True).select_related("decided_by").first()
+    if case.is_closed or existing:
+        who = existing.decided_by.get_username() if existing and existing.decided_by else "someone"
+        when = f" at {existing.decided_at:%Y-%m-%d %H:%M} UTC" if existing else ""
+        raise Conflict(f"{case.reference} was already closed by {who}{when}.", code="already_closed")
+
+
+def _close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
+    """The close itself, on a locked open case with a valid outcome and reason: the lifecycle's
+    check, the type's veto (case_closing), the one final decision, the case closed, what it
+    names flagged when the outcome confirms fraud, audited."""
     transition_check(CASE_LIFECYCLE, actor=actor, source=case.status, target=Case.Status.CLOSED,
                      reference=case.reference)
     # The case's type may refuse what its record cannot take (a support ticket closed as
@@ -308,14 +354,6 @@ def case_close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
     entities_decided(case=case, decision=decision)
     audit_record(actor=actor, action="case.closed", case=case, obj=decision,
                  data={"outcome": outcome, "reason": reason})
-    event_record(type="case.decided", case=case, data={"case": case_data(case), "decision": {
-        "outcome": outcome, "outcome_label": str(outcomes[outcome]), "reason": reason,
-        "decided_by": actor.get_username() if isinstance(actor, User) else None,
-        "decided_at": decision.decided_at.isoformat()}})
-    # The type's actions (block the card, revert the change ...), in this transaction.
-    for effect in case.type_info.decision_effects:
-        effect(actor=actor, case=case, decision=decision)
-    transaction.on_commit(lambda: case_closed.send(sender=Case, case=case, decision=decision, actor=actor))
     return decision
 
 

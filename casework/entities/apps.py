@@ -7,3 +7,9 @@ class EntitiesConfig(AppConfig):
     name = "casework.entities"
     label = "entities"
     verbose_name = "Entities across cases"
+
+    def ready(self) -> None:
+        from casework.entities.events import CASE_MERGED
+        from casework.outbox.catalogue import event_type_register
+
+        event_type_register(CASE_MERGED)

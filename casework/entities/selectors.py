@@ -156,6 +156,18 @@ def case_merged_into(case: Case) -> CaseMerge | None:
     return CaseMerge.objects.select_related("survivor", "merged_by").filter(merged=case).first()
 
 
+def case_survivor(case: Case, *, hops: int = 5) -> Case | None:
+    """The case a merged case lives on in: the one it was merged into, followed if that was
+    merged in turn (at most `hops`); None when the case was not merged."""
+    survivor = None
+    for _ in range(hops):
+        merge = CaseMerge.objects.select_related("survivor").filter(merged_id=(survivor or case).pk).first()
+        if merge is None:
+            break
+        survivor = merge.survivor
+    return survivor
+
+
 def case_merged_ids(case_id: int) -> list[int]:
     """The cases merged into this one (their audit trail is part of its history)."""
     return list(CaseMerge.objects.filter(survivor_id=case_id).values_list("merged_id", flat=True))

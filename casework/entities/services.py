@@ -10,11 +10,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit.services import audit_entry_build, audit_record, audit_record_many
-from casework.cases.lifecycle.case import CASE_LIFECYCLE
-from casework.cases.lifecycle.services import lifecycle_transition
 from casework.cases.models import Case, Decision
-from casework.cases.services import case_may_decide
-from casework.cases.types import MERGED_OUTCOME
+from casework.cases.services import case_close_merged, case_may_decide
 from casework.entities.models import CaseLink, CaseMerge, Entity, Mention
 from casework.errors import Conflict
 from casework.people.roles import is_investigator
@@ -113,10 +110,12 @@ def case_merge(*, actor, merged: Case, survivor: Case, reason: str) -> CaseMerge
     not merged already. Move every row that points at the merged case (comments, tasks,
     evidence, runs, conversations, notifications ...: every foreign key to Case, found from
     the models) to the survivor, and its mentions (the survivor's own win); record the
-    merge and a duplicate link; close the merged case through the case lifecycle with a
-    "merged" decision naming the survivor; audit on both cases. Its audit entries stay as
-    written (the trail is append-only): the survivor's timeline reads them through the merge.
-    There is no un-merge: a closed case does not reopen.
+    merge and a duplicate link; close the merged case through the shared close
+    (casework.cases.services.case_close_merged: the lifecycle's check, the type's
+    case_closing and case_closed, so its record reaches its own decided state, a "merged"
+    decision naming the survivor, and `case.merged` in the outbox); audit on both cases.
+    Its audit entries stay as written (the trail is append-only): the survivor's timeline
+    reads them through the merge. There is no un-merge: case_reopen refuses a merged case.
     """
     _person(actor)
     reason = _reason(reason)
@@ -158,13 +157,9 @@ def case_merge(*, actor, merged: Case, survivor: Case, reason: str) -> CaseMerge
                                      moved={"moved": moved, "kept": kept})
     CaseLink.objects.get_or_create(from_case=merged, to_case=survivor, kind=CaseLink.Kind.DUPLICATE,
                                    defaults={"reason": reason, "created_by": actor})
-    now = timezone.now()
-    decision = Decision.objects.create(case=merged, outcome=MERGED_OUTCOME, decided_by=actor,
-                                       reason=f"Merged into {survivor.reference}: {reason}")
-    merged.closed_at = decision.decided_at
-    lifecycle_transition(actor=actor, lifecycle=CASE_LIFECYCLE, record=merged, to=Case.Status.CLOSED,
-                         reason=f"merged into {survivor.reference}", save=("closed_at",))
-    Case.objects.filter(pk=survivor.pk).update(updated_at=now)
+    case_close_merged(actor=actor, case=merged, survivor=survivor, reason=reason,
+                      moved={"moved": moved, "kept": kept})
+    Case.objects.filter(pk=survivor.pk).update(updated_at=timezone.now())
     data = {"merged": merged.reference, "survivor": survivor.reference, "reason": reason,
             "moved": moved, "kept": kept}
     audit_record_many([

@@ -139,6 +139,19 @@ def thread_find(*, customer: Customer, ids: list[str], subject: str) -> tuple[Ti
     return None, ""
 
 
+def _past_merge(ticket: Ticket, how: str) -> tuple[Ticket, str]:
+    """A ticket merged into another (casework.entities.case_merge) does not reopen: the
+    customer's answer goes to the ticket it was merged into."""
+    from casework.entities.selectors import case_survivor
+
+    survivor = case_survivor(ticket.case)
+    found = (Ticket.objects.select_for_update(of=("self",)).select_related("case", "customer")
+             .filter(case=survivor).first()) if survivor is not None else None
+    if found is None:
+        return ticket, how
+    return found, f"{how}; {ticket.ticket_id} was merged into {found.ticket_id}"
+
+
 @transaction.atomic
 def email_receive(*, message, provider: str, now=None) -> InboundEmail:
     """Receive one email (see the module's steps). Returns its record."""
@@ -206,6 +219,7 @@ def email_receive(*, message, provider: str, now=None) -> InboundEmail:
         return record
     from casework.support.services import ticket_follow_up, ticket_message_join, ticket_reopen
 
+    ticket, how = _past_merge(ticket, how)
     if ticket.lifecycle in FINAL:
         solved_at = ticket.completed_at or ticket.case.closed_at or ticket.updated_at
         if now - solved_at <= timedelta(days=settings.SUPPORT_REOPEN_DAYS):

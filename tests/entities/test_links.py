@@ -68,8 +68,7 @@ def test_a_merge_moves_everything_that_points_at_the_duplicate_and_closes_it(ali
     # Its history reads on the survivor's timeline (the trail itself is never rewritten).
     refs = {getattr(r, "case_ref", None) for r in timeline_rows(keep)}
     assert dup.reference in refs
-    assert AuditEntry.objects.filter(action="case.status_changed", case_ref=dup.reference,
-                                     data__to="closed").exists()
+    assert AuditEntry.objects.filter(action="case.closed", case_ref=dup.reference, data__outcome="merged").exists()
     with pytest.raises(Conflict):
         case_merge(actor=alice, merged=dup, survivor=keep, reason="Again.")
 
