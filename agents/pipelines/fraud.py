@@ -75,8 +75,10 @@ def _specialist_calls(ctx: RunContext) -> list[CallSpec]:
         {"behavioral_pattern": p.behavioral_pattern, "one_sentence_description": p.one_sentence_description}
         for p in nearest_patterns
     ]
+    # Cases a person linked to this one come first, marked with the link (casework.entities).
     ctx.state["input_similar_cases"] = [
-        {"reference": near.reference, "account_id": near.account_id, "distance": near.distance} for near in similar
+        {"reference": near.reference, "account_id": near.account_id, "distance": near.distance,
+         **({"linked_as": near.link} if near.link else {})} for near in similar
     ]
     ctx.state["input_similar_count"] = similar_count
     links = selectors.known_fraud_links(alert.account)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection
 from django.db.models import Count, F, FilteredRelation, IntegerField, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Greatest
 from django.shortcuts import get_object_or_404
 
 from casework.cases.models import Case
@@ -184,6 +184,37 @@ def related_case_ids(case: Case, *, limit: int = 50) -> list[int]:
             "merged_id", "survivor_id")[:limit]:
         ids.append(b if a == case.pk else a)
     return list(dict.fromkeys(ids))[:limit]
+
+
+# The matchers that look for related records (fraud look-alikes, transaction similarity)
+# add at most this many linked decided cases, newest link first, ahead of their neighbours.
+LINKED_SHOWN = 5
+
+
+def linked_with(case_id, *, field: str = "case_id") -> tuple[Q, dict]:
+    """For a matcher's own query over rows carrying a case id in `field`: the filter keeping the
+    cases a person linked to `case_id` (either way; an int or an expression such as a Subquery),
+    and annotations saying how: `link_out`, the kind of case_id's newest link to the row's case;
+    `link_in`, the kind of the row's case's newest link to case_id; `link_at`, the newest of
+    the two (for "newest link first"). Subqueries on the link table's two indexes, so the
+    matcher stays one query (link_kind turns the pair into words)."""
+    out = CaseLink.objects.filter(from_case_id=case_id).values("to_case_id")
+    into = CaseLink.objects.filter(to_case_id=case_id).values("from_case_id")
+    newest_out = CaseLink.objects.filter(from_case_id=case_id, to_case_id=OuterRef(field)).order_by("-created_at", "-id")
+    newest_in = CaseLink.objects.filter(from_case_id=OuterRef(field), to_case_id=case_id).order_by("-created_at", "-id")
+    at = Greatest(Coalesce(Subquery(newest_out.values("created_at")[:1]), Subquery(newest_in.values("created_at")[:1])),
+                  Coalesce(Subquery(newest_in.values("created_at")[:1]), Subquery(newest_out.values("created_at")[:1])))
+    return (Q(**{f"{field}__in": out}) | Q(**{f"{field}__in": into}),
+            {"link_out": Subquery(newest_out.values("kind")[:1]), "link_in": Subquery(newest_in.values("kind")[:1]),
+             "link_at": at})
+
+
+def link_kind(link_out: str | None, link_in: str | None) -> str:
+    """What the other case is to this one, in a word: related, duplicate (either way), parent
+    (it is this case's parent) or child. A link this case made wins over one made to it."""
+    if link_out:
+        return {"parent": "child"}.get(link_out, link_out)
+    return link_in or ""
 
 
 def related_cases(case: Case, *, limit: int = 20) -> dict:

@@ -194,7 +194,11 @@ class AgentResultsSerializer(serializers.Serializer):
 class SimilarCaseSerializer(serializers.Serializer):
     reference = serializers.CharField()
     account_id = serializers.CharField()
-    distance = serializers.FloatField(help_text="Distance between the alerts' standardised features (<= 3.0).")
+    distance = serializers.FloatField(help_text="Distance between the alerts' standardised features (<= 3.0, "
+                                                "unless a person linked the case).")
+    linked_as = serializers.CharField(required=False, help_text="What a person linked the case as (related, "
+                                                                "duplicate, parent, child); absent when only its "
+                                                                "features made it similar.")
 
 
 @extend_schema_serializer(component_name="FraudAssessment")

@@ -9,7 +9,7 @@ import re
 from casework.cases.models import Case
 from casework.fraud.features import FEATURES
 from casework.fraud.models import Alert, KnowledgePattern
-from casework.fraud.similarity import similar_confirmed_cases, similar_confirmed_count
+from casework.fraud.similarity import similar_confirmed_count
 from casework.fraud.states import FRAUD_LIFECYCLE, AlertStatus
 from casework.fraud.thresholds import LIKELIHOOD_BANDS, NETWORK_CLUSTER_BANDS, TRANSACTION_BANDS
 
@@ -225,12 +225,15 @@ def _predictive(alert: Alert, similarity: dict, similar_count) -> dict:
 
 def _similar_cases(alert: Alert, run) -> list[dict]:
     """The similar confirmed cases the run's outcome_similarity agent was shown (or, with no
-    run yet, found now), each with the pattern captured when it was closed."""
+    run yet, found now: the linked ones first), each with the pattern captured when it was closed."""
     if run is not None and "input_similar_cases" in run.state:
         cases = [dict(c) for c in run.state["input_similar_cases"] if isinstance(c, dict) and c.get("reference")]
     else:
-        cases = [{"reference": other.case.reference, "account_id": other.account.account_id, "distance": distance}
-                 for other, distance in similar_confirmed_cases(alert)]
+        from casework.fraud.similarity import similar_decided
+
+        cases = [{"reference": near.reference, "account_id": near.account_id, "distance": near.distance,
+                  **({"linked_as": near.link} if near.link else {})}
+                 for near in similar_decided(alert, pattern_limit=0).confirmed]
     patterns = {p.case.reference: p for p in KnowledgePattern.objects.select_related("case")
                 .filter(case__reference__in=[c["reference"] for c in cases])}
     for case in cases:

@@ -67,7 +67,9 @@ def get_account_history(args: CaseArgs) -> dict:
 
 def find_similar_cases(args: SimilarArgs) -> dict:
     """Past alerts that look like this one (feature distance at most 3.0) whose cases a person
-    decided: confirmed fraud (with the pattern captured) and cleared (legit / false positive)."""
+    decided: confirmed fraud (with the pattern captured) and cleared (legit / false positive).
+    Decided alerts a person linked to this one come first, at any distance, with `linked_as`
+    (related, duplicate, parent, child)."""
     from casework.fraud.similarity import similar_decided
 
     alert = _alert(args.reference)
@@ -76,7 +78,8 @@ def find_similar_cases(args: SimilarArgs) -> dict:
     return {
         "reference": alert.case.reference, "confirmed_count": found.confirmed_count,
         "confirmed": [{"reference": near.reference, "account_id": near.account_id,
-                       "distance": near.distance, "pattern": patterns.get(near.case_id, "")}
+                       "distance": near.distance, "pattern": patterns.get(near.case_id, ""),
+                       **({"linked_as": near.link} if near.link else {})}
                       for near in found.confirmed],
         "cleared_count": found.cleared_count, "cleared": found.cleared,
     }

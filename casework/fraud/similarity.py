@@ -30,6 +30,11 @@ The cost per alert does not grow with the history (DESIGN.md, "Cost per case sta
    index range per cell, at most 27 cells.
 6. Exact distances on those candidates, in Python.
 
+7. Cases a person linked to this one (casework.entities: related, duplicate, parent, child)
+   and decided come first, whatever their distance, marked with the link's kind: at most
+   LINKED_SHOWN, newest link first, read in one more query (`_linked`, through the link
+   table's indexes; a case's links do not grow with the history).
+
 Below the cap the result is exactly what a scan of every decided alert gives (tests show
 it). When a cell holds more than the cap, its older alerts are not read: the nearest
 shown are the nearest among the newest, and the count is a lower bound ("N or more";
@@ -116,6 +121,7 @@ class _Near:
     account_id: str
     outcome: str
     distance: float
+    link: str = ""
 
 
 def _near(alert: Alert, max_distance: float, *, confirmed_only: bool = False,
@@ -156,6 +162,26 @@ def _near(alert: Alert, max_distance: float, *, confirmed_only: bool = False,
     for group in found:
         found[group].sort(key=lambda item: item[:2])
     return ([n for *_, n in found[True]], [n for *_, n in found[False]], more[True], more[False])
+
+
+def _linked(alert: Alert) -> tuple[list[_Near], list[_Near]]:
+    """(confirmed, cleared): the decided alerts whose cases a person linked to this alert's
+    case, at any distance, each with what it is to this one (related, duplicate, parent,
+    child); at most LINKED_SHOWN, newest link first. One query."""
+    from casework.entities.selectors import LINKED_SHOWN, link_kind, linked_with
+
+    if not alert.case_id:
+        return [], []
+    where, how = linked_with(alert.case_id)
+    origin = _vector([getattr(alert, name) for name in FEATURE_NAMES])
+    rows = (DecidedVector.objects.filter(where).annotate(**how).order_by("-link_at", "-decision_id")
+            .values_list("case_id", "reference", "account_id", "outcome", "confirmed", "link_out", "link_in",
+                         *VECTOR_COLUMNS)[:LINKED_SHOWN])
+    found: dict[bool, list[_Near]] = {True: [], False: []}
+    for case_id, reference, account_id, outcome, confirmed, link_out, link_in, *vector in rows:
+        found[bool(confirmed)].append(_Near(case_id, reference, account_id, outcome, math.dist(origin, vector),
+                                            link_kind(link_out, link_in)))
+    return found[True], found[False]
 
 
 def _distances(alert: Alert, max_distance: float) -> list[tuple[int, float]]:
@@ -204,12 +230,15 @@ def similar_confirmed_patterns(alert: Alert, *, limit: int = 3) -> list[Knowledg
 
 @dataclass(frozen=True)
 class Lookalike:
-    """A past decided alert near this one: enough to name it to an agent or a person."""
+    """A past decided alert near this one, or linked to it by a person: enough to name it to
+    an agent or a person. `link` is what it is to this case (related, duplicate, parent,
+    child), "" when only its features brought it."""
 
     case_id: int
     reference: str
     account_id: str
     distance: float
+    link: str = ""
 
 
 @dataclass(frozen=True)
@@ -225,10 +254,12 @@ class PatternSaid:
 class Lookalikes:
     """What the pipeline shows its agents about past decided look-alikes of one alert."""
 
-    confirmed: list[Lookalike]  # nearest confirmed-fraud cases, up to `limit`
-    confirmed_count: int  # all confirmed-fraud cases within the distance
-    patterns: list[PatternSaid]  # captured on the nearest `pattern_limit` of them
-    cleared: list[dict]  # nearest cleared cases, up to `limit`, each with its decision
+    # The linked confirmed-fraud cases (up to LINKED_SHOWN, newest link first), then the
+    # nearest others (up to `limit`).
+    confirmed: list[Lookalike]
+    confirmed_count: int  # all confirmed-fraud cases within the distance, and the linked ones
+    patterns: list[PatternSaid]  # captured on the first `pattern_limit` of them
+    cleared: list[dict]  # the same for cleared cases, each with its decision (and `linked_as`)
     cleared_count: int
     # A nearby cell held more decided alerts than LOOKALIKE_CELL_CAP: the counts are lower
     # bounds ("N or more") and the nearest are the nearest among the newest.
@@ -239,37 +270,42 @@ class Lookalikes:
 def similar_decided(alert: Alert, *, limit: int = 5, pattern_limit: int = 3,
                     max_distance: float = SIMILAR_MAX_DISTANCE) -> Lookalikes:
     """similar_confirmed and similar_cleared from ONE bounded read of the decided alerts near
-    this one (see the module's steps 4 to 6), then the nearest cleared cases' decisions and
-    the nearest confirmed cases' patterns: at most three queries per pipeline run, and the
-    same rows read, at any history size. (Building model instances through select_related
-    for the nearest alerts cost a fraud run about 5 ms of CPU; bench/README.md.)"""
+    this one (see the module's steps 4 to 6) and one of the decided alerts linked to it (step
+    7: first, marked with the link), then the shown cleared cases' decisions and the first
+    confirmed cases' patterns: at most four queries per pipeline run, and the same rows read,
+    at any history size. (Building model instances through select_related for the nearest
+    alerts cost a fraud run about 5 ms of CPU; bench/README.md.)"""
     from casework.cases.models import Decision
 
     near_confirmed, near_cleared, confirmed_more, cleared_more = _near(alert, max_distance)
-    confirmed = [(n.distance, 0, Lookalike(n.case_id, n.reference, n.account_id, round(n.distance, 3)))
-                 for n in near_confirmed]
-    cleared = [(n.distance, 0, Lookalike(n.case_id, n.reference, n.account_id, round(n.distance, 3)))
-               for n in near_cleared]
-    nearest = [near for _, _, near in confirmed[:limit]]
+    linked_confirmed, linked_cleared = _linked(alert)
+    linked_ids = {n.case_id for n in (*linked_confirmed, *linked_cleared)}
+
+    def shown(linked: list[_Near], near: list[_Near]) -> tuple[list[Lookalike], int]:
+        others = [n for n in near if n.case_id not in linked_ids]
+        return ([Lookalike(n.case_id, n.reference, n.account_id, round(n.distance, 3), n.link)
+                 for n in (*linked, *others[:limit])], len(linked) + len(others))
+
+    nearest, confirmed_count = shown(linked_confirmed, near_confirmed)
+    shown_cleared, cleared_count = shown(linked_cleared, near_cleared)
     wanted = [near.case_id for near in nearest[:pattern_limit]]
     patterns = {row[0]: PatternSaid(*row) for row in KnowledgePattern.objects.filter(case_id__in=wanted)
                 .values_list("case_id", "behavioral_pattern", "one_sentence_description")} if wanted else {}
-    shown_cleared = [near for _, _, near in cleared[:limit]]
     decisions = {row[0]: row for row in Decision.objects.filter(
         final=True, case_id__in=[near.case_id for near in shown_cleared])
         .values_list("case_id", "outcome", "decided_by__username", "decided_at", "reason")} if shown_cleared else {}
-    shown = []
+    cleared = []
     for near in shown_cleared:
         if near.case_id not in decisions:
             continue
         _, outcome, decided_by, decided_at, reason = decisions[near.case_id]
-        shown.append({"reference": near.reference, "account_id": near.account_id, "distance": near.distance,
-                      "outcome": outcome, "outcome_label": CLEARED_LABELS.get(outcome, outcome),
-                      "decided_by": decided_by or "system", "decided_at": decided_at.isoformat(),
-                      "reason": reason[:300]})
-    return Lookalikes(confirmed=nearest, confirmed_count=len(confirmed),
+        cleared.append({"reference": near.reference, "account_id": near.account_id, "distance": near.distance,
+                        "outcome": outcome, "outcome_label": CLEARED_LABELS.get(outcome, outcome),
+                        "decided_by": decided_by or "system", "decided_at": decided_at.isoformat(),
+                        "reason": reason[:300], **({"linked_as": near.link} if near.link else {})})
+    return Lookalikes(confirmed=nearest, confirmed_count=confirmed_count,
                       patterns=[patterns[case_id] for case_id in wanted if case_id in patterns],
-                      cleared=shown, cleared_count=len(cleared),
+                      cleared=cleared, cleared_count=cleared_count,
                       confirmed_more=confirmed_more, cleared_more=cleared_more)
 
 

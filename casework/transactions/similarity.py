@@ -19,6 +19,10 @@ neighbouring buckets, only the most recent investigations are considered. Two in
 ways are at least sqrt(2) apart and are never "similar" at MAX_DISTANCE anyway, so the bucket
 filter loses no match that would have been shown. Past a few million rows, or with richer
 vectors, this becomes an approximate index (pgvector's HNSW on PostgreSQL).
+
+Investigations whose cases a person linked to the asking one (casework.entities: related,
+duplicate, parent, child) and decided come first, at any distance, with `linked_as`: at most
+LINKED_SHOWN, newest link first, in one more query through the link table's indexes.
 """
 
 from __future__ import annotations
@@ -75,11 +79,40 @@ def nearest(vector: list[float], *, exclude_pk: int | None = None, limit: int = 
         distance = math.dist(vector, features)
         if distance <= max_distance:
             scored.append((distance, pk))
+    linked = _linked(vector, exclude_pk) if exclude_pk is not None else []
+    shown = {m["pk"] for m in linked}
     scored.sort()
-    top = scored[:limit]
+    top = [(distance, pk) for distance, pk in scored if pk not in shown][:limit]
     rows = Investigation.objects.select_related("case", "transaction").in_bulk([pk for _, pk in top])
     outcomes = dict(Decision.objects.filter(case_id__in=[r.case_id for r in rows.values()], final=True)
                     .values_list("case_id", "outcome"))
-    return [{"reference": rows[pk].case.reference, "transaction_id": rows[pk].transaction.transaction_id,
-             "distance": round(distance, 3), "severity": rows[pk].severity,
-             "outcome": outcomes.get(rows[pk].case_id, "")} for distance, pk in top]
+    return [{k: v for k, v in m.items() if k != "pk"} for m in linked] + [
+        {"reference": rows[pk].case.reference, "transaction_id": rows[pk].transaction.transaction_id,
+         "distance": round(distance, 3), "severity": rows[pk].severity,
+         "outcome": outcomes.get(rows[pk].case_id, "")} for distance, pk in top]
+
+
+def _linked(vector: list[float], asking_pk: int) -> list[dict]:
+    """The decided investigations whose cases a person linked to the asking one's, newest link
+    first, at most LINKED_SHOWN, each with its distance (None without a comparable vector) and
+    what it is to the asking case (`linked_as`). Not the asking transaction's own. One query."""
+    from django.db.models import FilteredRelation, Q, Subquery
+
+    from casework.entities.selectors import LINKED_SHOWN, link_kind, linked_with
+    from casework.transactions.models import Investigation
+
+    asking = Investigation.objects.filter(pk=asking_pk)
+    where, how = linked_with(Subquery(asking.values("case_id")[:1]))
+    rows = (Investigation.objects.filter(where).annotate(**how)
+            .annotate(final=FilteredRelation("case__decisions", condition=Q(case__decisions__final=True)))
+            .filter(final__outcome__isnull=False)
+            .exclude(transaction_id=Subquery(asking.values("transaction_id")[:1]))
+            .order_by("-link_at", "-pk")
+            .values_list("pk", "features", "case__reference", "transaction__transaction_id", "severity",
+                         "final__outcome", "link_out", "link_in")[:LINKED_SHOWN])
+    out = []
+    for pk, features, reference, transaction_id, severity, outcome, link_out, link_in in rows:
+        distance = round(math.dist(vector, features), 3) if len(features or []) == len(vector) else None
+        out.append({"pk": pk, "reference": reference, "transaction_id": transaction_id, "distance": distance,
+                    "severity": severity, "outcome": outcome, "linked_as": link_kind(link_out, link_in)})
+    return out

@@ -115,7 +115,9 @@ Look at:
   similar_confirmed_cases_count; do not recount.
   The system counts among the most recently decided cases near this one; when
   similar_confirmed_cases_count_is_lower_bound is true there are this many "or more".
-- similar_cases: brief summaries of those cases; knowledge_patterns: patterns captured when past
+  Cases an investigator linked to this one count too, at any distance.
+- similar_cases: brief summaries of those cases; one with linked_as (related, duplicate, parent,
+  child) was linked to this case by an investigator: name it. knowledge_patterns: patterns captured when past
   cases closed (behavioural pattern, one-sentence description). Cite the ones that match.
 - fraud_probability, risk_level and one_line_explanation from the upstream model.
 With no similar confirmed case and no upstream probability there is little evidence: keep the

@@ -16,6 +16,13 @@ def _evidence(source: str, detail: str, ids=()) -> dict:
     return {"source": source, "detail": detail, "transaction_ids": list(ids)}
 
 
+def _match(m: dict) -> str:
+    """A similar investigation as evidence: how near, and whether a person linked it."""
+    near = f"at distance {m['distance']}" if m.get("distance") is not None else "(no comparable features)"
+    linked = f", linked to this case by a person as {m['linked_as']}" if m.get("linked_as") else ""
+    return f"{m['reference']} {near}{linked}"
+
+
 def reason(state: dict) -> dict:
     """Hypotheses with their evidence, most likely first, and the overall fraud likelihood."""
     patterns = _patterns(state)
@@ -59,7 +66,7 @@ def reason(state: dict) -> dict:
         add("known_pattern", f"Resembles {len(fraud_matches)} past investigation{pluralize(len(fraud_matches))} "
                              "decided fraud.",
             0.3 + 0.6 * float(similarity.get("fraud_share") or 0),
-            [_evidence("similarity_tool", f"{m['reference']} at distance {m['distance']}") for m in fraud_matches])
+            [_evidence("similarity_tool", _match(m)) for m in fraud_matches])
     ring = [c for c in (state.get("context") or {}).get("linked_cards", [])
             if c.get("confirmed_fraud") and any(not s.startswith("merchant") for s in c.get("shares", []))]
     if ring:

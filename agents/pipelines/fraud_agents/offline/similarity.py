@@ -80,6 +80,11 @@ def outcome_similarity_analyst(data: Mapping[str, Any]) -> dict[str, Any]:
                      f"cleared by a person: {named}")
 
     cases = [c for c in data.get("similar_cases") or [] if isinstance(c, Mapping)]
+    linked = [c for c in cases if c.get("linked_as")]
+    if linked:
+        # A person tied these cases to this one (casework.entities); they count above, at any distance.
+        parts.append("linked by a person and confirmed as fraud: " + ", ".join(
+            f"{c.get('reference')} ({c.get('linked_as')})" for c in linked[:3]))
     if cases:
         names = [str(c.get("account_id") or c.get("id") or "?") for c in cases[:3]]
         parts.append(f"nearest confirmed cases: {', '.join(names)}")
