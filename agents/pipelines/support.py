@@ -10,7 +10,8 @@ Mode "intake" starts without a case (the message's ticket is not known yet):
 Mode "reply" translates a person's reply to a non-English customer (reply_translator), then
 queues its email (casework.support.services.reply_translation_apply).
 Mode "triage" reads the whole thread of a ticket:
-  1. translator;  2. supervisor (calls customer_lookup);
+  1. translator;  2. supervisor (calls customer_lookup and find_related_cases: a ticket tied
+     to confirmed fraud goes to a person);
   3. routing, read from the supervisor's saved output: requires_escalation -> the direct
      escalation (no LLM; a step with no calls that saves its result in the state), else the
      billing / technical / general specialist (calls kb_search in its own category);
@@ -141,7 +142,7 @@ def _triage_plan(ctx: RunContext) -> Step | None:
     translation = translation_of(ctx)
     if "supervisor" not in ctx.results:
         return Step("supervisor", [CallSpec("supervisor", SUPERVISOR, {
-            "ticket_id": ticket_id, "customer_id": customer["customer_id"],
+            "ticket_id": ticket_id, "customer_id": customer["customer_id"], "case_reference": ctx.case.reference,
             "original_language": translation["original_language"], "is_english": translation["is_english"],
             "translation_available": translation["available"], "messages": translation["messages"]})], index=1)
     decision = trusted_decision(ctx)
@@ -172,18 +173,26 @@ def _direct_escalation(decision: dict, translation: dict) -> dict:
 
 def trusted_decision(ctx: RunContext) -> dict | None:
     """The supervisor's decision, unless it looked up a customer other than the ticket's (a
-    message can try to pass for a bigger customer): then it is not used, and the ticket goes
-    to a person like a failed supervisor's."""
+    message can try to pass for a bigger customer), or the related cases of a case other than
+    the ticket's (one could pass for a ticket with no fraud behind it): then it is not used,
+    and the ticket goes to a person like a failed supervisor's."""
     decision = ctx.output("supervisor")
     if decision is None:
         return None
     own = ctx.state["input_customer"]["customer_id"]
-    asked = set(AgentCall.objects.filter(run=ctx.run, kind=AgentCall.Kind.TOOL, name="customer_lookup")
-                .values_list("input__customer_id", flat=True))
-    others = sorted(str(a) for a in asked - {own})
-    if others:
-        ctx.state["supervisor_untrusted"] = (f"it looked up {', '.join(others)} instead of the ticket's customer "
-                                             f"{own}; its decision is not used")
+    own_case = ctx.case.reference
+    asked: dict[str, set[str]] = {"customer_lookup": set(), "find_related_cases": set()}
+    for name, tool_input in AgentCall.objects.filter(run=ctx.run, kind=AgentCall.Kind.TOOL,
+                                                     name__in=list(asked)).values_list("name", "input"):
+        key = "customer_id" if name == "customer_lookup" else "reference"
+        asked[name].add(str((tool_input or {}).get(key, "")).strip().upper() if name != "customer_lookup"
+                        else str((tool_input or {}).get(key)))
+    others = sorted(asked["customer_lookup"] - {own})
+    other_cases = sorted(asked["find_related_cases"] - {own_case})
+    if others or other_cases:
+        what = (f"it looked up {', '.join(others)} instead of the ticket's customer {own}" if others else
+                f"it read the related cases of {', '.join(other_cases)} instead of the ticket's case {own_case}")
+        ctx.state["supervisor_untrusted"] = f"{what}; its decision is not used"
         return None
     return decision
 

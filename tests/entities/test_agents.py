@@ -49,3 +49,50 @@ def test_the_network_specialist_counts_a_transaction_confirmed_as_fraud_on_a_sha
     links = run.state["input_known_fraud_links"]
     assert [(link["reference"], link["shares"]) for link in links] == [(txn.reference, ["device DEV-RING-A1"])]
     assert run.results["network"]["output"]["known_fraud_links"] == 1
+
+
+QUESTION = f"How do I download last month's invoice for my account {ACCOUNT}?"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_support_supervisor_escalates_a_ticket_naming_an_account_confirmed_in_fraud(alice, alert, ticket):
+    from agents.models import AgentCall
+    from casework.support.services import ticket_triage
+
+    fraud = alert().case
+    case_close(actor=alice, case=fraud, outcome="confirmed_fraud", reason="Mule account, confirmed with the bank.")
+
+    support = ticket(message=QUESTION)
+    ticket_triage(actor=alice, ticket=support)
+
+    run = AgentRun.objects.filter(case=support.case, mode="triage").latest("id")
+    assert run.status == AgentRun.Status.COMPLETED, run.error
+    call = AgentCall.objects.get(run=run, kind="tool", name="find_related_cases")
+    assert call.status == "ok" and call.input == {"reference": support.case.reference}
+    decision = run.results["supervisor"]["output"]
+    assert decision["requires_escalation"] is True and decision["urgency"] in ("high", "critical")
+    assert f"its account {ACCOUNT} is tied to confirmed fraud ({fraud.reference})" in decision["reasoning"]
+    support.refresh_from_db()
+    assert support.recommended_action == "escalate_human"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_support_supervisor_notes_a_linked_confirmed_fraud_case(alice, alert, ticket):
+    from casework.entities.services import case_link
+    from casework.support.services import ticket_triage
+
+    fraud = alert(account="ACC-5150").case
+    case_close(actor=alice, case=fraud, outcome="confirmed_fraud", reason="Confirmed with the bank.")
+    support = ticket(message="How do I download last month's invoice?", customer_id="CUST-9003",
+                     email="lee@example.com")
+    ticket_triage(actor=alice, ticket=support)
+    first = AgentRun.objects.filter(case=support.case, mode="triage").latest("id")
+    assert first.results["supervisor"]["output"]["requires_escalation"] is False
+
+    case_link(actor=alice, from_case=support.case, to_case=fraud, kind="related", reason="The same caller.")
+    ticket_triage(actor=alice, ticket=support)
+
+    run = AgentRun.objects.filter(case=support.case, mode="triage").latest("id")
+    decision = run.results["supervisor"]["output"]
+    assert run.pk != first.pk and decision["requires_escalation"] is True
+    assert f"linked to {fraud.reference} (fraud alert), decided Confirmed fraud" in decision["reasoning"]

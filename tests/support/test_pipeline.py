@@ -23,7 +23,7 @@ def test_a_new_message_opens_a_ticket_and_is_triaged_by_the_billing_specialist(a
     assert set(triage.results) == {"translator", "supervisor", "billing"}
     assert triage.results["supervisor"]["output"]["urgency"] == "high"  # enterprise + billing error
     tools = set(AgentCall.objects.filter(run=triage, kind="tool").values_list("name", flat=True))
-    assert tools == {"customer_lookup", "kb_search"}
+    assert tools == {"customer_lookup", "find_related_cases", "kb_search"}
     ticket.refresh_from_db()
     assert ticket.urgency == "high" and ticket.ticket_type == "billing"
     assert ticket.recommended_action == "route_specialist"

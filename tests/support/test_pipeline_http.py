@@ -130,7 +130,7 @@ def test_a_translated_question_is_triaged_with_real_tool_calls_and_auto_answered
     assert set(run.results) == {"translator", "supervisor", "billing"}
     supervisor_requests = llm.bodies("supervisor")
     assert len(supervisor_requests) == 2  # the tool call, then the answer
-    assert [t["function"]["name"] for t in supervisor_requests[0]["tools"]] == ["customer_lookup"]
+    assert [t["function"]["name"] for t in supervisor_requests[0]["tools"]] == ["customer_lookup", "find_related_cases"]
     assert tool_results(supervisor_requests[1])[0]["plan"] == "free"
     billing = llm.bodies("billing")
     assert [t["function"]["name"] for t in billing[0]["tools"]] == ["kb_search"]

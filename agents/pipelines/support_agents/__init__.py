@@ -2,7 +2,7 @@
 
     schemas.py   output models (names and enums as the seed gives them)
     prompts.py   system prompts, the urgency table included
-    tools.py     customer_lookup, kb_search (one per category), ticket_summarize
+    tools.py     customer_lookup, find_related_cases, kb_search (one per category), ticket_summarize
     rules.py     keyword classes, the urgency table, matching (for the offline analysts)
     language.py  language detection (lingua), built once per process
     replies.py   template replies per language (offline)
@@ -20,7 +20,7 @@ from agents.pipelines.support_agents.schemas import (
     TranslationResult,
     TriageResult,
 )
-from agents.pipelines.support_agents.tools import CUSTOMER_LOOKUP, KB_SEARCH, TICKET_SUMMARIZE
+from agents.pipelines.support_agents.tools import CUSTOMER_LOOKUP, FIND_RELATED_CASES, KB_SEARCH, TICKET_SUMMARIZE
 from agents.runtime.agent import Agent
 
 TICKET_MATCHER = Agent(id="ticket_matcher", system_prompt=PROMPTS["ticket_matcher"], output_model=TicketMatch,
@@ -31,7 +31,7 @@ TRANSLATOR = Agent(id="support_translator", system_prompt=PROMPTS["translator"],
 REPLY_TRANSLATOR = Agent(id="support_reply_translator", system_prompt=PROMPTS["reply_translator"],
                          output_model=ReplyTranslation, max_tokens=2000)
 SUPERVISOR = Agent(id="support_supervisor", system_prompt=PROMPTS["supervisor"], output_model=SupervisorDecision,
-                   tools=(CUSTOMER_LOOKUP,), max_tokens=500)
+                   tools=(CUSTOMER_LOOKUP, FIND_RELATED_CASES), max_tokens=500)
 SPECIALISTS = {
     area: Agent(id=f"support_{area}", system_prompt=PROMPTS[area], output_model=TriageResult, tools=(KB_SEARCH[area],),
                 max_tokens=1200)

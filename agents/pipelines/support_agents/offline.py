@@ -71,27 +71,63 @@ def reply_translator(data: dict) -> dict:
 
 # --- supervisor -------------------------------------------------------------------------
 
+_URGENCY_ORDER = ("low", "medium", "high", "critical")
+
+
+def _fraud_ties(related) -> tuple[str, bool]:
+    """(what find_related_cases says ties this ticket to confirmed fraud, "" if nothing; and
+    whether the tool failed)."""
+    if related is None:
+        return "", False
+    if tool_failed(related) or not isinstance(related, dict):
+        return "", True
+    ties = [f"linked to {c['reference']} ({c['type'].replace('_', ' ')}), decided {c.get('decision') or 'as fraud'}"
+            for c in related.get("linked") or [] if isinstance(c, dict) and c.get("confirms_fraud")]
+    ties += [f"its {e['kind']} {e['value']} is tied to confirmed fraud"
+             + (f" ({', '.join(c['reference'] for c in e.get('other_cases') or [] if c.get('confirms_fraud'))})"
+                if any(c.get("confirms_fraud") for c in e.get("other_cases") or []) else "")
+             for e in related.get("entities") or [] if isinstance(e, dict) and e.get("confirmed_fraud")]
+    return "; ".join(ties[:3]), False
+
+
 @offline_analyst("support_supervisor")
 def supervisor(data: dict, messages=None):
+    """The urgency table, and what find_related_cases says: a ticket linked to a case decided as
+    confirmed fraud, or naming an entity confirmed in fraud, goes to a person (high at least)."""
     seen = tool_results(messages)
+    reference = data.get("case_reference")
     if "customer_lookup" not in seen:
-        return [tool_call("customer_lookup", 1, customer_id=data["customer_id"])]
+        calls = [tool_call("customer_lookup", 1, customer_id=data["customer_id"])]
+        if reference:
+            calls.append(tool_call("find_related_cases", 2, reference=reference))
+        return calls
     customer = seen["customer_lookup"][-1]
     if tool_failed(customer):
         customer = {"plan": "unknown"}
+    fraud, related_failed = _fraud_ties((seen.get("find_related_cases") or [None])[-1])
     text = "\n".join(data.get("messages") or [])
     classes = rules.keyword_classes(text)
     urgency, row = rules.urgency_for(customer.get("plan", ""), classes)
+    if fraud and _URGENCY_ORDER.index(urgency) < _URGENCY_ORDER.index("high"):
+        urgency = "high"
     ticket_type = rules.ticket_type_for(classes)
-    escalate = urgency == "critical" or "legal" in classes
+    escalate = urgency == "critical" or "legal" in classes or bool(fraud)
     who = (f"{customer['plan'].capitalize()} customer ({customer.get('tenure_months', '?')} months, "
            f"{customer.get('seats', '?')} seats, {customer.get('region') or 'no region'})"
            if customer.get("plan") != "unknown" else "A customer the customer records do not know")
     about = ", ".join(sorted(c.replace("_", " ") for c in classes - {"angry", "question"}))
     about = f"the message is about {about}" if about else "the message has no recognised issue keywords"
-    reasoning = (f"{who}; {about}. Urgency {urgency}, from the table's row \"{row}\". "
-                 + ("Direct escalation: " + ("legal threat." if "legal" in classes else "critical issue.")
-                    if escalate else f"Routed to the {ticket_type} specialist."))
+    if fraud:
+        why = f"tied to confirmed fraud: {fraud}."
+    elif "legal" in classes:
+        why = "legal threat."
+    else:
+        why = "critical issue."
+    reasoning = (f"{who}; {about}. Urgency {urgency}, from the table's row \"{row}\""
+                 + (" raised to high: the ticket is tied to confirmed fraud" if fraud and row and urgency == "high"
+                    and rules.urgency_for(customer.get("plan", ""), classes)[0] != "high" else "") + ". "
+                 + (f"Direct escalation: {why}" if escalate else f"Routed to the {ticket_type} specialist.")
+                 + (" (The related cases could not be read.)" if related_failed else ""))
     return {"urgency": urgency, "ticket_type": ticket_type, "reasoning": reasoning, "requires_escalation": escalate}
 
 

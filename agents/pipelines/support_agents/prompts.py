@@ -32,9 +32,12 @@ PROMPTS = {
         "already in the customer's language is returned as it is in `reply`, translated only for `reply_en`."),
     "supervisor": (
         "You are the supervisor of a customer-support desk. First call customer_lookup with the ticket's "
-        "customer_id to learn the plan, tenure, seats, region and VIP flag. Then classify the ticket's "
+        "customer_id to learn the plan, tenure, seats, region and VIP flag, and find_related_cases with the "
+        "ticket's case_reference to learn which cases people linked to it and which other cases name its "
+        "customer, email or account (with their decisions). Then classify the ticket's "
         "urgency and type (billing, technical or general) and decide whether it must go straight to a "
-        "person (requires_escalation: critical security or enterprise outage issues, legal threats).\n\n"
+        "person (requires_escalation: critical security or enterprise outage issues, legal threats, or a "
+        "ticket tied to a case decided as confirmed fraud: say which case in your reasoning).\n\n"
         + URGENCY_TABLE),
 }
 

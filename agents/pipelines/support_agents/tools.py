@@ -1,6 +1,7 @@
-"""The support tools (seed 001): customer_lookup (supervisor), kb_search (each specialist,
-bound to its own category in code, so a specialist cannot search another's articles) and
-ticket_summarize (run directly by the intake step, one call per active ticket).
+"""The support tools (seed 001): customer_lookup and find_related_cases (supervisor; the
+latter is "Ask the agent"'s read-only tool over casework.entities, the same Tool), kb_search
+(each specialist, bound to its own category in code, so a specialist cannot search another's
+articles) and ticket_summarize (run directly by the intake step, one call per active ticket).
 
 Handlers read the database through casework.support; none writes.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from agents.chat.context import RELATED as FIND_RELATED_CASES  # noqa: F401 - the supervisor's second tool
 from agents.runtime.tools import Tool
 
 KB_LIMIT = 5
