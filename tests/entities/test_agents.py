@@ -96,3 +96,41 @@ def test_the_support_supervisor_notes_a_linked_confirmed_fraud_case(alice, alert
     decision = run.results["supervisor"]["output"]
     assert run.pk != first.pk and decision["requires_escalation"] is True
     assert f"linked to {fraud.reference} (fraud alert), decided Confirmed fraud" in decision["reasoning"]
+
+
+@pytest.mark.django_db
+def test_the_transaction_context_tool_reports_linked_cases_and_the_reasoning_uses_them(alice, alert, investigation):
+    from agents.pipelines.transactions_agents.findings import reason
+    from agents.pipelines.transactions_agents.tools import ToolInput, context_tool, output_summary
+    from casework.entities.services import case_link
+
+    inv = investigation()
+    fraud = alert(account="ACC-5150", devices=(), ips=()).case
+    AgentRun.objects.filter(case=fraud).update(status=AgentRun.Status.COMPLETED)
+    case_close(actor=alice, case=fraud, outcome="confirmed_fraud", reason="Mule account.")
+    case_link(actor=alice, from_case=inv.case, to_case=fraud, kind="related", reason="Same cardholder.")
+
+    context = context_tool(ToolInput(investigation_id=inv.pk, transaction_id=inv.transaction.transaction_id))
+
+    assert context["related_cases"]["linked"] == [{"reference": fraud.reference, "type": "fraud_alert",
+                                                   "status": "closed", "decision": "Confirmed fraud",
+                                                   "confirms_fraud": True}]
+    assert output_summary("context_tool", context)["linked_cases"] == 1
+    tied = next(h for h in reason({"context": context})["hypotheses"] if h["key"] == "tied_to_fraud")
+    assert tied["evidence"][0]["detail"] == (f"{fraud.reference} (fraud alert) linked to this case by a person, "
+                                             "decided Confirmed fraud")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_investigation_naming_an_account_confirmed_in_fraud_says_so(alice, alert, investigation):
+    fraud = alert().case
+    case_close(actor=alice, case=fraud, outcome="confirmed_fraud", reason="Mule account.")
+
+    inv = investigation()
+
+    run = AgentRun.objects.filter(case=inv.case, pipeline="transactions").latest("id")
+    assert run.status == AgentRun.Status.COMPLETED, run.error
+    inv.refresh_from_db()
+    assert any(e["kind"] == "account" and e["confirmed_fraud"] for e in inv.state["context"]["related_cases"]["entities"])
+    tied = next(h for h in inv.state["reasoning"]["hypotheses"] if h["key"] == "tied_to_fraud")
+    assert f"{fraud.reference} (fraud alert) names the same account {ACCOUNT}" in tied["evidence"][0]["detail"]

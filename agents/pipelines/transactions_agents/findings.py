@@ -23,6 +23,23 @@ def _match(m: dict) -> str:
     return f"{m['reference']} {near}{linked}"
 
 
+def fraud_elsewhere(context: dict) -> dict[str, str]:
+    """Reference -> why, for the other cases decided as fraud that the context tool's
+    related_cases ties to this one: linked by a person, or naming the same entity."""
+    related = context.get("related_cases") or {}
+    tied: dict[str, str] = {}
+    for case in related.get("linked", []):
+        if case.get("confirms_fraud"):
+            tied[case["reference"]] = (f"{case['reference']} ({case['type'].replace('_', ' ')}) linked to this case "
+                                       f"by a person, decided {case.get('decision')}")
+    for entity in related.get("entities", []):
+        for case in entity.get("other_cases", []):
+            if case.get("confirms_fraud") and case["reference"] not in tied:
+                tied[case["reference"]] = (f"{case['reference']} ({case['type'].replace('_', ' ')}) names the same "
+                                           f"{entity['kind']} {entity['value']}, decided {case.get('decision')}")
+    return tied
+
+
 def reason(state: dict) -> dict:
     """Hypotheses with their evidence, most likely first, and the overall fraud likelihood."""
     patterns = _patterns(state)
@@ -73,6 +90,11 @@ def reason(state: dict) -> dict:
         add("fraud_ring", f"Part of a ring: shares a device, IP address or email with {len(ring)} card"
                           f"{pluralize(len(ring))} with confirmed fraud.", 0.45 + 0.15 * len(ring),
             [_evidence("context_tool", f"{c['account_id']} shares {', '.join(c['shares'])}") for c in ring[:5]])
+    tied = fraud_elsewhere(state.get("context") or {})
+    if tied:
+        add("tied_to_fraud", f"Tied to {len(tied)} other case{pluralize(len(tied))} decided as fraud, linked by a "
+                             "person or naming the same card, device, IP address or email.",
+            0.45 + 0.15 * len(tied), [_evidence("context_tool", detail) for detail in tied.values()][:5])
     flagged = [p for p in patterns.values() if p["flagged"]]
     if signals.get("foreign") and len(flagged) <= 1 and not (geography and "impossible" in geography["detail"]):
         add("legitimate_travel", "The cardholder travelling: abroad, but otherwise in character.", 0.55,

@@ -13,7 +13,8 @@ from agents.runtime.agent import Agent
 PLANNER_ID = "txn_planner"
 
 TOOL_DESCRIPTIONS = {
-    "context_tool": "Load the transaction, the card's account and its last 90 days of history.",
+    "context_tool": ("Load the transaction, the card's account and its last 90 days of history, and the cases "
+                     "people linked to it or that name the same card, device, IP or email (find_related_cases)."),
     "pattern_tool": "Velocity, amount, geography and MCC patterns of this transaction against the history.",
     "similarity_tool": "The nearest past investigations by their feature vectors, with how they were decided.",
     "reasoning_tool": "Hypotheses about what happened, each with its evidence, and a fraud likelihood.",

@@ -153,6 +153,11 @@ def findings_summary(state: dict) -> str:
         lines.append(f"- {txn['amount']} {txn['currency']} at {txn['merchant']} (MCC {txn['mcc']}, "
                      f"{txn['country']}, {txn['channel']}); {context['history_count']} earlier transactions "
                      f"in {context['history_days']} days.")
+        related = context.get("related_cases") or {}
+        if related.get("linked") or related.get("entities"):
+            fraud = sum(1 for c in related.get("linked", []) if c.get("confirms_fraud"))
+            lines.append(f"- {len(related.get('linked', []))} case(s) linked by a person ({fraud} decided fraud); "
+                         f"{len(related.get('entities', []))} of its card, device, IP ... named in other cases.")
     for pattern in (state.get("pattern_results") or {}).get("patterns", []):
         if pattern["flagged"]:
             lines.append(f"- {pattern['type']} pattern flagged: {pattern['detail']}")

@@ -23,10 +23,36 @@ class ToolInput(BaseModel):
     state: dict = Field(default_factory=dict, description="The parts of the investigation state this tool reads.")
 
 
+RELATED_LIMIT = 10
+
+
 def context_tool(args: ToolInput) -> dict:
+    """The transaction, its card's history and linked cards, and `related_cases`: what
+    find_related_cases (the read-only tool of "Ask the agent", same handler) says about the
+    investigation's case (the cases people linked to it, the other cases naming its card,
+    device, IP, email or merchant, with their decisions)."""
     from casework.transactions.analysis import load_context
 
-    return load_context(args.transaction_id)
+    return {**load_context(args.transaction_id), "related_cases": _related_cases(args.investigation_id)}
+
+
+def _related_cases(investigation_id: int) -> dict:
+    from agents.chat.context import RelatedArgs, find_related_cases
+    from casework.transactions.models import Investigation
+
+    reference = Investigation.objects.filter(pk=investigation_id).values_list("case__reference", flat=True).first()
+    if reference is None:
+        return {}
+    found = find_related_cases(RelatedArgs(reference=reference, limit=RELATED_LIMIT))
+
+    def brief(case: dict) -> dict:
+        return {k: case[k] for k in ("reference", "type", "status", "decision", "confirms_fraud")}
+
+    return {"linked": [brief(c) for c in found["linked"]],
+            "entities": [{"kind": e["kind"], "value": e["value"], "confirmed_fraud": e["confirmed_fraud"],
+                          "other_case_count": e["other_case_count"],
+                          "other_cases": [brief(c) for c in e["other_cases"]]}
+                         for e in found["entities"] if e["other_case_count"] or e["confirmed_fraud"]]}
 
 
 def pattern_tool(args: ToolInput) -> dict:
@@ -101,7 +127,10 @@ def output_summary(name: str, output: dict) -> dict:
     """A few keys of a tool's output for the execution log (seed ToolExecution.output_summary)."""
     match name:
         case "context_tool":
-            return {"history_count": output.get("history_count"), "account": output.get("account", {}).get("account_id")}
+            related = output.get("related_cases") or {}
+            return {"history_count": output.get("history_count"), "account": output.get("account", {}).get("account_id"),
+                    "linked_cases": len(related.get("linked", [])),
+                    "entities_in_other_cases": len(related.get("entities", []))}
         case "pattern_tool":
             return {"flagged": output.get("flagged"), "risk_score": output.get("risk_score")}
         case "similarity_tool":
