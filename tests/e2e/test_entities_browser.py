@@ -1,6 +1,7 @@
 """One account across three case types in a real browser: from the support ticket's "Seen in
 other cases" to the fraud alert, from there to the graph, whose node opens the transaction
-investigation; then a duplicate ticket is merged and its page sends people on."""
+investigation; that investigation is linked to the ticket, then a duplicate ticket is merged
+and its page sends people on."""
 
 from __future__ import annotations
 
@@ -38,9 +39,18 @@ def test_an_account_is_followed_across_cases_through_the_panel_and_the_graph(
     assert page.url.endswith(f"/cases/{txn.reference}/")
     assert not page.js_errors
 
+    # The investigation is linked to the ticket, with a reason: both pages list the link.
+    links = page.locator("#case-links")
+    links.get_by_label("Kind").select_option("related")
+    links.get_by_label("Case reference").fill(support.reference)
+    links.get_by_label("Why they are linked").fill("The customer disputes this transaction.")
+    links.get_by_role("button", name="Link", exact=True).click()
+    expect(page.locator("#case-links")).to_contain_text(f"Related {support.reference}")
+    page.goto(f"/cases/{support.reference}/")
+    expect(page.locator("#case-links")).to_contain_text(f"Related {txn.reference}")
+
     # The duplicate ticket is merged into the first; its page now says where it went.
     page.goto(f"/cases/{dup.reference}/")
-    links = page.locator("#case-links")
     links.get_by_label("Merge into (reference)").fill(support.reference)
     links.get_by_label("Why it is a duplicate").fill("Same account takeover, written twice.")
     links.get_by_role("button", name="Merge").click()
