@@ -103,8 +103,10 @@ def _similar(result: dict) -> str:
     lines = [f"find_similar_cases: {confirmed} similar confirmed-fraud case{pluralize(confirmed)}, "
              f"{cleared} similar cleared case{pluralize(cleared)}."]
     lines += [f"- {c['reference']} (account {c['account_id']}), distance {c['distance']}"
+              + (f", linked by a person as {c['linked_as']}" if c.get("linked_as") else "")
               + (f": {c['pattern']}" if c["pattern"] else "") for c in result["confirmed"]]
     lines += [f"- {c['reference']} {c['outcome_label']} by {c['decided_by']}, distance {c['distance']}"
+              + (f", linked by a person as {c['linked_as']}" if c.get("linked_as") else "")
               for c in result["cleared"]]
     return "\n".join(lines)
 
