@@ -85,7 +85,10 @@ class Fraud:
         self.money = {f.name for f in FEATURES if f.log and not f.integer}
         self.account = Account.objects.create(account_id="BENCH-FRAUD")
         self.size = 0
-        self.probes = [Alert(account=self.account, **self._features(a.row))
+        # The probes stand for a new alert with its case, which a person linked to a few decided
+        # ones (casework.entities): the linked look-alikes are read as the pipeline reads them.
+        (self.probe_case,) = _cases("FRP-", "fraud_alert", 0, 1)
+        self.probes = [Alert(account=self.account, case_id=self.probe_case.pk, **self._features(a.row))
                        for a in demo_alerts(seed=999)]
 
     def _features(self, row: dict) -> dict:
@@ -111,12 +114,24 @@ class Fraud:
             DecidedVector.objects.bulk_create([
                 decided_vector_row(d, (c.reference, "BENCH-FRAUD", *[getattr(a, n) for n in _names()]))
                 for d, c, a in zip(decisions, cases, alerts, strict=True)])
+            if start == 0:
+                _link(self.probe_case, cases[:LINKED])
         self.size = size
 
     def case(self, i: int):
         from casework.fraud.similarity import similar_decided
 
         return similar_decided(self.probes[i % len(self.probes)])
+
+
+LINKED = 3  # decided cases a person linked to each probe's case
+
+
+def _link(case, others) -> None:
+    from casework.entities.models import CaseLink
+
+    CaseLink.objects.bulk_create([CaseLink(from_case=case, to_case=other, kind="related", reason="bench")
+                                  for other in others])
 
 
 def _names():
@@ -238,6 +253,15 @@ class Transactions:
                                               country="NL", channel="pos", occurred_at=NOW)
         self.size = 0
         self.probes = [self._vector() for _ in range(100)]
+        # The asking investigation (similarity_tool passes it as exclude_pk), on a transaction of
+        # its own, linked by a person to a few decided ones (casework.entities).
+        from casework.transactions.models import Investigation
+
+        probe_txn = Transaction.objects.create(transaction_id="TX-BENCH-PROBE", account=account, card_last4="0000",
+                                               amount=10, currency="EUR", merchant="Bench", mcc="5411",
+                                               country="NL", channel="pos", occurred_at=NOW)
+        (probe_case,) = _cases("TXP-", "transaction_investigation", 0, 1)
+        self.asking = Investigation.objects.create(case=probe_case, transaction=probe_txn, status="IN_PROGRESS")
 
     def _vector(self) -> list[float]:
         scores = [round(self.rng.random() ** 2, 3) for _ in range(4)]
@@ -255,12 +279,18 @@ class Transactions:
                 rows.append(Investigation(case=case, transaction=self.txn, status="COMPLETED", severity="LOW",
                                           features=v, feature_bucket=similarity.bucket_of(v)))
             Investigation.objects.bulk_create(rows)
+            if start == 0:
+                from casework.cases.models import Decision
+
+                Decision.objects.bulk_create([Decision(case=c, outcome="fraud", reason="bench", final=True)
+                                              for c in cases[:LINKED]])
+                _link(self.asking.case, cases[:LINKED])
         self.size = size
 
     def case(self, i: int):
         from casework.transactions.similarity import nearest
 
-        return nearest(self.probes[i % len(self.probes)])
+        return nearest(self.probes[i % len(self.probes)], exclude_pk=self.asking.pk)
 
 
 # --- dashboard ---------------------------------------------------------------------------
