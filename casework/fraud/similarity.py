@@ -167,20 +167,30 @@ def _near(alert: Alert, max_distance: float, *, confirmed_only: bool = False,
 def _linked(alert: Alert) -> tuple[list[_Near], list[_Near]]:
     """(confirmed, cleared): the decided alerts whose cases a person linked to this alert's
     case, at any distance, each with what it is to this one (related, duplicate, parent,
-    child); at most LINKED_SHOWN, newest link first. One query."""
-    from casework.entities.selectors import LINKED_SHOWN, link_kind, linked_with
+    child); at most LINKED_SHOWN, newest link first. One query (entities.linked_sql)."""
+    from casework.entities.selectors import LINKED_SHOWN, link_kind, linked_params, linked_sql
 
     if not alert.case_id:
         return [], []
-    where, how = linked_with(alert.case_id)
+    table = connection.ops.quote_name(DecidedVector._meta.db_table)
+    columns = ", ".join(f"dv.{c}" for c in ("case_id", "reference", "account_id", "outcome", "confirmed",
+                                             *VECTOR_COLUMNS))
+    sql = (f"SELECT {columns}, l.kind, l.outgoing FROM ({linked_sql()}) AS l JOIN {table} AS dv "
+           f"ON dv.case_id = l.other_case_id ORDER BY l.created_at DESC, l.id DESC")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, linked_params(alert.case_id))
+        rows = cursor.fetchall()
     origin = _vector([getattr(alert, name) for name in FEATURE_NAMES])
-    rows = (DecidedVector.objects.filter(where).annotate(**how).order_by("-link_at", "-decision_id")
-            .values_list("case_id", "reference", "account_id", "outcome", "confirmed", "link_out", "link_in",
-                         *VECTOR_COLUMNS)[:LINKED_SHOWN])
     found: dict[bool, list[_Near]] = {True: [], False: []}
-    for case_id, reference, account_id, outcome, confirmed, link_out, link_in, *vector in rows:
+    seen: set[int] = set()
+    for case_id, reference, account_id, outcome, confirmed, *vector, kind, outgoing in rows:
+        if case_id in seen:  # linked both ways, or twice: its newest link says what it is
+            continue
+        seen.add(case_id)
+        if len(seen) > LINKED_SHOWN:
+            break
         found[bool(confirmed)].append(_Near(case_id, reference, account_id, outcome, math.dist(origin, vector),
-                                            link_kind(link_out, link_in)))
+                                            link_kind(kind, outgoing)))
     return found[True], found[False]
 
 

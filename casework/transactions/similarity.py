@@ -95,24 +95,37 @@ def nearest(vector: list[float], *, exclude_pk: int | None = None, limit: int = 
 def _linked(vector: list[float], asking_pk: int) -> list[dict]:
     """The decided investigations whose cases a person linked to the asking one's, newest link
     first, at most LINKED_SHOWN, each with its distance (None without a comparable vector) and
-    what it is to the asking case (`linked_as`). Not the asking transaction's own. One query."""
-    from django.db.models import FilteredRelation, Q, Subquery
+    what it is to the asking case (`linked_as`). Not the asking transaction's own. One query
+    (entities.linked_sql)."""
+    import json
 
-    from casework.entities.selectors import LINKED_SHOWN, link_kind, linked_with
-    from casework.transactions.models import Investigation
+    from django.db import connection
 
-    asking = Investigation.objects.filter(pk=asking_pk)
-    where, how = linked_with(Subquery(asking.values("case_id")[:1]))
-    rows = (Investigation.objects.filter(where).annotate(**how)
-            .annotate(final=FilteredRelation("case__decisions", condition=Q(case__decisions__final=True)))
-            .filter(final__outcome__isnull=False)
-            .exclude(transaction_id=Subquery(asking.values("transaction_id")[:1]))
-            .order_by("-link_at", "-pk")
-            .values_list("pk", "features", "case__reference", "transaction__transaction_id", "severity",
-                         "final__outcome", "link_out", "link_in")[:LINKED_SHOWN])
-    out = []
-    for pk, features, reference, transaction_id, severity, outcome, link_out, link_in in rows:
+    from casework.cases.models import Case, Decision
+    from casework.entities.selectors import LINKED_SHOWN, link_kind, linked_params, linked_sql
+    from casework.transactions.models import Investigation, Transaction
+
+    q = connection.ops.quote_name
+    inv, case, txn, decision = (q(m._meta.db_table) for m in (Investigation, Case, Transaction, Decision))
+    asking_case = f"(SELECT case_id FROM {inv} WHERE id = %s)"
+    sql = (f"SELECT i.id, i.features, c.reference, t.transaction_id, i.severity, d.outcome, l.kind, l.outgoing "
+           f"FROM ({linked_sql(asking_case)}) AS l JOIN {inv} AS i ON i.case_id = l.other_case_id "
+           f"JOIN {case} AS c ON c.id = i.case_id JOIN {txn} AS t ON t.id = i.transaction_id "
+           f"JOIN {decision} AS d ON d.case_id = i.case_id AND d.final = %s "
+           f"WHERE i.transaction_id <> (SELECT transaction_id FROM {inv} WHERE id = %s) "
+           f"ORDER BY l.created_at DESC, l.id DESC")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*linked_params(asking_pk), True, asking_pk])
+        rows = cursor.fetchall()
+    out, seen = [], set()
+    for pk, features, reference, transaction_id, severity, outcome, kind, outgoing in rows:
+        if pk in seen:  # linked both ways, or twice: its newest link says what it is
+            continue
+        seen.add(pk)
+        if len(out) == LINKED_SHOWN:
+            break
+        features = json.loads(features) if isinstance(features, str) else features
         distance = round(math.dist(vector, features), 3) if len(features or []) == len(vector) else None
         out.append({"pk": pk, "reference": reference, "transaction_id": transaction_id, "distance": distance,
-                    "severity": severity, "outcome": outcome, "linked_as": link_kind(link_out, link_in)})
+                    "severity": severity, "outcome": outcome, "linked_as": link_kind(kind, outgoing)})
     return out
