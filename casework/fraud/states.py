@@ -57,7 +57,8 @@ _STATES = (
           "in_progress"),
     State(S.DECIDED, S.DECIDED.label,
           "A person decided (confirmed fraud, false positive or escalated) and the case is closed; the "
-          "knowledge capture agent is recording what it taught us.", "closed"),
+          "knowledge capture agent is recording what it taught us. A duplicate merged into another alert's "
+          "case stays here: it teaches nothing of its own (the survivor's decision does).", "closed"),
     State(S.KNOWLEDGE_CAPTURED, S.KNOWLEDGE_CAPTURED.label,
           "Decided (the case is closed), and the pattern it taught is stored in the captured patterns.", "closed",
           final=True),
