@@ -164,8 +164,9 @@ class CaseType:
         return dict(self.outcomes).get(outcome, outcome)
 
 
-# The decision a merge writes on the case merged away (casework.entities.links.case_merge);
-# no type offers it on its own close.
+# The decision a merge writes on the case merged away (casework.entities.services.case_merge,
+# through casework.cases.services.case_close_merged); no type offers it on its own close, and a
+# case closed with it never reopens (case_reopen).
 MERGED_OUTCOME = "merged"
 
 CASE_TYPES: dict[str, CaseType] = {
