@@ -63,6 +63,47 @@ def _copy(table: str, columns: list[str], rows) -> None:
                 copy.write_row(row)
 
 
+def _per_case(*, cases: int, mentions: int, rng: random.Random) -> list[int]:
+    """How many entities each case names: about mentions / cases (spread +-2), at least one,
+    adding up to exactly `mentions`."""
+    mean = mentions / cases
+    counts = [max(1, round(rng.gauss(mean, 2))) for _ in range(cases)]
+    while (excess := sum(counts) - mentions) != 0:
+        i = rng.randrange(cases)
+        if excess > 0 and counts[i] > 1:
+            counts[i] -= 1
+        elif excess < 0:
+            counts[i] += 1
+    return counts
+
+
+def _mentions(*, cases: int, entities: int, mentions: int, rng: random.Random):
+    """(case, entity) pairs, exactly `mentions` of them, every case naming at least one entity
+    and every entity named at least once. Skewed popularity: HOT entities take 5 % of the
+    mentions, the rest follow a power law (most entities in a handful of cases), with a sweep
+    through the others in a random order so that none is left unnamed."""
+    if mentions < cases or mentions < entities:
+        raise SystemExit("--mentions must be at least --cases and --entities.")
+    sweep = list(range(HOT + 1, entities + 1))
+    rng.shuffle(sweep)
+    # The sweep's share of the cold picks: enough to name every entity by about 4/5 of the way.
+    share = min(1.0, 1.25 * len(sweep) / (mentions * 0.95))
+    for case, k in enumerate(_per_case(cases=cases, mentions=mentions, rng=rng), start=1):
+        seen: set[int] = set()
+        while len(seen) < k:
+            if rng.random() < 0.05:
+                entity = rng.randint(1, HOT)
+            elif sweep and rng.random() < share:
+                entity = sweep.pop()
+            else:
+                entity = min(entities, HOT + 1 + int((entities - HOT) * rng.random() ** 1.6))
+            if entity not in seen:
+                seen.add(entity)
+                yield case, entity
+    if sweep:
+        raise SystemExit(f"{len(sweep)} entities left unnamed: raise --mentions.")
+
+
 def load(*, cases: int, entities: int, mentions: int, rng: random.Random) -> dict:
     from django.db import connection, transaction
 
@@ -80,28 +121,10 @@ def load(*, cases: int, entities: int, mentions: int, rng: random.Random) -> dic
                for i in range(3, cases + 1, 3)))
         _copy("entities_entity", ["id", "kind", "value", "display", "created_at"],
               ((i, KINDS[i % len(KINDS)], f"v{i:07d}", f"v{i:07d}", t0) for i in range(1, entities + 1)))
-        # Skewed popularity: HOT entities take 5 % of the mentions, the rest spread by a power law.
-        def rows():
-            n = 0
-            per_case = mentions / cases
-            for case in range(1, cases + 1):
-                k = max(1, round(rng.gauss(per_case + 0.5, 2)))
-                seen: set[int] = set()
-                for _ in range(k):
-                    if rng.random() < 0.05:
-                        entity = rng.randint(1, HOT)
-                    else:
-                        entity = min(entities, HOT + 1 + int((entities - HOT) * rng.random() ** 1.6))
-                    if entity in seen:
-                        continue
-                    seen.add(entity)
-                    n += 1
-                    yield (entity, case, "bench", "", "", t0 + case * step)
-                    if n >= mentions:
-                        return
-
         _copy("entities_mention", ["entity_id", "case_id", "source_field", "source_agent", "source_tool",
-                                   "created_at"], rows())
+                                   "created_at"],
+              ((entity, case, "bench", "", "", t0 + case * step)
+               for case, entity in _mentions(cases=cases, entities=entities, mentions=mentions, rng=rng)))
         # Entities named by a case decided as fraud are flagged (what case_close does).
         with connection.cursor() as cursor:
             cursor.execute("""UPDATE entities_entity e SET confirmed_fraud_at = d.decided_at,
@@ -111,7 +134,9 @@ def load(*, cases: int, entities: int, mentions: int, rng: random.Random) -> dic
             for table in ("cases_case", "entities_entity", "entities_mention", "cases_decision"):
                 cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
     with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
+        # What autovacuum does after a bulk load: statistics, and the visibility map that
+        # lets a count or a range read the index alone.
+        cursor.execute("VACUUM ANALYZE")
         cursor.execute("SELECT count(*) FROM entities_mention")
         loaded = cursor.fetchone()[0]
     return {"seconds": time.perf_counter() - start, "mentions": loaded}
