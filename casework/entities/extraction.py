@@ -4,7 +4,8 @@ Each case type declares how its records yield entities (casework.cases.types.Ent
 registered from its AppConfig.ready); `entities_extract` runs it inside the caller's
 transaction when a case is created or its named things change, and `entities_record` records
 what an agent or a tool found. Both are idempotent: an entity is one row per (kind, value), a
-mention one row per (entity, case); a second run adds only what is new.
+mention one row per (entity, case); a second run adds only what is new. Two round trips per
+case, whatever it names (bench/entities.py: what extraction adds to a case's creation).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import logging
 from collections.abc import Iterable
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
-from django.db.models import Q
+from django.db import connection, transaction
+from django.utils import timezone
 
 from casework.cases.types import Found
 from casework.entities.kinds import normalise
@@ -39,33 +40,51 @@ def _normalised(found: Iterable[Found]) -> dict[tuple[str, str], tuple[str, str]
     return out
 
 
-def _upsert(found: dict[tuple[str, str], tuple[str, str]]) -> dict[tuple[str, str], int]:
-    """The entities' ids, inserting the new ones: two queries whatever the count, and no row
-    lock on an entity that exists already (a merchant in every other case)."""
-    if not found:
-        return {}
+def _insert_entities(found: dict[tuple[str, str], tuple[str, str]]) -> None:
+    """The entities not yet known, inserted; one that exists (a merchant in every other case)
+    is left alone: no row lock, no new row version, so two cases naming it never wait on
+    each other."""
     Entity.objects.bulk_create([Entity(kind=kind, value=value, display=display)
                                 for (kind, value), (display, _) in found.items()], ignore_conflicts=True)
-    # Both columns, so that each pair is one probe of the (kind, value) unique index.
-    pairs = Q()
-    for kind, value in found:
-        pairs |= Q(kind=kind, value=value)
-    rows = Entity.objects.filter(pairs).values_list("kind", "value", "id")
-    return {(kind, value): pk for kind, value, pk in rows}
 
 
-@transaction.atomic
+def _insert_mentions(found: dict[tuple[str, str], tuple[str, str]], *, case_id: int, source_agent: str,
+                     source_tool: str) -> None:
+    """The case's mentions, inserted in the statement that looks up their entities' ids by
+    (kind, value) (one probe of the unique index each): no round trip to read the ids back.
+    An existing mention (entity, case) is kept as it is. The same SQL on SQLite and
+    PostgreSQL: both name a VALUES list's columns column1, column2 ..., and SQLite wants the
+    WHERE clause before ON CONFLICT in an INSERT ... SELECT."""
+    quote = connection.ops.quote_name
+    mention, entity = Mention._meta, Entity._meta
+    column = {name: quote(mention.get_field(name).column) for name in
+              ("entity", "case", "source_field", "source_agent", "source_tool", "created_at")}
+    rows = ", ".join(["(%s, %s, %s)"] * len(found))
+    sql = (f"INSERT INTO {quote(mention.db_table)} ({', '.join(column.values())}) "
+           f"SELECT e.{quote(entity.pk.column)}, %s, v.column3, %s, %s, %s "
+           f"FROM {quote(entity.db_table)} e, (VALUES {rows}) AS v "
+           f"WHERE e.{quote(entity.get_field('kind').column)} = v.column1 "
+           f"AND e.{quote(entity.get_field('value').column)} = v.column2 "
+           f"ON CONFLICT ({column['entity']}, {column['case']}) DO NOTHING")
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    params = [case_id, source_agent[:60], source_tool[:60], now]
+    params += [item for (kind, value), (_, source) in found.items() for item in (kind, value, source[:60])]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+# No savepoint: inside the caller's transaction (a case's creation) a failure here fails the
+# creation anyway, and a savepoint costs two more round trips per case.
+@transaction.atomic(savepoint=False)
 def entities_record(*, case, found: Iterable[Found], source_agent: str = "", source_tool: str = "") -> int:
-    """Record the entities `found` as named by `case`; returns how many it named (three
-    queries: insert the new entities, read their ids, insert the new mentions)."""
+    """Record the entities `found` as named by `case`; returns how many it names. Two queries
+    whatever the count (none when nothing is found): insert the new entities, insert the new
+    mentions with their entities' ids looked up in the same statement."""
     normalised = _normalised(found)
-    ids = _upsert(normalised)
-    mentions = [Mention(entity_id=ids[key], case_id=case.pk, source_field=source[:60],
-                        source_agent=source_agent[:60], source_tool=source_tool[:60])
-                for key, (_, source) in normalised.items() if key in ids]
-    if mentions:
-        Mention.objects.bulk_create(mentions, ignore_conflicts=True)
-    return len(mentions)
+    if normalised:
+        _insert_entities(normalised)
+        _insert_mentions(normalised, case_id=case.pk, source_agent=source_agent, source_tool=source_tool)
+    return len(normalised)
 
 
 def entities_extract(*, case) -> int:
