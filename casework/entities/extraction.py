@@ -4,8 +4,9 @@ Each case type declares how its records yield entities (casework.cases.types.Ent
 registered from its AppConfig.ready); `entities_extract` runs it inside the caller's
 transaction when a case is created or its named things change, and `entities_record` records
 what an agent or a tool found. Both are idempotent: an entity is one row per (kind, value), a
-mention one row per (entity, case); a second run adds only what is new. Two round trips per
-case, whatever it names (bench/entities.py: what extraction adds to a case's creation).
+mention one row per (entity, case); a second run adds only what is new. One round trip per
+case on PostgreSQL, whatever it names, beside the type's read of its record
+(bench/entities.py: what extraction adds to a case's creation).
 """
 
 from __future__ import annotations
@@ -40,21 +41,29 @@ def _normalised(found: Iterable[Found]) -> dict[tuple[str, str], tuple[str, str]
     return out
 
 
-def _insert_entities(found: dict[tuple[str, str], tuple[str, str]]) -> None:
+Statement = tuple[str, list]
+
+
+def _insert_entities(found: dict[tuple[str, str], tuple[str, str]], *, now) -> Statement:
     """The entities not yet known, inserted; one that exists (a merchant in every other case)
     is left alone: no row lock, no new row version, so two cases naming it never wait on
-    each other."""
-    Entity.objects.bulk_create([Entity(kind=kind, value=value, display=display)
-                                for (kind, value), (display, _) in found.items()], ignore_conflicts=True)
+    each other (a concurrent insert of the same new one waits for the other to commit)."""
+    quote = connection.ops.quote_name
+    entity = Entity._meta
+    columns = ", ".join(quote(entity.get_field(name).column) for name in ("kind", "value", "display", "created_at"))
+    rows = ", ".join(["(%s, %s, %s, %s)"] * len(found))
+    unique = ", ".join(quote(entity.get_field(name).column) for name in ("kind", "value"))
+    sql = f"INSERT INTO {quote(entity.db_table)} ({columns}) VALUES {rows} ON CONFLICT ({unique}) DO NOTHING"
+    return sql, [item for (kind, value), (display, _) in found.items() for item in (kind, value, display, now)]
 
 
 def _insert_mentions(found: dict[tuple[str, str], tuple[str, str]], *, case_id: int, source_agent: str,
-                     source_tool: str) -> None:
-    """The case's mentions, inserted in the statement that looks up their entities' ids by
+                     source_tool: str, now) -> Statement:
+    """The case's mentions, inserted by the statement that looks up their entities' ids by
     (kind, value) (one probe of the unique index each): no round trip to read the ids back.
-    An existing mention (entity, case) is kept as it is. The same SQL on SQLite and
-    PostgreSQL: both name a VALUES list's columns column1, column2 ..., and SQLite wants the
-    WHERE clause before ON CONFLICT in an INSERT ... SELECT."""
+    An existing mention (entity, case) is kept as it is. Both databases name a VALUES list's
+    columns column1, column2 ..., and SQLite wants the WHERE clause before ON CONFLICT in an
+    INSERT ... SELECT."""
     quote = connection.ops.quote_name
     mention, entity = Mention._meta, Entity._meta
     column = {name: quote(mention.get_field(name).column) for name in
@@ -66,24 +75,44 @@ def _insert_mentions(found: dict[tuple[str, str], tuple[str, str]], *, case_id: 
            f"WHERE e.{quote(entity.get_field('kind').column)} = v.column1 "
            f"AND e.{quote(entity.get_field('value').column)} = v.column2 "
            f"ON CONFLICT ({column['entity']}, {column['case']}) DO NOTHING")
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
     params = [case_id, source_agent[:60], source_tool[:60], now]
-    params += [item for (kind, value), (_, source) in found.items() for item in (kind, value, source[:60])]
+    return sql, params + [item for (kind, value), (_, source) in found.items() for item in (kind, value, source[:60])]
+
+
+def _one_round_trip() -> bool:
+    """Whether the database takes several statements sent as one: PostgreSQL with client-side
+    parameter binding (Django's default with psycopg). SQLite takes one a call, and runs in
+    this process: there is no round trip to save."""
+    return (connection.vendor == "postgresql"
+            and connection.settings_dict.get("OPTIONS", {}).get("server_side_binding") is not True)
+
+
+def _execute(statements: list[Statement]) -> None:
+    """The statements in order, in one round trip where the database allows it (each still
+    its own statement: the second sees what the first inserted, and what another transaction
+    committed meanwhile)."""
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        if _one_round_trip():
+            cursor.execute("; ".join(sql for sql, _ in statements), [p for _, params in statements for p in params])
+        else:
+            for sql, params in statements:
+                cursor.execute(sql, params)
 
 
 # No savepoint: inside the caller's transaction (a case's creation) a failure here fails the
 # creation anyway, and a savepoint costs two more round trips per case.
 @transaction.atomic(savepoint=False)
 def entities_record(*, case, found: Iterable[Found], source_agent: str = "", source_tool: str = "") -> int:
-    """Record the entities `found` as named by `case`; returns how many it names. Two queries
-    whatever the count (none when nothing is found): insert the new entities, insert the new
-    mentions with their entities' ids looked up in the same statement."""
+    """Record the entities `found` as named by `case`; returns how many it names. Two
+    statements whatever the count, sent in one round trip on PostgreSQL (none when nothing is
+    found): insert the new entities, insert the new mentions with their entities' ids looked
+    up in the same statement."""
     normalised = _normalised(found)
     if normalised:
-        _insert_entities(normalised)
-        _insert_mentions(normalised, case_id=case.pk, source_agent=source_agent, source_tool=source_tool)
+        now = connection.ops.adapt_datetimefield_value(timezone.now())
+        _execute([_insert_entities(normalised, now=now),
+                  _insert_mentions(normalised, case_id=case.pk, source_agent=source_agent, source_tool=source_tool,
+                                   now=now)])
     return len(normalised)
 
 
