@@ -134,9 +134,12 @@ class Cursor:
     @classmethod
     def parse(cls, text: str, *, field: str) -> Cursor:
         micros, _, pk = text.partition("-")
-        if not (micros.isdigit() and pk.isdigit()) or len(text) > 40:
-            raise ValidationError({field: "Not a place in the list: use the page's Newer and Older links."})
-        return cls(EPOCH + timedelta(microseconds=int(micros)), int(pk))
+        try:
+            if not (micros.isdigit() and pk.isdigit()) or len(text) > 40 or int(pk) >= 2**63:
+                raise ValueError(text)
+            return cls(EPOCH + timedelta(microseconds=int(micros)), int(pk))
+        except (ValueError, OverflowError):  # not two numbers, or past the year 9999
+            raise ValidationError({field: "Not a place in the list: use the page's Newer and Older links."}) from None
 
 
 @dataclass

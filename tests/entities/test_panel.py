@@ -147,7 +147,8 @@ def test_the_entity_page_pages_its_cases_newest_first_from_a_place_not_an_offset
 
 
 @pytest.mark.parametrize("query,field", [({"before": "two"}, "before"), ({"after": "1-x"}, "after"),
-                                         ({"before": "1-2", "after": "1-2"}, "after")])
+                                         ({"before": "1-2", "after": "1-2"}, "after"),
+                                         ({"before": f"{10**30}-1"}, "before"), ({"after": f"1-{2**63}"}, "after")])
 def test_the_entity_page_refuses_a_place_it_did_not_give_naming_the_field(alice_client, alert, query, field):
     alert()
     entity = Entity.objects.get(kind="account", value=ACCOUNT)
