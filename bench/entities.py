@@ -353,6 +353,9 @@ def main() -> None:
              "", "| measured | target | median ms | p95 ms | queries |", "|---|---|---|---|---|"]
     lines += [f"| {name} | {target} | {median:.1f} | {p95:.1f} | {queries} |"
               for name, target, median, p95, queries in results]
+    missed = [f"{name} (p95 {p95:.1f} ms)" for name, target, _, p95, _ in results
+              if target and p95 > float(target.split("<=")[1])]
+    lines += ["", "Targets (p95): " + ("all met." if not missed else "missed by " + "; ".join(missed) + ".")]
     lines += ["", f"What extraction adds to a fraud alert's creation: {inside[0]:.1f} ms at the median and "
                   f"{inside[1]:.1f} ms at p95 timed around the call ({inside[2]} queries); the difference of the "
                   f"creations' medians with and without it is {with_[0] - without[0]:.1f} ms (it also holds the "
