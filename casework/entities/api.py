@@ -37,7 +37,8 @@ class EntityDetailApi(APIView):
             "id": entity.pk, "kind": entity.kind, "display": entity.display,
             "confirmed_fraud": entity.confirmed_fraud,
             "confirmed_fraud_case": entity.confirmed_fraud_case.reference if entity.confirmed_fraud_case else None,
-            "case_count": page.total,
+            # Counted up to selectors.COUNT_CAP; case_count_complete False: more than that.
+            "case_count": page.total, "case_count_complete": page.counted_all,
             "cases": [selectors.case_summary(c) | {"named_in": c.named_in} for c in page.cases],
         })
 

@@ -4,7 +4,9 @@ Each case type declares how its records yield entities (casework.cases.types.Ent
 registered from its AppConfig.ready); `entities_extract` runs it inside the caller's
 transaction when a case is created or its named things change, and `entities_record` records
 what an agent or a tool found. Both are idempotent: an entity is one row per (kind, value), a
-mention one row per (entity, case); a second run adds only what is new.
+mention one row per (entity, case); a second run adds only what is new. One round trip per
+case on PostgreSQL, whatever it names, beside the type's read of its record
+(bench/entities.py: what extraction adds to a case's creation).
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ import logging
 from collections.abc import Iterable
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
-from django.db.models import Q
+from django.db import connection, transaction
+from django.utils import timezone
 
 from casework.cases.types import Found
 from casework.entities.kinds import normalise
@@ -39,33 +41,79 @@ def _normalised(found: Iterable[Found]) -> dict[tuple[str, str], tuple[str, str]
     return out
 
 
-def _upsert(found: dict[tuple[str, str], tuple[str, str]]) -> dict[tuple[str, str], int]:
-    """The entities' ids, inserting the new ones: two queries whatever the count, and no row
-    lock on an entity that exists already (a merchant in every other case)."""
-    if not found:
-        return {}
-    Entity.objects.bulk_create([Entity(kind=kind, value=value, display=display)
-                                for (kind, value), (display, _) in found.items()], ignore_conflicts=True)
-    # Both columns, so that each pair is one probe of the (kind, value) unique index.
-    pairs = Q()
-    for kind, value in found:
-        pairs |= Q(kind=kind, value=value)
-    rows = Entity.objects.filter(pairs).values_list("kind", "value", "id")
-    return {(kind, value): pk for kind, value, pk in rows}
+Statement = tuple[str, list]
 
 
-@transaction.atomic
+def _insert_entities(found: dict[tuple[str, str], tuple[str, str]], *, now) -> Statement:
+    """The entities not yet known, inserted; one that exists (a merchant in every other case)
+    is left alone: no row lock, no new row version, so two cases naming it never wait on
+    each other (a concurrent insert of the same new one waits for the other to commit)."""
+    quote = connection.ops.quote_name
+    entity = Entity._meta
+    columns = ", ".join(quote(entity.get_field(name).column) for name in ("kind", "value", "display", "created_at"))
+    rows = ", ".join(["(%s, %s, %s, %s)"] * len(found))
+    unique = ", ".join(quote(entity.get_field(name).column) for name in ("kind", "value"))
+    sql = f"INSERT INTO {quote(entity.db_table)} ({columns}) VALUES {rows} ON CONFLICT ({unique}) DO NOTHING"
+    return sql, [item for (kind, value), (display, _) in found.items() for item in (kind, value, display, now)]
+
+
+def _insert_mentions(found: dict[tuple[str, str], tuple[str, str]], *, case_id: int, source_agent: str,
+                     source_tool: str, now) -> Statement:
+    """The case's mentions, inserted by the statement that looks up their entities' ids by
+    (kind, value) (one probe of the unique index each): no round trip to read the ids back.
+    An existing mention (entity, case) is kept as it is. Both databases name a VALUES list's
+    columns column1, column2 ..., and SQLite wants the WHERE clause before ON CONFLICT in an
+    INSERT ... SELECT."""
+    quote = connection.ops.quote_name
+    mention, entity = Mention._meta, Entity._meta
+    column = {name: quote(mention.get_field(name).column) for name in
+              ("entity", "case", "source_field", "source_agent", "source_tool", "created_at")}
+    rows = ", ".join(["(%s, %s, %s)"] * len(found))
+    sql = (f"INSERT INTO {quote(mention.db_table)} ({', '.join(column.values())}) "
+           f"SELECT e.{quote(entity.pk.column)}, %s, v.column3, %s, %s, %s "
+           f"FROM {quote(entity.db_table)} e, (VALUES {rows}) AS v "
+           f"WHERE e.{quote(entity.get_field('kind').column)} = v.column1 "
+           f"AND e.{quote(entity.get_field('value').column)} = v.column2 "
+           f"ON CONFLICT ({column['entity']}, {column['case']}) DO NOTHING")
+    params = [case_id, source_agent[:60], source_tool[:60], now]
+    return sql, params + [item for (kind, value), (_, source) in found.items() for item in (kind, value, source[:60])]
+
+
+def _one_round_trip() -> bool:
+    """Whether the database takes several statements sent as one: PostgreSQL with client-side
+    parameter binding (Django's default with psycopg). SQLite takes one a call, and runs in
+    this process: there is no round trip to save."""
+    return (connection.vendor == "postgresql"
+            and connection.settings_dict.get("OPTIONS", {}).get("server_side_binding") is not True)
+
+
+def _execute(statements: list[Statement]) -> None:
+    """The statements in order, in one round trip where the database allows it (each still
+    its own statement: the second sees what the first inserted, and what another transaction
+    committed meanwhile)."""
+    with connection.cursor() as cursor:
+        if _one_round_trip():
+            cursor.execute("; ".join(sql for sql, _ in statements), [p for _, params in statements for p in params])
+        else:
+            for sql, params in statements:
+                cursor.execute(sql, params)
+
+
+# No savepoint: inside the caller's transaction (a case's creation) a failure here fails the
+# creation anyway, and a savepoint costs two more round trips per case.
+@transaction.atomic(savepoint=False)
 def entities_record(*, case, found: Iterable[Found], source_agent: str = "", source_tool: str = "") -> int:
-    """Record the entities `found` as named by `case`; returns how many it named (three
-    queries: insert the new entities, read their ids, insert the new mentions)."""
+    """Record the entities `found` as named by `case`; returns how many it names. Two
+    statements whatever the count, sent in one round trip on PostgreSQL (none when nothing is
+    found): insert the new entities, insert the new mentions with their entities' ids looked
+    up in the same statement."""
     normalised = _normalised(found)
-    ids = _upsert(normalised)
-    mentions = [Mention(entity_id=ids[key], case_id=case.pk, source_field=source[:60],
-                        source_agent=source_agent[:60], source_tool=source_tool[:60])
-                for key, (_, source) in normalised.items() if key in ids]
-    if mentions:
-        Mention.objects.bulk_create(mentions, ignore_conflicts=True)
-    return len(mentions)
+    if normalised:
+        now = connection.ops.adapt_datetimefield_value(timezone.now())
+        _execute([_insert_entities(normalised, now=now),
+                  _insert_mentions(normalised, case_id=case.pk, source_agent=source_agent, source_tool=source_tool,
+                                   now=now)])
+    return len(normalised)
 
 
 def entities_extract(*, case) -> int:

@@ -5,10 +5,12 @@ mentions grow (bench/entities.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
+from django.core.exceptions import ValidationError
 from django.db import connection
-from django.db.models import Count, F, FilteredRelation, IntegerField, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import F, FilteredRelation, IntegerField, Q, QuerySet
+from django.db.models.expressions import RawSQL
 from django.shortcuts import get_object_or_404
 
 from casework.cases.models import Case
@@ -18,12 +20,17 @@ from casework.entities.models import CaseLink, CaseMerge, Entity, Mention
 # The panel: at most this many of the case's entities, each with its newest other cases.
 PANEL_ENTITIES = 30
 PANEL_PER_ENTITY = 5
-# The entity page: its cases, a page at a time, newest first.
-ENTITY_CASES = 50
+# The entity page: its cases, a page at a time, newest first (what a page costs to draw grows
+# with this; bench/entities.py); the cases naming an entity are counted up to COUNT_CAP.
+ENTITY_CASES = 25
+COUNT_CAP = 1000
+# The case columns the entity page, the panel and the API show (with the decision joined).
+SHOWN = ("reference", "case_type", "title", "status", "created_at")
 # The graph: per hop.
 GRAPH_FIRST_HOP = 25
 GRAPH_PER_NODE = 8
 GRAPH_SECOND_HOP = 200
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _decided(cases: QuerySet[Case]) -> QuerySet[Case]:
@@ -74,24 +81,35 @@ def _newest_other_cases(entity_ids: list[int], *, exclude_case_ids: set[int], pe
 class PanelRow:
     entity: Entity
     source: str
+    # Other cases naming it, counted up to COUNT_CAP (`counted_all` False: more than that).
     other_count: int
+    counted_all: bool = True
     others: list[Case] = field(default_factory=list)
+
+
+def _named_by_capped() -> RawSQL:
+    """How many cases name the mention's entity, counted up to COUNT_CAP + 2 (this case and
+    more than COUNT_CAP others): a correlated count over a limited index range (the ORM
+    counts a subquery only in full)."""
+    table = connection.ops.quote_name(Mention._meta.db_table)
+    entity = connection.ops.quote_name(Mention._meta.get_field("entity").column)
+    return RawSQL(f"SELECT COUNT(*) FROM (SELECT 1 FROM {table} AS named WHERE named.{entity} = {table}.{entity} "
+                  f"LIMIT %s) AS capped", (COUNT_CAP + 2,), output_field=IntegerField())
 
 
 def case_seen_elsewhere(case: Case) -> list[PanelRow]:
     """The case page's "seen in other cases": each entity the case names (flagged ones first),
-    how many other cases name it, and the newest of them with status and decision. Three
-    queries: the case's mentions with their entities and counts, the newest others, their cases."""
-    count = (Mention.objects.filter(entity=OuterRef("entity")).order_by().values("entity")
-             .annotate(n=Count("*")).values("n"))
+    how many other cases name it (up to COUNT_CAP; `counted_all` says whether that is all),
+    and the newest of them with status and decision. Three queries: the case's mentions with
+    their entities and counts, the newest others, their cases."""
     mentions = list(Mention.objects.filter(case=case).select_related("entity__confirmed_fraud_case")
-                    .annotate(named_by=Coalesce(Subquery(count, output_field=IntegerField()), 0))
+                    .annotate(named_by=_named_by_capped())
                     .order_by("entity__confirmed_fraud_at", "entity__kind", "entity_id")[:PANEL_ENTITIES])
-    rows = {m.entity_id: PanelRow(m.entity, m.source_field or m.source_tool or m.source_agent, m.named_by - 1)
-            for m in mentions}
+    rows = {m.entity_id: PanelRow(m.entity, m.source_field or m.source_tool or m.source_agent,
+                                  min(m.named_by - 1, COUNT_CAP), m.named_by - 1 <= COUNT_CAP) for m in mentions}
     others = _newest_other_cases([pk for pk, row in rows.items() if row.other_count > 0],
                                  exclude_case_ids={case.pk}, per_entity=PANEL_PER_ENTITY)
-    cases = _labelled(_decided(Case.objects.filter(pk__in={o["case_id"] for o in others})))
+    cases = _labelled(_decided(Case.objects.filter(pk__in={o["case_id"] for o in others}).only(*SHOWN)))
     for other in sorted(others, key=lambda o: (o["created_at"], o["id"]), reverse=True):
         rows[other["entity_id"]].others.append(cases[other["case_id"]])
     # Flagged entities first (confirmed_fraud_at nulls sort differently per database), then
@@ -100,34 +118,82 @@ def case_seen_elsewhere(case: Case) -> list[PanelRow]:
                                                 r.entity.kind, r.entity.pk))
 
 
+@dataclass(frozen=True)
+class Cursor:
+    """A place in an entity's mentions, newest first: a mention's (created_at, id), written in
+    a URL as "<microseconds since the epoch>-<id>". The page after it (or before it) is one
+    index range (mention_entity_newest) however deep it is, where an offset would read and
+    skip every row above it."""
+
+    at: datetime
+    pk: int
+
+    def __str__(self) -> str:
+        return f"{(self.at - EPOCH) // timedelta(microseconds=1)}-{self.pk}"
+
+    @classmethod
+    def parse(cls, text: str, *, field: str) -> Cursor:
+        micros, _, pk = text.partition("-")
+        try:
+            if not (micros.isdigit() and pk.isdigit()) or len(text) > 40 or int(pk) >= 2**63:
+                raise ValueError(text)
+            return cls(EPOCH + timedelta(microseconds=int(micros)), int(pk))
+        except (ValueError, OverflowError):  # not two numbers, or past the year 9999
+            raise ValidationError({field: "Not a place in the list: use the page's Newer and Older links."}) from None
+
+
 @dataclass
 class EntityPage:
     entity: Entity
     cases: list[Case]
+    # How many cases name it, counted up to COUNT_CAP (`counted_all` False: more than that).
     total: int
+    counted_all: bool
     timeline: list[dict]
-    page: int = 1
-    has_next: bool = False
+    newer: Cursor | None = None
+    older: Cursor | None = None
+    first: bool = True
 
 
 def entity_get(pk: int) -> Entity:
     return get_object_or_404(Entity.objects.select_related("confirmed_fraud_case"), pk=pk)
 
 
-def entity_page(entity: Entity, *, page: int = 1) -> EntityPage:
-    """Every case that names the entity, ENTITY_CASES a page, newest first, with status and
-    decision, and the page's timeline: each case naming it, each decision people made. Three
-    queries (the page's mentions, their cases, the count), one index range each."""
-    page = max(1, page)
-    mentions = list(Mention.objects.filter(entity=entity).order_by("-created_at", "-id")
-                    .values_list("case_id", "created_at", "source_field", "source_agent", "source_tool")
-                    [(page - 1) * ENTITY_CASES:page * ENTITY_CASES + 1])
-    has_next = len(mentions) > ENTITY_CASES
-    mentions = mentions[:ENTITY_CASES]
-    total = Mention.objects.filter(entity=entity).count() if has_next or page > 1 else len(mentions)
-    by_id = _labelled(_decided(Case.objects.filter(pk__in=[m[0] for m in mentions]).select_related("assignee")))
+def mentions_counted(entity: Entity) -> tuple[int, bool]:
+    """How many cases name the entity, and whether that is all of them: counted up to
+    COUNT_CAP, so a merchant in a million cases costs what one in a thousand does."""
+    n = Mention.objects.filter(entity=entity)[:COUNT_CAP + 1].count()
+    return min(n, COUNT_CAP), n <= COUNT_CAP
+
+
+def entity_page(entity: Entity, *, before: Cursor | None = None, after: Cursor | None = None) -> EntityPage:
+    """The cases that name the entity, ENTITY_CASES a page, newest first (the newest page, the
+    one older than `before`, or the one newer than `after`), with status and decision, and the
+    page's timeline: each case naming it, each decision people made. Three queries whatever
+    the page and however many cases name it: the page's mentions (one index range), their
+    cases, the capped count."""
+    mentions = Mention.objects.filter(entity=entity)
+    if after is not None:
+        mentions = (mentions.filter(created_at__gte=after.at).exclude(created_at=after.at, pk__lte=after.pk)
+                    .order_by("created_at", "id"))
+    elif before is not None:
+        mentions = (mentions.filter(created_at__lte=before.at).exclude(created_at=before.at, pk__gte=before.pk)
+                    .order_by("-created_at", "-id"))
+    else:
+        mentions = mentions.order_by("-created_at", "-id")
+    rows = list(mentions.values_list("pk", "case_id", "created_at", "source_field", "source_agent", "source_tool")
+                [:ENTITY_CASES + 1])
+    more = len(rows) > ENTITY_CASES
+    rows = rows[:ENTITY_CASES]
+    if after is not None:
+        rows.reverse()
+    # A page reached from a link has the page it came from on its other side.
+    newer = Cursor(rows[0][2], rows[0][0]) if rows and (before is not None or (after is not None and more)) else None
+    older = Cursor(rows[-1][2], rows[-1][0]) if rows and (after is not None or more) else None
+    total, counted_all = mentions_counted(entity)
+    by_id = _labelled(_decided(Case.objects.filter(pk__in=[r[1] for r in rows]).only(*SHOWN)))
     cases, timeline = [], []
-    for case_id, at, source_field, source_agent, source_tool in mentions:
+    for _, case_id, at, source_field, source_agent, source_tool in rows:
         case = by_id[case_id]
         case.named_in = source_field or source_tool or source_agent
         cases.append(case)
@@ -136,7 +202,8 @@ def entity_page(entity: Entity, *, page: int = 1) -> EntityPage:
             timeline.append({"at": case.decision_at, "case": case, "what": "decided",
                              "outcome": case.decision_label, "by": case.decision_by or "system"})
     timeline.sort(key=lambda e: e["at"], reverse=True)
-    return EntityPage(entity, cases, total, timeline, page, has_next)
+    return EntityPage(entity, cases, total, counted_all, timeline, newer, older,
+                      first=before is None and (after is None or not more))
 
 
 def case_links(case: Case) -> list[dict]:
@@ -237,7 +304,8 @@ def related_cases(case: Case, *, limit: int = 20) -> dict:
         "linked": [case_summary(c) for c in linked.values()][:limit],
         "entities": [{"kind": row.entity.kind, "value": row.entity.display,
                       "confirmed_fraud": row.entity.confirmed_fraud,
-                      "other_case_count": row.other_count,
+                      # Counted up to COUNT_CAP; "_complete" False: more than that.
+                      "other_case_count": row.other_count, "other_case_count_complete": row.counted_all,
                       "other_cases": [case_summary(c) for c in row.others]}
                      for row in panel][:limit],
     }

@@ -16,16 +16,24 @@ from casework.errors import DomainError, error_text
 from casework.people.roles import investigator_required
 
 
+def _cursors(request) -> dict:
+    """The page asked for: newer than `after` or older than `before` (the page's links)."""
+    given = {name: request.GET[name] for name in ("before", "after") if request.GET.get(name)}
+    if len(given) > 1:
+        raise ValidationError({"after": "Give before or after, not both."})
+    return {name: selectors.Cursor.parse(text, field=name) for name, text in given.items()}
+
+
 @require_GET
 @investigator_required
 def entity_detail(request, pk: int):
     entity = selectors.entity_get(pk)
     try:
-        number = int(request.GET.get("page", "1"))
-    except ValueError:
-        return render(request, "400.html", {"message": "page: a whole number."}, status=400)
+        cursors = _cursors(request)
+    except ValidationError as exc:
+        return render(request, "400.html", {"message": error_text(exc)}, status=400)
     services.entity_viewed(actor=request.user, entity=entity)
-    return render(request, "entities/entity.html", {"page": selectors.entity_page(entity, page=number),
+    return render(request, "entities/entity.html", {"page": selectors.entity_page(entity, **cursors),
                                                     "entity": entity})
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from audit.models import AuditEntry
@@ -118,15 +120,78 @@ def test_the_graph_json_holds_two_hops_and_links_each_node_to_its_page(alice_cli
     assert f'data-url="/entities/{account.pk}/graph.json"' in page and "<script>" not in page
 
 
-def test_the_entity_page_pages_its_cases_newest_first(alice_client, alert, ticket, monkeypatch):
+def _link(html: str, rel: str) -> str | None:
+    found = re.search(rf'<a href="([^"]*)" rel="{rel}">', html)
+    return found.group(1).replace("&amp;", "&") if found else None
+
+
+def test_the_entity_page_pages_its_cases_newest_first_from_a_place_not_an_offset(
+        alice_client, alert, ticket, investigation, monkeypatch):
     from casework.entities import selectors
 
     monkeypatch.setattr(selectors, "ENTITY_CASES", 1)
-    fraud, support = alert().case, ticket().case
+    fraud, support, txn = alert().case, ticket().case, investigation().case
     entity = Entity.objects.get(kind="account", value=ACCOUNT)
-    first = alice_client.get(f"/entities/{entity.pk}/").content.decode()
-    second = alice_client.get(f"/entities/{entity.pk}/", {"page": 2}).content.decode()
-    assert support.reference in first and fraud.reference not in first and 'rel="next"' in first
-    assert fraud.reference in second and 'rel="prev"' in second and "Named by 2 cases" in second
-    bad = alice_client.get(f"/entities/{entity.pk}/", {"page": "two"})
-    assert bad.status_code == 400 and "page: a whole number." in bad.content.decode()
+    url = f"/entities/{entity.pk}/"
+    first = alice_client.get(url).content.decode()
+    assert txn.reference in first and support.reference not in first and "Named by 3 cases" in first
+    assert _link(first, "prev") is None and _link(first, "first") is None
+    second = alice_client.get(url + _link(first, "next")).content.decode()
+    assert support.reference in second and txn.reference not in second
+    third = alice_client.get(url + _link(second, "next")).content.decode()
+    assert fraud.reference in third and _link(third, "next") is None and _link(third, "first") == url
+    back = alice_client.get(url + _link(third, "prev")).content.decode()
+    assert support.reference in back and _link(back, "prev") and _link(back, "next")
+    top = alice_client.get(url + _link(back, "prev")).content.decode()
+    assert txn.reference in top and _link(top, "prev") is None and _link(top, "first") is None
+
+
+@pytest.mark.parametrize("query,field", [({"before": "two"}, "before"), ({"after": "1-x"}, "after"),
+                                         ({"before": "1-2", "after": "1-2"}, "after"),
+                                         ({"before": f"{10**30}-1"}, "before"), ({"after": f"1-{2**63}"}, "after")])
+def test_the_entity_page_refuses_a_place_it_did_not_give_naming_the_field(alice_client, alert, query, field):
+    alert()
+    entity = Entity.objects.get(kind="account", value=ACCOUNT)
+    response = alice_client.get(f"/entities/{entity.pk}/", query)
+    assert response.status_code == 400 and f"{field}: " in response.content.decode()
+
+
+def test_an_entity_page_costs_three_queries_on_any_page(alert, ticket, investigation, django_assert_num_queries,
+                                                        monkeypatch):
+    from casework.entities import selectors
+
+    monkeypatch.setattr(selectors, "ENTITY_CASES", 1)
+    alert(), ticket(), investigation()
+    entity = Entity.objects.get(kind="account", value=ACCOUNT)
+    with django_assert_num_queries(3):
+        top = entity_page(entity)
+    with django_assert_num_queries(3):
+        middle = entity_page(entity, before=top.older)
+    with django_assert_num_queries(3):
+        last = entity_page(entity, before=middle.older)
+    assert [len(p.cases) for p in (top, middle, last)] == [1, 1, 1] and last.older is None
+    with django_assert_num_queries(3):
+        assert entity_page(entity, after=last.newer).cases == middle.cases
+
+
+def test_the_count_of_cases_naming_an_entity_stops_at_its_cap(alice_client, alert, ticket, investigation,
+                                                              monkeypatch):
+    from casework.entities import selectors
+
+    monkeypatch.setattr(selectors, "COUNT_CAP", 2)
+    alert()
+    support = ticket().case
+    account = Entity.objects.get(kind="account", value=ACCOUNT)
+    assert "Named by 2 cases" in alice_client.get(f"/entities/{account.pk}/").content.decode()
+    rows = {r.entity.kind: r for r in case_seen_elsewhere(support)}
+    assert (rows["account"].other_count, rows["account"].counted_all) == (1, True)
+    investigation()
+    page = entity_page(account)
+    assert (page.total, page.counted_all) == (2, False)
+    assert "Named by more than 2 cases" in alice_client.get(f"/entities/{account.pk}/").content.decode()
+    rows = {r.entity.kind: r for r in case_seen_elsewhere(support)}
+    assert (rows["account"].other_count, rows["account"].counted_all) == (2, True)
+    alert(account=ACCOUNT, devices=("DEV-OTHER",))
+    rows = {r.entity.kind: r for r in case_seen_elsewhere(support)}
+    assert (rows["account"].other_count, rows["account"].counted_all) == (2, False)
+    assert "in more than 2 other cases" in _panel(support)
