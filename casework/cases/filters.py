@@ -56,10 +56,21 @@ def assignee_resolve(value: str | None, *, user: User) -> User | None:
 class _AssigneeIterator(ModelChoiceIterator):
     # "Me" right after "Anyone": the same link (a saved view, "My cases") works for everyone.
     def __iter__(self):
-        for index, choice in enumerate(super().__iter__()):
+        for index, choice in enumerate(self._choices()):
             yield choice
             if index == 0:
                 yield (ME, "Me")
+
+    def _choices(self):
+        usernames = getattr(self.field, "usernames", None)
+        if usernames is None:
+            yield from super().__iter__()
+            return
+        # The navigation's cached list (the same query, no query per page): a username is
+        # both the value (to_field_name) and the label (str(user)).
+        yield ("", self.field.empty_label)
+        yield (self.field.null_value, self.field.null_label)
+        yield from ((name, name) for name in usernames())
 
 
 class AssigneeField(ModelChoiceField):
@@ -73,6 +84,16 @@ class AssigneeFilter(django_filters.ModelChoiceFilter):
     """An investigator's username, `none` (unassigned), or `me`: the person asking."""
 
     field_class = AssigneeField
+
+    @property
+    def field(self):
+        field = super().field
+        user = getattr(getattr(self.parent, "request", None), "user", None)
+        if getattr(user, "is_authenticated", False):
+            from casework.cases.navigation import nav_for
+
+            field.usernames = lambda: nav_for(user)["investigators"]
+        return field
 
     def filter(self, qs, value):
         if value == ME:
