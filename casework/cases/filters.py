@@ -91,9 +91,9 @@ class AssigneeFilter(django_filters.ModelChoiceFilter):
         field = super().field
         user = getattr(getattr(self.parent, "request", None), "user", None)
         if getattr(user, "is_authenticated", False):
-            from casework.cases.navigation import nav_for
+            from casework.cases.navigation import nav_get
 
-            field.usernames = lambda: nav_for(user)["investigators"]
+            field.usernames = lambda: nav_get(user, "investigators")
         return field
 
     def filter(self, qs, value):

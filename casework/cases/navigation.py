@@ -11,7 +11,8 @@ Staleness is ruled out by generations, not by expiry:
 - a change sets a new random generation, at once (a reader in the same transaction, as in a
   test, sees it) and again when its transaction commits (a reader that queried the database
   before the commit cannot keep its stale entry: it was tagged with an older generation);
-- an entry whose tags differ from the current generations is read again from the database.
+- an entry whose tags differ from the current generations is read again from the database;
+- each read runs when a page first asks for it and is added to the entry (READS).
 Random tokens rather than counters: every backend's `set` is atomic, not every `incr` is.
 
 What changes these reads bumps the generation: the receivers below (any save or delete of a
@@ -50,17 +51,30 @@ def _entry(user_id: int) -> str:
     return f"nav:entry:{user_id}"
 
 
-def _read(user) -> dict:
-    from casework.cases.filters import investigators
-    from casework.cases.notifications.selectors import unread_count
+def _pinned(user) -> list[tuple[int, str]]:
     from casework.cases.saved_views.selectors import saved_views_pinned
 
-    return {
-        "pinned": [(v.pk, v.name) for v in saved_views_pinned(user)],
-        "unread": unread_count(user),
-        "teams": list(user.groups.order_by("name", "id").values_list("pk", "name")),
-        "investigators": list(investigators().values_list("username", flat=True)),
-    }
+    return [(v.pk, v.name) for v in saved_views_pinned(user)]
+
+
+def _unread(user) -> int:
+    from casework.cases.notifications.selectors import unread_count
+
+    return unread_count(user)
+
+
+def _teams(user) -> list[tuple[int, str]]:
+    return list(user.groups.order_by("name", "id").values_list("pk", "name"))
+
+
+def _investigators(user) -> list[str]:
+    from casework.cases.filters import investigators
+
+    return list(investigators().values_list("username", flat=True))
+
+
+# Each read runs when a page first asks for it (a dashboard needs two of the four).
+READS = {"pinned": _pinned, "unread": _unread, "teams": _teams, "investigators": _investigators}
 
 
 def _generation(cache, key: str, found: dict) -> str:
@@ -70,25 +84,36 @@ def _generation(cache, key: str, found: dict) -> str:
     return cache.get(key)
 
 
-def nav_for(user) -> dict:
-    """This person's navigation reads (see the module docstring); once per request."""
-    memo = getattr(user, "_casework_nav", None)
-    if memo is not None:
-        return memo
-    try:
-        cache = _cache()
-        keys = [SHARED, _person(user.pk), _entry(user.pk)]
-        found = cache.get_many(keys)
-        tags = [_generation(cache, SHARED, found), _generation(cache, _person(user.pk), found)]
-        entry = found.get(_entry(user.pk))
-        if entry is None or entry.get("tags") != tags:
-            entry = {**_read(user), "tags": tags}
-            cache.set(_entry(user.pk), entry, ENTRY_SECONDS)
-    except Exception:  # noqa: BLE001 - the cache unreachable: read the database, show the page
-        logger.warning("Navigation cache unavailable; reading the database.", exc_info=True)
-        entry = _read(user)
-    user._casework_nav = entry
+def _entry_for(user) -> dict:
+    """This person's entry, current or empty, once per request (memoised on the user)."""
+    entry = getattr(user, "_casework_nav", None)
+    if entry is None:
+        try:
+            cache = _cache()
+            found = cache.get_many([SHARED, _person(user.pk), _entry(user.pk)])
+            tags = [_generation(cache, SHARED, found), _generation(cache, _person(user.pk), found)]
+            entry = found.get(_entry(user.pk))
+            if entry is None or entry.get("tags") != tags:
+                entry = {"tags": tags}
+        except Exception:  # noqa: BLE001 - the cache unreachable: read the database, show the page
+            logger.warning("Navigation cache unavailable; reading the database.", exc_info=True)
+            entry = {"tags": None}
+        user._casework_nav = entry
     return entry
+
+
+def nav_get(user, name: str):
+    """One of this person's navigation reads (READS), from the cache when current."""
+    entry = _entry_for(user)
+    if name not in entry:
+        entry[name] = READS[name](user)
+        if entry["tags"] is not None:
+            # Tagged with the generations read before the query: a change since makes it stale.
+            try:
+                _cache().set(_entry(user.pk), entry, ENTRY_SECONDS)
+            except Exception:  # noqa: BLE001
+                logger.warning("Navigation cache unavailable.", exc_info=True)
+    return entry[name]
 
 
 def _bump(keys: list[str]) -> None:
@@ -99,10 +124,26 @@ def _bump(keys: list[str]) -> None:
 
 
 def nav_changed(*, user_id: int | None = None) -> None:
-    """What one person's navigation shows changed (`user_id`), or what everyone's may show."""
+    """What one person's navigation shows changed (`user_id`), or what everyone's may show.
+
+    Bumps now, and once more after the commit: one hook per transaction, however many
+    changes it makes (the audit sequencer's pattern: the hook is looked for in the
+    connection's pending list, which drops it with a rolled-back savepoint)."""
     keys = [_person(user_id)] if user_id is not None else [SHARED]
     _bump(keys)
-    transaction.on_commit(lambda: _bump(keys), robust=True)
+    conn = transaction.get_connection()
+    if not conn.in_atomic_block:
+        return  # autocommit: the write is committed already, and the bump came after it
+    conn.__dict__.setdefault("_casework_nav_pending", set()).update(keys)
+    if not any(hook[1] is nav_after_commit for hook in conn.run_on_commit):
+        transaction.on_commit(nav_after_commit, robust=True)
+
+
+def nav_after_commit() -> None:
+    """The transaction's changes are visible: bump what it changed again."""
+    keys = transaction.get_connection().__dict__.pop("_casework_nav_pending", set())
+    if keys:
+        _bump(sorted(keys))
 
 
 # --- Receivers: every save and delete of what the entries hold ----------------------------

@@ -140,21 +140,32 @@ def test_logging_in_keeps_everyones_entries(client, alice):
     assert not nav_queries(page(client)[1])
 
 
-def test_an_entry_read_before_the_commit_does_not_outlive_it(alice, django_capture_on_commit_callbacks):
-    """Another process reads the database before this transaction commits, after the bump
-    made inside it: the bump at commit makes the next reader read again."""
-    with django_capture_on_commit_callbacks(execute=True):
-        with transaction.atomic():
-            notify(alice)
-            stale = {**navigation._read(alice), "unread": 0}
-            cache = navigation._cache()
-            found = cache.get_many([navigation.SHARED, navigation._person(alice.pk)])
-            tags = [found[navigation.SHARED], found[navigation._person(alice.pk)]]
-            cache.set(navigation._entry(alice.pk), {**stale, "tags": tags})  # what that process keeps
-            alice.__dict__.pop("_casework_nav", None)
-            assert navigation.nav_for(alice)["unread"] == 0  # still before the commit
+@pytest.mark.django_db(transaction=True)
+def test_an_entry_read_before_the_commit_does_not_outlive_it():
+    """Another process reads the database after the bump made inside this transaction but
+    before its commit, and keeps what it read: the bump at commit makes the next page read
+    again. (Real commits: a test's own transaction never commits.)"""
+    alice = user_create(actor="system", username="alice", password="alice-pass-123", role=INVESTIGATOR)
+    cache = navigation._cache()
+    with transaction.atomic():
+        notify(alice)
+        found = cache.get_many([navigation.SHARED, navigation._person(alice.pk)])
+        tags = [found[navigation.SHARED], found[navigation._person(alice.pk)]]
+        cache.set(navigation._entry(alice.pk), {"tags": tags, "unread": 0})  # what that process keeps
+        alice.__dict__.pop("_casework_nav", None)
+        assert navigation.nav_get(alice, "unread") == 0  # still before the commit
     alice.__dict__.pop("_casework_nav", None)
-    assert navigation.nav_for(alice)["unread"] == 1
+    assert navigation.nav_get(alice, "unread") == 1
+
+
+def test_a_page_reads_only_what_it_shows(client, mona):
+    """A manager's page shows no pinned views, teams or investigators: no query for them."""
+    client.force_login(mona)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get("/notifications/").status_code == 200
+    sql = [q["sql"] for q in queries.captured_queries]
+    assert any("notifications_notification" in s and "COUNT" in s for s in sql)
+    assert not any("saved_views_savedview" in s for s in sql)
 
 
 def test_the_page_renders_from_the_database_when_the_cache_is_down(alice_client, alice, settings):

@@ -44,7 +44,7 @@ def bulk_options(user):
     """What the queue's bulk bar offers: investigators (cached), priorities, outcomes grouped by type."""
     from casework.cases.bulk import bulk_outcome_choices
     from casework.cases.models import Case
-    from casework.cases.navigation import nav_for
+    from casework.cases.navigation import nav_get
 
-    return {"investigators": nav_for(user)["investigators"],
+    return {"investigators": nav_get(user, "investigators"),
             "outcomes": bulk_outcome_choices(), "priorities": Case.Priority.choices}

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django import template
 
-from casework.cases.navigation import nav_for
+from casework.cases.navigation import nav_get
 
 register = template.Library()
 
@@ -10,4 +10,4 @@ register = template.Library()
 @register.simple_tag
 def notifications_unread(user) -> int:
     """The navigation's unread count (cached; casework/cases/navigation.py)."""
-    return nav_for(user)["unread"] if getattr(user, "is_authenticated", False) else 0
+    return nav_get(user, "unread") if getattr(user, "is_authenticated", False) else 0

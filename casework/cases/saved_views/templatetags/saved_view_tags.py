@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django import template
 
-from casework.cases.navigation import nav_for
+from casework.cases.navigation import nav_get
 
 register = template.Library()
 
@@ -10,13 +10,13 @@ register = template.Library()
 @register.simple_tag
 def pinned_views(user) -> list[dict]:
     """The saved views pinned into this person's navigation (`pk`, `name`; cached)."""
-    return [{"pk": pk, "name": name} for pk, name in nav_for(user)["pinned"]] if user.is_authenticated else []
+    return [{"pk": pk, "name": name} for pk, name in nav_get(user, "pinned")] if user.is_authenticated else []
 
 
 @register.simple_tag
 def my_teams(user) -> list[dict]:
     """The teams a view can be shared with: this person's groups (`pk`, `name`; cached)."""
-    return [{"pk": pk, "name": name} for pk, name in nav_for(user)["teams"]] if user.is_authenticated else []
+    return [{"pk": pk, "name": name} for pk, name in nav_get(user, "teams")] if user.is_authenticated else []
 
 
 @register.simple_tag(takes_context=True)
