@@ -425,6 +425,17 @@ REST_FRAMEWORK = {
 # Throttle counters. The default is per process; CACHE_URL=redis://... shares them between
 # gunicorn workers and machines.
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+# What every page's navigation reads (pinned views, unread count, teams, investigators;
+# casework/cases/navigation.py). A change made in one process (a Celery worker notifying
+# someone) must reach the pages every other process renders, so this cache is shared: the
+# CACHE_URL cache when it is (Redis, Memcached, a database), else files under VAR_DIR (one
+# machine, as with the embedded default's web server and worker). A per-process locmem would
+# show a stale count.
+if CACHES["default"]["BACKEND"].endswith(("LocMemCache", "DummyCache")):
+    CACHES["nav"] = {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                     "LOCATION": str(VAR_DIR / "cache" / "nav")}
+else:
+    CACHES["nav"] = {**CACHES["default"]}
 SPECTACULAR_SETTINGS = {
     "TITLE": "Casework API",
     "DESCRIPTION": "Create cases, read agent results and record decisions.",

@@ -54,3 +54,12 @@ def _fast_test_settings(settings):
     every static file once per test; neither is what these tests are about."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.WHITENOISE_AUTOREFRESH = True
+
+
+@pytest.fixture(autouse=True)
+def _navigation_cache_cleared():
+    """The navigation's cache outlives a test's rolled-back transaction (and, under VAR_DIR,
+    the test run): every test starts without entries another test's rows left there."""
+    from django.core.cache import caches
+
+    caches["nav"].clear()

@@ -13,3 +13,7 @@ class CasesConfig(AppConfig):
         from casework.cases.lifecycle.case import CASE_LIFECYCLE
 
         lifecycle_register(CASE_LIFECYCLE)
+
+        from casework.cases.navigation import nav_connect
+
+        nav_connect()

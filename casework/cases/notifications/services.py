@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import audit_record
+from casework.cases.navigation import nav_changed
 from casework.cases.notifications.models import Notification, NotificationPreference
 from casework.cases.sla import DONE_STATUSES
 from casework.errors import DomainError
@@ -62,26 +63,33 @@ def notification_send(*, actor, kind: str, subject: str, body: str, url: str = "
 def notification_mark_read(*, user: User, notification: Notification) -> None:
     if notification.recipient_user_id != user.pk:
         raise PermissionDenied("This notification is not yours.")
-    Notification.objects.filter(pk=notification.pk, read_at__isnull=True).update(read_at=timezone.now())
+    _read(user, Notification.objects.filter(pk=notification.pk))
+
+
+def _read(user: User, notifications) -> int:
+    """Mark these unread notifications read; the navigation's count changes with them (a
+    queryset UPDATE sends no signal, so the navigation is told here)."""
+    updated = notifications.filter(read_at__isnull=True).update(read_at=timezone.now())
+    if updated:
+        nav_changed(user_id=user.pk)
+    return updated
 
 
 def notifications_mark_all_read(*, user: User) -> int:
-    return Notification.objects.filter(recipient_user=user, read_at__isnull=True).update(read_at=timezone.now())
+    return _read(user, Notification.objects.filter(recipient_user=user))
 
 
 def notifications_mark_read_for_case(*, user: User, case) -> int:
     """The person opened the case: what told them about it is read. One UPDATE."""
     if not getattr(user, "is_authenticated", False):
         return 0
-    return Notification.objects.filter(recipient_user=user, case=case, read_at__isnull=True).update(
-        read_at=timezone.now())
+    return _read(user, Notification.objects.filter(recipient_user=user, case=case))
 
 
 def notifications_mark_read_for_target(*, user: User, target) -> int:
     """The person answered what the notification asked (an access request): it is read."""
-    return Notification.objects.filter(
-        recipient_user=user, target_type=ContentType.objects.get_for_model(target), target_id=target.pk,
-        read_at__isnull=True).update(read_at=timezone.now())
+    return _read(user, Notification.objects.filter(
+        recipient_user=user, target_type=ContentType.objects.get_for_model(target), target_id=target.pk))
 
 
 @transaction.atomic

@@ -40,11 +40,11 @@ def sort_header(context, key: str, label: str, css: str = ""):
 
 
 @register.simple_tag
-def bulk_options():
-    """What the queue's bulk bar offers: investigators, priorities, outcomes grouped by type."""
+def bulk_options(user):
+    """What the queue's bulk bar offers: investigators (cached), priorities, outcomes grouped by type."""
     from casework.cases.bulk import bulk_outcome_choices
-    from casework.cases.filters import investigators
     from casework.cases.models import Case
+    from casework.cases.navigation import nav_get
 
-    return {"investigators": list(investigators().values_list("username", flat=True)),
+    return {"investigators": nav_get(user, "investigators"),
             "outcomes": bulk_outcome_choices(), "priorities": Case.Priority.choices}

@@ -2,15 +2,21 @@ from __future__ import annotations
 
 from django import template
 
-from casework.cases.saved_views.selectors import saved_views_pinned
+from casework.cases.navigation import nav_get
 
 register = template.Library()
 
 
 @register.simple_tag
-def pinned_views(user):
-    """The saved views pinned into this person's navigation (one query)."""
-    return saved_views_pinned(user) if user.is_authenticated else []
+def pinned_views(user) -> list[dict]:
+    """The saved views pinned into this person's navigation (`pk`, `name`; cached)."""
+    return [{"pk": pk, "name": name} for pk, name in nav_get(user, "pinned")] if user.is_authenticated else []
+
+
+@register.simple_tag
+def my_teams(user) -> list[dict]:
+    """The teams a view can be shared with: this person's groups (`pk`, `name`; cached)."""
+    return [{"pk": pk, "name": name} for pk, name in nav_get(user, "teams")] if user.is_authenticated else []
 
 
 @register.simple_tag(takes_context=True)
