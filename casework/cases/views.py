@@ -15,7 +15,7 @@ from casework.cases import selectors, services
 from casework.cases.filters import SEARCH_MAX_LENGTH, CaseFilter
 from casework.cases.forms import CloseForm, CommentForm
 from casework.cases.models import Case
-from casework.cases.pagination import COUNT_CAP, CappedPaginator
+from casework.cases.pagination import CappedPaginator, count_cap_for
 from casework.cases.signals import case_viewed
 from casework.cases.timeline import show_parse, timeline_context, timeline_has_news
 from casework.entities.selectors import case_merged_into
@@ -29,13 +29,14 @@ QUEUE_PAGE_SIZE = 25
 @investigator_required
 def queue(request):
     filterset = CaseFilter(request.GET or None, queryset=selectors.case_list(), request=request)
-    page = CappedPaginator(filterset.qs, QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
+    cap = count_cap_for(request.GET)
+    page = CappedPaginator(filterset.qs, QUEUE_PAGE_SIZE, cap=cap).get_page(request.GET.get("page"))
     params = request.GET.copy()
     params.pop("page", None)
     # A bad parameter is named on the page (and answered 400); the valid ones still filter.
     errors = filterset.error_messages() if filterset.is_bound else []
     context = {"filter": filterset, "page": page, "params": params.urlencode(), "filter_errors": errors,
-               "count_cap": COUNT_CAP, "search_max_length": SEARCH_MAX_LENGTH}
+               "count_cap": cap, "search_max_length": SEARCH_MAX_LENGTH}
     if request.htmx and request.htmx.target == "queue-results":
         # 200 even with a message: htmx swaps no 4xx response, and the message must show.
         return render(request, "cases/_queue_results.html", context)
