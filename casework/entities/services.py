@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit.services import audit_entry_build, audit_record, audit_record_many
+from casework.cases.dashboard.rollup import decision_recorded
 from casework.cases.lifecycle.case import CASE_LIFECYCLE
 from casework.cases.lifecycle.services import lifecycle_transition
 from casework.cases.models import Case, Decision
@@ -161,6 +162,7 @@ def case_merge(*, actor, merged: Case, survivor: Case, reason: str) -> CaseMerge
     now = timezone.now()
     decision = Decision.objects.create(case=merged, outcome=MERGED_OUTCOME, decided_by=actor,
                                        reason=f"Merged into {survivor.reference}: {reason}")
+    decision_recorded(decision=decision)
     merged.closed_at = decision.decided_at
     lifecycle_transition(actor=actor, lifecycle=CASE_LIFECYCLE, record=merged, to=Case.Status.CLOSED,
                          reason=f"merged into {survivor.reference}", save=("closed_at",))
