@@ -108,7 +108,7 @@ def test_open_cases_by_age_and_breach_match_a_count_over_the_cases_at_the_hour_b
     offsets = [timedelta(minutes=m) for m in (-50, -10, 0, 10, 50)]
     n = 0
     for hours in (0, 24, 72, 168, 672, 1000):
-        for offset in offsets:
+        for offset in [o for o in offsets if hours or o <= timedelta(0)]:  # none created after now
             for due in (-120, -20, 0, 20, 120, None):
                 n += 1
                 case = Case.objects.create(reference=f"E-{n}", case_type="fraud_alert", title="edge")
@@ -126,6 +126,6 @@ def test_open_cases_by_age_and_breach_match_a_count_over_the_cases_at_the_hour_b
             q &= Q(created_at__gt=now - timedelta(hours=selectors.AGE_BUCKETS[i + 1][1]))
         expected.append(open_cases.filter(q).count())
     assert [count for _label, count in figures["ages"]] == expected
-    assert figures["total"] == open_cases.count() > sum(expected) > 0  # created after now: no bucket
+    assert figures["total"] == open_cases.count() == sum(expected)
     assert figures["breached"] == Case.objects.filter(sla_breached_q(now)).count() > 0
     assert_counters_equal_a_recount()

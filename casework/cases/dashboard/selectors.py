@@ -69,8 +69,9 @@ def open_cases(now: datetime) -> dict:
     """By type, status and priority, the age buckets and the breaches: the open-case counters
     (one query) and the cases the hour cannot place (one query)."""
     this_hour = _hour(now)
-    # The hours an age boundary (now included) cuts in two: their cases are placed one by one.
-    cut = {_hour(now - timedelta(hours=hours)) for _label, hours in AGE_BUCKETS}
+    # The hours an age boundary cuts in two: their cases are placed one by one. Not the hour
+    # "now" cuts: no case was created after now, so all of this hour's are less than a day old.
+    cut = {_hour(now - timedelta(hours=hours)) for _label, hours in AGE_BUCKETS[1:]}
     by_type: dict[str, int] = {}
     by_status: dict[str, int] = {}
     by_priority: dict[str, int] = {}
