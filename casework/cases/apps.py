@@ -13,3 +13,9 @@ class CasesConfig(AppConfig):
         from casework.cases.lifecycle.case import CASE_LIFECYCLE
 
         lifecycle_register(CASE_LIFECYCLE)
+
+        from django.db.models.signals import post_migrate
+
+        from casework.cases.dashboard.triggers import sqlite_reinstall
+
+        post_migrate.connect(sqlite_reinstall, sender=self, dispatch_uid="cases_rollup_triggers")

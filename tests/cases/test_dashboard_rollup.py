@@ -7,10 +7,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.db import connection
 from django.db.models import Q
 
 from agents.models import AgentCall, AgentRun
-from casework.cases.dashboard import selectors
+from casework.cases.dashboard import selectors, triggers
 from casework.cases.dashboard.rollup import rollup_recount, rollup_rows
 from casework.cases.models import Case, Decision, DecisionDay
 from casework.cases.services import (
@@ -129,3 +130,18 @@ def test_open_cases_by_age_and_breach_match_a_count_over_the_cases_at_the_hour_b
     assert figures["total"] == open_cases.count() == sum(expected)
     assert figures["breached"] == Case.objects.filter(sla_breached_q(now)).count() > 0
     assert_counters_equal_a_recount()
+
+
+def test_sqlite_triggers_come_back_after_migrate_if_a_table_remake_dropped_them(alice):
+    """SQLite alters a table by copying it, which drops its triggers; post_migrate puts them
+    back (PostgreSQL keeps them: there, nothing to drop or put back)."""
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            for statement in triggers.SQLITE_DROP:  # what Django's table remake does to them
+                cursor.execute(statement)
+    triggers.sqlite_reinstall(sender=None, using="default")
+    case = fraud_case(alice, "low")
+    case_close(actor=alice, case=case, outcome="legit", reason="Known customer")
+    counters = assert_counters_equal_a_recount()
+    assert [(kind, n) for _day, _type, kind, n in counters["CaseDay"]] == [("decided", 1), ("opened", 1)]
+    assert [(verdict, n) for _day, _type, verdict, n in counters["DecisionDay"]] == [("agree", 1)]

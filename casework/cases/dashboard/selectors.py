@@ -56,15 +56,6 @@ def _hour(moment: datetime) -> datetime:
     return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
 
 
-def _age_bucket(created: datetime, now: datetime) -> int | None:
-    """The bucket of a case created then: created <= now - lower and > now - upper."""
-    for i, (_label, hours) in enumerate(AGE_BUCKETS):
-        upper = AGE_BUCKETS[i + 1][1] if i + 1 < len(AGE_BUCKETS) else None
-        if created <= now - timedelta(hours=hours) and (upper is None or created > now - timedelta(hours=upper)):
-            return i
-    return None
-
-
 def open_cases(now: datetime) -> dict:
     """By type, status and priority, the age buckets and the breaches: the open-case counters
     (one query) and the cases the hour cannot place (one query)."""
@@ -72,21 +63,28 @@ def open_cases(now: datetime) -> dict:
     # The hours an age boundary cuts in two: their cases are placed one by one. Not the hour
     # "now" cuts: no case was created after now, so all of this hour's are less than a day old.
     cut = {_hour(now - timedelta(hours=hours)) for _label, hours in AGE_BUCKETS[1:]}
+    hour_buckets = {}
+    for i, (_label, hours) in enumerate(AGE_BUCKETS):
+        upper = AGE_BUCKETS[i + 1][1] if i + 1 < len(AGE_BUCKETS) else None
+        q = Q(created_hour__lte=now - timedelta(hours=hours)) & ~Q(created_hour__in=cut)
+        if upper is not None:
+            q &= Q(created_hour__gt=now - timedelta(hours=upper))
+        hour_buckets[f"age_{i}"] = Sum("n", filter=q)
     by_type: dict[str, int] = {}
     by_status: dict[str, int] = {}
     by_priority: dict[str, int] = {}
     breached_by_type: dict[str, int] = {}
     ages = [0] * len(AGE_BUCKETS)
-    for row in OpenCaseHour.objects.exclude(n=0).values_list("case_type", "status", "priority", "created_hour",
-                                                             "due_hour", "n"):
-        case_type, status, priority, created_hour, due_hour, n = row
+    # Summed in the database: the backlog's distinct hours stay there, a few dozen rows come back.
+    for row in (OpenCaseHour.objects.exclude(n=0).order_by().values("case_type", "status", "priority")
+                .annotate(total=Sum("n"), breached=Sum("n", filter=Q(due_hour__lt=this_hour)), **hour_buckets)):
+        case_type, n = row["case_type"], row["total"]
         by_type[case_type] = by_type.get(case_type, 0) + n
-        by_status[status] = by_status.get(status, 0) + n
-        by_priority[priority] = by_priority.get(priority, 0) + n
-        if due_hour < this_hour:
-            breached_by_type[case_type] = breached_by_type.get(case_type, 0) + n
-        if created_hour not in cut and (bucket := _age_bucket(created_hour, now)) is not None:
-            ages[bucket] += n
+        by_status[row["status"]] = by_status.get(row["status"], 0) + n
+        by_priority[row["priority"]] = by_priority.get(row["priority"], 0) + n
+        breached_by_type[case_type] = breached_by_type.get(case_type, 0) + (row["breached"] or 0)
+        for i in range(len(AGE_BUCKETS)):
+            ages[i] += row[f"age_{i}"] or 0
     edge = Q()
     for hour in cut:
         edge |= Q(created_at__gte=hour, created_at__lt=hour + HOUR)

@@ -156,20 +156,38 @@ def _sqlite_decision(row: str, delta: int) -> str:
 
 
 SQLITE = [
-    f"CREATE TRIGGER cases_rollup_insert AFTER INSERT ON cases_case BEGIN\n{_sqlite_bump('NEW', 1)}\nEND;",
-    f"CREATE TRIGGER cases_rollup_delete AFTER DELETE ON cases_case BEGIN\n{_sqlite_bump('OLD', -1)}\nEND;",
-    "CREATE TRIGGER cases_rollup_update AFTER UPDATE ON cases_case WHEN "
+    f"CREATE TRIGGER IF NOT EXISTS cases_rollup_insert AFTER INSERT ON cases_case BEGIN\n{_sqlite_bump('NEW', 1)}\nEND;",
+    f"CREATE TRIGGER IF NOT EXISTS cases_rollup_delete AFTER DELETE ON cases_case BEGIN\n{_sqlite_bump('OLD', -1)}\nEND;",
+    "CREATE TRIGGER IF NOT EXISTS cases_rollup_update AFTER UPDATE ON cases_case WHEN "
     + " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in COUNTED)
     + f" BEGIN\n{_sqlite_bump('OLD', -1)}\n{_sqlite_bump('NEW', 1)}\nEND;",
-    f"CREATE TRIGGER cases_decision_insert AFTER INSERT ON cases_decision BEGIN\n{_sqlite_decision('NEW', 1)}\nEND;",
-    f"CREATE TRIGGER cases_decision_delete AFTER DELETE ON cases_decision BEGIN\n{_sqlite_decision('OLD', -1)}\nEND;",
-    "CREATE TRIGGER cases_decision_update AFTER UPDATE ON cases_decision WHEN "
+    f"CREATE TRIGGER IF NOT EXISTS cases_decision_insert AFTER INSERT ON cases_decision BEGIN\n{_sqlite_decision('NEW', 1)}\nEND;",
+    f"CREATE TRIGGER IF NOT EXISTS cases_decision_delete AFTER DELETE ON cases_decision BEGIN\n{_sqlite_decision('OLD', -1)}\nEND;",
+    "CREATE TRIGGER IF NOT EXISTS cases_decision_update AFTER UPDATE ON cases_decision WHEN "
     + " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in DECISION_COUNTED)
     + f" BEGIN\n{_sqlite_decision('OLD', -1)}\n{_sqlite_decision('NEW', 1)}\nEND;",
 ]
 
 SQLITE_DROP = [f"DROP TRIGGER IF EXISTS cases_{table}_{op};" for table in ("rollup", "decision")
                for op in ("insert", "delete", "update")]
+
+
+def sqlite_reinstall(sender, using: str = "default", **kwargs) -> None:
+    """post_migrate: put SQLite's triggers back. SQLite alters a table by copying it into a new
+    one (Django's table remake), which drops the old table's triggers with it: a later
+    migration of cases_case or cases_decision would silently stop the counters. IF NOT EXISTS:
+    nothing happens when they are there. (PostgreSQL keeps triggers across ALTER TABLE.)"""
+    from django.db import connections
+
+    connection = connections[using]
+    if connection.vendor != "sqlite":
+        return
+    tables = connection.introspection.table_names()
+    if "cases_caseday" not in tables or "cases_decisionday" not in tables:
+        return  # before migration 0008
+    with connection.cursor() as cursor:
+        for statement in SQLITE:
+            cursor.execute(statement)
 
 
 def install(schema_editor) -> None:
