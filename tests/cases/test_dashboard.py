@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from agents.models import AgentCall, AgentRun
 from casework.cases.dashboard import selectors
+from casework.cases.dashboard.rollup import decision_recorded
 from casework.cases.models import Case, Decision
 from casework.releases.models import Release, RiskReport
 from casework.support.models import Customer, Ticket
@@ -111,7 +112,9 @@ def _release(case: Case, severity: str, n: int) -> None:
 
 
 def _decide(case: Case, outcome: str, user) -> None:
-    Decision.objects.create(case=case, outcome=outcome, reason="looked at it", decided_by=user)
+    # As every writer of a final decision does: record it, then count it (its verdict).
+    decision = Decision.objects.create(case=case, outcome=outcome, reason="looked at it", decided_by=user)
+    decision_recorded(decision=decision)
     Case.objects.filter(pk=case.pk).update(status="closed", closed_at=timezone.now())
 
 
