@@ -20,6 +20,7 @@ from casework.cases.types import CASE_TYPES
 from casework.errors import Conflict
 from casework.outbox.services import case_data, event_record
 from casework.people.roles import has_role, is_investigator
+from casework.row_update import row_update
 
 COMMENT_MAX_LENGTH = 10_000
 
@@ -130,7 +131,7 @@ def case_status_move(*, actor, case: Case, status: str, entries: list) -> None:
 
 def _save_changed(case: Case, fields: list[str]) -> None:
     if fields:
-        case.save(update_fields=[*fields, "updated_at"])
+        row_update(case, [*fields, "updated_at"])
 
 
 def _status_change(*, actor, case: Case, status: str, entries: list) -> list[str]:

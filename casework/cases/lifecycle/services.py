@@ -10,6 +10,7 @@ from django.db import models, transaction
 from casework.cases.lifecycle.table import Lifecycle, actor_kind, lifecycle_get
 from casework.cases.sla import DONE_STATUSES
 from casework.errors import Conflict, DomainError
+from casework.row_update import row_update
 
 
 def transition_check(lifecycle: Lifecycle, *, actor: Any, source: str, target: str, reference: str = "") -> None:
@@ -75,7 +76,7 @@ def lifecycle_transition(*, actor: Any, lifecycle: Lifecycle | str, record: mode
     fields = [lifecycle.field, *save]
     if any(f.name == "updated_at" for f in model._meta.concrete_fields):
         fields.append("updated_at")
-    locked.save(update_fields=fields)
+    row_update(locked, fields)
     setattr(record, lifecycle.field, to)
     if current != to:
         # The move's entry and the case's status change go in one INSERT.
