@@ -11,7 +11,6 @@ Celery beat task (`audit.tasks.audit_sequence_pending`) catches whatever is left
 from __future__ import annotations
 
 import atexit
-import functools
 import json
 import logging
 import os
@@ -27,6 +26,7 @@ from django.utils import timezone
 
 from audit.context import get_correlation_id
 from audit.models import AuditEntry
+from audit.rowsql import rows_insert
 
 logger = logging.getLogger(__name__)
 
@@ -113,41 +113,16 @@ def audit_record_many(entries: list[AuditEntry]) -> list[AuditEntry]:
 
 
 # What a pending entry is written with (its position and hashes stay NULL until the sequencer
-# links it). Every change a service makes writes entries, a fraud alert's run a dozen in four
-# INSERTs: built by the ORM's bulk_create, each INSERT cost more CPU than the database's work on
-# it (bench/README.md, runtime_throughput). The statement is built once per row count; each value
-# still goes through its field's get_db_prep_save, as the ORM's INSERT does.
+# links it). Every change a service makes writes entries, a fraud alert's run a dozen in five
+# INSERTs: through bulk_create each cost more CPU than the database's work on it
+# (audit.rowsql builds the statement once).
 _PENDING_FIELDS = ("timestamp", "actor", "actor_type", "actor_user_id", "action", "case_id", "case_ref",
                    "object_type", "object_id", "correlation_id", "data")
-_INSERT_CHUNK = 500  # rows per statement: 5,500 parameters, under SQLite's limit of 32,766
-
-
-@functools.lru_cache(maxsize=64)
-def _insert_sql(vendor: str, rows: int) -> str:
-    qn = connection.ops.quote_name
-    columns = ", ".join(qn(AuditEntry._meta.get_field(name).column) for name in _PENDING_FIELDS)
-    one = "(" + ", ".join(["%s"] * len(_PENDING_FIELDS)) + ")"
-    return (f"INSERT INTO {qn(AuditEntry._meta.db_table)} ({columns}) VALUES {', '.join([one] * rows)} "
-            f"RETURNING {qn(AuditEntry._meta.pk.column)}")
 
 
 def _insert_pending(entries: list[AuditEntry]) -> None:
     """INSERT the entries, in list order (ids ascend), and give each its id."""
-    if not connection.features.can_return_rows_from_bulk_insert:
-        AuditEntry.objects.bulk_create(entries)
-        return
-    fields = [AuditEntry._meta.get_field(name) for name in _PENDING_FIELDS]
-    for start in range(0, len(entries), _INSERT_CHUNK):
-        chunk = entries[start:start + _INSERT_CHUNK]
-        params = [field.get_db_prep_save(getattr(entry, field.attname), connection)
-                  for entry in chunk for field in fields]
-        with connection.cursor() as cursor:
-            cursor.execute(_insert_sql(connection.vendor, len(chunk)), params)
-            ids = [row[0] for row in cursor.fetchall()]
-        for entry, pk in zip(chunk, sorted(ids), strict=True):
-            entry.pk = pk
-            entry._state.adding = False
-            entry._state.db = connection.alias
+    rows_insert(entries, _PENDING_FIELDS)
 
 
 # --- Sequencing -------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from audit.rowsql import row_update
 from audit.services import audit_entry_build, audit_record, audit_record_many
 from casework.cases.lifecycle.case import CASE_LIFECYCLE
 from casework.cases.lifecycle.services import transition_check
@@ -20,7 +21,6 @@ from casework.cases.types import CASE_TYPES
 from casework.errors import Conflict
 from casework.outbox.services import case_data, event_record
 from casework.people.roles import has_role, is_investigator
-from casework.row_update import row_update
 
 COMMENT_MAX_LENGTH = 10_000
 

@@ -7,10 +7,10 @@ from typing import Any
 from django.apps import apps
 from django.db import models, transaction
 
+from audit.rowsql import row_update
 from casework.cases.lifecycle.table import Lifecycle, actor_kind, lifecycle_get
 from casework.cases.sla import DONE_STATUSES
 from casework.errors import Conflict, DomainError
-from casework.row_update import row_update
 
 
 def transition_check(lifecycle: Lifecycle, *, actor: Any, source: str, target: str, reference: str = "") -> None:

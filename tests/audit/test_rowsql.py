@@ -1,5 +1,6 @@
-"""casework.row_update: save(update_fields=...) with a statement built once; the same row
-written, auto_now kept, a missing row refused, receivers still run."""
+"""audit.rowsql: save(update_fields=...) and bulk_create with their statements built once;
+the same rows written, auto_now and auto_now_add kept, a missing row refused, ids in list
+order, receivers still run."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from django.db import DatabaseError, connection
 from django.db.models.signals import post_save
 from django.test.utils import CaptureQueriesContext
 
-from casework.cases.models import Case
+from audit.rowsql import row_update, rows_insert
+from casework.cases.models import Case, Comment
 from casework.cases.services import case_create
-from casework.row_update import row_update
 
 pytestmark = pytest.mark.django_db
 
@@ -52,3 +53,17 @@ def test_a_model_with_a_save_receiver_is_saved_through_save_so_the_receiver_runs
         post_save.disconnect(receiver, sender=Case)
     assert seen == [(case.pk, ["status", "updated_at"])]
     assert Case.objects.get(pk=case.pk).status == "in_progress"
+
+
+def test_rows_insert_writes_every_row_in_one_statement_and_gives_each_its_own_id(case, alice):
+    comments = [Comment(case=case, author=alice, body=f"note {i}") for i in range(30)]
+    with CaptureQueriesContext(connection) as queries:
+        assert rows_insert(comments) is comments
+    assert [q["sql"].split()[0] for q in queries.captured_queries] == ["INSERT"]
+    assert [c.pk for c in comments] == sorted(c.pk for c in comments)
+    stored = {c.pk: c for c in Comment.objects.filter(case=case)}
+    assert [stored[c.pk].body for c in comments] == [f"note {i}" for i in range(30)]
+    assert all(stored[c.pk].created_at == c.created_at is not None for c in comments)
+    assert all(not c._state.adding for c in comments)
+    assert rows_insert([]) == []
+
