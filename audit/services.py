@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from audit.context import get_correlation_id
 from audit.models import AuditEntry
+from audit.rowsql import rows_insert
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +93,7 @@ def audit_record(
     """
     entry = audit_entry_build(actor=actor, action=action, case=case, obj=obj, data=data,
                               correlation_id=correlation_id)
-    entry.save(force_insert=True)
+    _insert_pending([entry])
     _sequence_after_this_commit()
     return entry
 
@@ -106,9 +107,22 @@ def audit_record_many(entries: list[AuditEntry]) -> list[AuditEntry]:
         return []
     if any(not e._state.adding or e.position is not None for e in entries):
         raise ValueError("audit_record_many takes new, pending entries from audit_entry_build.")
-    created = AuditEntry.objects.bulk_create(entries)
+    _insert_pending(entries)
     _sequence_after_this_commit()
-    return created
+    return entries
+
+
+# What a pending entry is written with (its position and hashes stay NULL until the sequencer
+# links it). Every change a service makes writes entries, a fraud alert's run a dozen in five
+# INSERTs: through bulk_create each cost more CPU than the database's work on it
+# (audit.rowsql builds the statement once).
+_PENDING_FIELDS = ("timestamp", "actor", "actor_type", "actor_user_id", "action", "case_id", "case_ref",
+                   "object_type", "object_id", "correlation_id", "data")
+
+
+def _insert_pending(entries: list[AuditEntry]) -> None:
+    """INSERT the entries, in list order (ids ascend), and give each its id."""
+    rows_insert(entries, _PENDING_FIELDS)
 
 
 # --- Sequencing -------------------------------------------------------------------------

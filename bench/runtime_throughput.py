@@ -177,11 +177,25 @@ def services_cpu() -> dict[int, tuple[str, float]]:
     return found
 
 
-def services_cpu_since(before: dict[int, tuple[str, float]]) -> dict[str, float]:
+def bench_backends() -> set[int]:
+    """The PostgreSQL server processes serving the benchmark's database now: the machine's other
+    users (test suites on their own databases) share the server, and their backends' CPU is
+    not ours. The server's own background processes (WAL writer, checkpointer) serve every
+    database and are left out too."""
+    import psycopg
+
+    with psycopg.connect(f"{PG}/postgres") as conn:
+        return {pid for (pid,) in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", [DB])}
+
+
+def services_cpu_since(before: dict[int, tuple[str, float]], backends: set[int] | None = None) -> dict[str, float]:
     """PostgreSQL's and Redis's CPU seconds since `before` (processes started since count whole;
-    ones that ended are missed, so this is a lower bound)."""
+    ones that ended are missed, so this is a lower bound). `backends`: count only these
+    PostgreSQL processes (bench_backends())."""
     spent = {"postgres": 0.0, "redis": 0.0}
     for pid, (name, cpu) in services_cpu().items():
+        if name == "postgres" and backends is not None and pid not in backends:
+            continue
         spent[name] += cpu - before.get(pid, (name, 0.0))[1]
     return spent
 
@@ -709,7 +723,7 @@ def trial(provider: str, threads: int, rows: list[dict], fake: FakeServer, args,
         worker_cpu = [w.cpu_s() - c for w, c in zip(workers, cpu_start, strict=True)]
         busy = busy_share(busy, machine_busy())
         fake_cpu = fake.cpu_s() - fake_cpu
-        services = services_cpu_since(services)
+        services = services_cpu_since(services, bench_backends())
     finally:
         for p in procs:
             p.stop()
@@ -1244,8 +1258,9 @@ def report(args, results: dict) -> str:
                 "(warm) the set-up warmed up with 12 alerts, its consumers cancelled while the alerts are created, "
                 "then resumed. LLM calls/s: the runs' "
                 "requests at the fake, first received to last answered; ratios against (1) of the same sitting. "
-                "Worker CPU: both workers, from the first run's start to the last run's end; PostgreSQL's: its "
-                "server processes over the same window.", "",
+                "Worker CPU: both workers, from the first run's start to the last run's end; PostgreSQL's: the "
+                "server processes of the benchmark database's connections over the same window (not the server's "
+                "background processes, nor other databases' backends).", "",
                 "| threads per worker | LLM calls/s | ratio to bare httpx / aiohttp | alerts/s | run p50 / p95 "
                 "| max in flight | completed | runs per worker | worker CPU per call | PostgreSQL CPU per alert "
                 "| machine busy | load | audit chain |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]

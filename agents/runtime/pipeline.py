@@ -48,6 +48,7 @@ from agents.runtime.runner import arun_agent, arun_tool_loop
 from agents.runtime.tools import Tool, ToolRegistry
 from agents.runtime.transient import is_transient
 from audit.context import correlation
+from audit.rowsql import rows_insert
 from audit.services import audit_entry_build, audit_record_many
 from audit.tracing import get_tracer
 
@@ -536,7 +537,7 @@ def _save_step(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, Agent
         calls.append(_call_row(run, step, spec, result))
         rows.append(calls[-1])
         rows += [_tool_row(run, step, spec, result, number, tc) for number, tc in enumerate(result.tool_calls, 1)]
-    AgentCall.objects.bulk_create(rows)
+    rows_insert(rows)  # bulk_create, its INSERT built once (audit.rowsql)
     entries = []
     for (spec, result), call in zip(outcomes, calls, strict=True):
         actor = f"agent:{spec.name}"

@@ -77,6 +77,10 @@ def test_audit_record_many_writes_a_stages_entries_in_one_insert():
     inserts = [q for q in ctx.captured_queries if q["sql"].lstrip().upper().startswith("INSERT")]
     assert len(inserts) == 1
     assert [e.pk for e in created] == sorted(e.pk for e in created)
+    # Each entry has the id of its own row: ids ascend in list order.
+    stored = dict(AuditEntry.objects.filter(pk__in=[e.pk for e in created]).values_list("pk", "data"))
+    assert [stored[e.pk]["i"] for e in created] == list(range(20))
+    assert all(not e._state.adding for e in created)
     assert AuditEntry.objects.filter(actor="agent:geo", position__isnull=True).count() == 20
     assert audit_record_many([]) == []
 

@@ -191,3 +191,31 @@ def test_the_page_draws_every_lifecycle_from_its_table(alice_client):
 def test_the_page_needs_a_login(client):
     assert client.get("/lifecycles/").status_code == 302
 
+
+
+@pytest.mark.django_db
+def test_a_type_move_that_brings_the_case_along_locks_both_rows_at_once_and_audits_in_one_insert():
+    """A fraud alert received -> assessing puts its case in progress: one SELECT locks the
+    alert and its case, one UPDATE each, one INSERT of both audit entries (was 2 SELECTs and
+    2 INSERTs: the case was locked again to move it)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from casework.fraud.services import alert_create
+    from casework.fraud.states import FRAUD_LIFECYCLE
+    from tests.fraud.conftest import CLEAN
+
+    alert = alert_create(actor="system", data=CLEAN)
+    with CaptureQueriesContext(connection) as queries:
+        lifecycle_transition(actor="system", lifecycle=FRAUD_LIFECYCLE, record=alert, to="assessing", reason="go")
+    sql = [q["sql"] for q in queries.captured_queries
+           if not q["sql"].upper().startswith(("SAVEPOINT", "RELEASE SAVEPOINT", "BEGIN", "COMMIT"))]
+    assert [s.split()[0] for s in sql] == ["SELECT", "UPDATE", "UPDATE", "INSERT"], sql
+    if connection.vendor == "postgresql":
+        assert 'FOR UPDATE OF "fraud_alert", "cases_case"' in sql[0]
+    alert.case.refresh_from_db()
+    assert alert.case.status == "in_progress"
+    entries = AuditEntry.objects.filter(case_id=alert.case_id, action__in=("fraud.status_changed",
+                                                                           "case.status_changed"))
+    assert [(e.action, e.data["to"]) for e in entries.order_by("id")][-2:] == [
+        ("fraud.status_changed", "assessing"), ("case.status_changed", "in_progress")]

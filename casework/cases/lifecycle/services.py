@@ -7,6 +7,7 @@ from typing import Any
 from django.apps import apps
 from django.db import models, transaction
 
+from audit.rowsql import row_update
 from casework.cases.lifecycle.table import Lifecycle, actor_kind, lifecycle_get
 from casework.cases.sla import DONE_STATUSES
 from casework.errors import Conflict, DomainError
@@ -47,14 +48,22 @@ def lifecycle_transition(*, actor: Any, lifecycle: Lifecycle | str, record: mode
     case (their word stands; the type's state may still move, e.g. a late report). Returns the
     locked, updated row; `record` is updated too.
     """
-    from audit.services import audit_record
-    from casework.cases.services import case_set_status
+    from audit.services import audit_entry_build, audit_record_many
+    from casework.cases.services import case_set_status, case_status_move
 
     lifecycle = lifecycle_get(lifecycle) if isinstance(lifecycle, str) else lifecycle
     model = apps.get_model(lifecycle.record)
-    rows = model.objects.select_for_update(of=("self",))
-    locked = rows.get(pk=record.pk) if model._meta.label == "cases.Case" else rows.select_related("case").get(
-        pk=record.pk)
+    if model._meta.label == "cases.Case":
+        locked = model.objects.select_for_update(of=("self",)).get(pk=record.pk)
+        case_locked = True
+    else:
+        # The record and its case locked in one statement: the case's status follows below,
+        # and re-reading it under a lock of its own was a second query per move. (A nullable
+        # case would be an outer join, which FOR UPDATE may not lock: then the case is locked
+        # when it moves, by case_set_status.)
+        case_locked = not model._meta.get_field("case").null
+        rows = model.objects.select_for_update(of=("self", "case") if case_locked else ("self",))
+        locked = rows.select_related("case").get(pk=record.pk)
     current = getattr(locked, lifecycle.field)
     if current == to and not save:
         return locked
@@ -67,14 +76,19 @@ def lifecycle_transition(*, actor: Any, lifecycle: Lifecycle | str, record: mode
     fields = [lifecycle.field, *save]
     if any(f.name == "updated_at" for f in model._meta.concrete_fields):
         fields.append("updated_at")
-    locked.save(update_fields=fields)
+    row_update(locked, fields)
     setattr(record, lifecycle.field, to)
     if current != to:
-        audit_record(actor=actor, action=lifecycle.audit_action, case=case, obj=locked,
-                     data={"from": current, "to": to, "from_label": lifecycle.label_of(current),
-                           "to_label": lifecycle.label_of(to), "by": actor_kind(actor),
-                           "reason": (reason or "")[:1000], **(data or {})})
+        # The move's entry and the case's status change go in one INSERT.
+        entries = [audit_entry_build(actor=actor, action=lifecycle.audit_action, case=case, obj=locked,
+                                     data={"from": current, "to": to, "from_label": lifecycle.label_of(current),
+                                           "to_label": lifecycle.label_of(to), "by": actor_kind(actor),
+                                           "reason": (reason or "")[:1000], **(data or {})})]
         target = lifecycle.state(to).case_status
         if target and case.status not in DONE_STATUSES and case.status != target:
-            case_set_status(actor=actor, case=case, status=target)
+            if case_locked:
+                case_status_move(actor=actor, case=case, status=target, entries=entries)
+            else:
+                case_set_status(actor=actor, case=case, status=target)
+        audit_record_many(entries)
     return locked

@@ -1,0 +1,102 @@
+"""Writes on the hot paths with their SQL built once: `row_update` (save(update_fields=...))
+and `rows_insert` (bulk_create).
+
+Every status move writes its record and its case (casework.cases.lifecycle), every step of a
+run its calls and audit entries, several times per fraud alert. Through the ORM each statement
+went through its query building, which cost a worker more CPU than the database's work on the
+rows (bench/README.md, runtime_throughput). Here a statement is built once per model and field
+list (and row count); each value still goes through its field's pre_save (auto_now,
+auto_now_add) and get_db_prep_save, as the ORM's INSERT and UPDATE do. An update of a model
+with pre_save or post_save receivers, a field with a database default, or a value that is an
+expression takes the ORM's way, so nothing the ORM would do is skipped.
+
+In `audit`, the layer that depends on nothing above it: the audit trail, the runtime
+(agents.runtime) and the domain (casework) all write through it.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from django.db import DatabaseError, connection, models
+from django.db.models import signals
+
+
+@functools.lru_cache(maxsize=256)
+def _update_sql(model: type[models.Model], fields: tuple[str, ...], vendor: str) -> str:
+    qn = connection.ops.quote_name
+    meta = model._meta
+    assignments = ", ".join(f"{qn(meta.get_field(name).column)} = %s" for name in fields)
+    return f"UPDATE {qn(meta.db_table)} SET {assignments} WHERE {qn(meta.pk.column)} = %s"
+
+
+def _has_receivers(model: type[models.Model]) -> bool:
+    return signals.pre_save.has_listeners(model) or signals.post_save.has_listeners(model)
+
+
+def row_update(instance: models.Model, fields: list[str] | tuple[str, ...]) -> None:
+    """Write these fields of a saved instance (as save(update_fields=fields) does, without its
+    signals when nothing listens to them); raises DatabaseError when no row was updated."""
+    model = type(instance)
+    names = tuple(dict.fromkeys(fields))
+    meta = instance._meta
+    values = []
+    for name in names:
+        field = meta.get_field(name)
+        values.append(field.pre_save(instance, False))
+    if _has_receivers(model) or any(hasattr(v, "resolve_expression") for v in values):
+        instance.save(update_fields=fields)
+        return
+    values = [meta.get_field(name).get_db_prep_save(v, connection) for name, v in zip(names, values, strict=True)]
+    with connection.cursor() as cursor:
+        cursor.execute(_update_sql(model, names, connection.vendor), [*values, instance.pk])
+        if cursor.rowcount != 1:
+            raise DatabaseError("Save with update_fields did not affect any rows.")
+
+
+# Rows per INSERT: at most 500 x 22 parameters, under SQLite's limit of 32,766.
+INSERT_CHUNK = 500
+
+
+@functools.lru_cache(maxsize=256)
+def _insert_sql(model: type[models.Model], fields: tuple[str, ...], rows: int, vendor: str) -> str:
+    qn = connection.ops.quote_name
+    meta = model._meta
+    columns = ", ".join(qn(meta.get_field(name).column) for name in fields)
+    one = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    return (f"INSERT INTO {qn(meta.db_table)} ({columns}) VALUES {', '.join([one] * rows)} "
+            f"RETURNING {qn(meta.pk.column)}")
+
+
+def _insert_fields(model: type[models.Model]) -> tuple[str, ...]:
+    return tuple(f.name for f in model._meta.concrete_fields if not f.primary_key)
+
+
+def rows_insert(objs: list[models.Model], fields: tuple[str, ...] | None = None) -> list[models.Model]:
+    """INSERT new instances of one model (bulk_create without its options), `fields` (default
+    every concrete field but the primary key) in list order; each instance gets its id."""
+    if not objs:
+        return objs
+    model = type(objs[0])
+    meta = model._meta
+    fields = fields or _insert_fields(model)
+    db_defaults = any(meta.get_field(name).has_db_default() for name in fields)
+    # (bulk_create sends no save signals either.)
+    if db_defaults or not connection.features.can_return_rows_from_bulk_insert:
+        return model.objects.bulk_create(objs)
+    prepared = [(meta.get_field(name), name) for name in fields]
+    rows = [[field.pre_save(obj, True) for field, _ in prepared] for obj in objs]
+    if any(hasattr(v, "resolve_expression") for row in rows for v in row):
+        return model.objects.bulk_create(objs)
+    for start in range(0, len(objs), INSERT_CHUNK):
+        chunk = objs[start:start + INSERT_CHUNK]
+        params = [field.get_db_prep_save(value, connection)
+                  for row in rows[start:start + INSERT_CHUNK] for (field, _), value in zip(prepared, row, strict=True)]
+        with connection.cursor() as cursor:
+            cursor.execute(_insert_sql(model, fields, len(chunk), connection.vendor), params)
+            ids = sorted(row[0] for row in cursor.fetchall())  # ids ascend in list order
+        for obj, pk in zip(chunk, ids, strict=True):
+            obj.pk = pk
+            obj._state.adding = False
+            obj._state.db = connection.alias
+    return objs

@@ -1,0 +1,69 @@
+"""audit.rowsql: save(update_fields=...) and bulk_create with their statements built once;
+the same rows written, auto_now and auto_now_add kept, a missing row refused, ids in list
+order, receivers still run."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import DatabaseError, connection
+from django.db.models.signals import post_save
+from django.test.utils import CaptureQueriesContext
+
+from audit.rowsql import row_update, rows_insert
+from casework.cases.models import Case, Comment
+from casework.cases.services import case_create
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def case(alice):
+    return case_create(actor=alice, case_type="fraud_alert", title="A case")
+
+
+def test_it_writes_the_fields_and_updated_at_in_one_update(case):
+    before = case.updated_at
+    case.status, case.title = "in_progress", "not written"
+    with CaptureQueriesContext(connection) as queries:
+        row_update(case, ["status", "updated_at"])
+    assert [q["sql"].split()[0] for q in queries.captured_queries] == ["UPDATE"]
+    stored = Case.objects.get(pk=case.pk)
+    assert stored.status == "in_progress" and stored.title == "A case"
+    assert stored.updated_at == case.updated_at > before
+
+
+def test_a_row_that_is_gone_is_refused_as_save_refuses_it(case):
+    Case.objects.filter(pk=case.pk).update(status="new")
+    case.pk = case.pk + 10_000
+    with pytest.raises(DatabaseError, match="did not affect any rows"):
+        row_update(case, ["status"])
+
+
+def test_a_model_with_a_save_receiver_is_saved_through_save_so_the_receiver_runs(case):
+    seen = []
+
+    def receiver(sender, instance, update_fields, **kwargs):
+        seen.append((instance.pk, sorted(update_fields)))
+
+    post_save.connect(receiver, sender=Case, weak=False)
+    try:
+        case.status = "in_progress"
+        row_update(case, ["status", "updated_at"])
+    finally:
+        post_save.disconnect(receiver, sender=Case)
+    assert seen == [(case.pk, ["status", "updated_at"])]
+    assert Case.objects.get(pk=case.pk).status == "in_progress"
+
+
+def test_rows_insert_writes_every_row_in_one_statement_and_gives_each_its_own_id(case, alice):
+    comments = [Comment(case=case, author=alice, body=f"note {i}") for i in range(30)]
+    with CaptureQueriesContext(connection) as queries:
+        assert rows_insert(comments) is comments
+    assert [q["sql"].split()[0] for q in queries.captured_queries] == ["INSERT"]
+    assert [c.pk for c in comments] == sorted(c.pk for c in comments)
+    stored = {c.pk: c for c in Comment.objects.filter(case=case)}
+    assert [stored[c.pk].body for c in comments] == [f"note {i}" for i in range(30)]
+    assert all(stored[c.pk].created_at == c.created_at is not None for c in comments)
+    assert all(not c._state.adding for c in comments)
+    assert rows_insert([]) == []
+
