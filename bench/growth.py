@@ -304,7 +304,8 @@ class Dashboard:
     """History = cases: a tenth open (created over the last 30 days, due a day later), the
     rest decided over the last year (each 1 to 73 hours after it was opened), every decision
     judged as the decision service judges it (alternately agreeing and disagreeing with a
-    recommendation, every third without one). Loaded in bulk: the database's triggers keep the
+    recommendation, every third without one), every fifth with an agent run of three calls.
+    Loaded in bulk: the database's triggers keep the
     dashboard's counters as they do for any writer. Timed at the real now (the window is the
     last 30 days of the wall clock, whenever the bench runs)."""
 
@@ -318,6 +319,7 @@ class Dashboard:
         from django.db import connection
         from django.utils import timezone
 
+        from agents.models import AgentRun
         from casework.cases.models import Case, Decision
 
         now = timezone.now()
@@ -345,6 +347,21 @@ class Dashboard:
                                "- random() * interval '72 hours' WHERE id = ANY(%s)", [[c.pk for c in done]])
                 cursor.execute("UPDATE cases_decision d SET decided_at = c.closed_at FROM cases_case c "
                                "WHERE c.id = d.case_id AND c.id = ANY(%s)", [[c.pk for c in done]])
+            # Every fifth decided case had an agent run of three calls (one failed in seven),
+            # made when it was opened: the agent calls panel reads the window's calls by their
+            # created_at index, so the calls of the past year must be there to be skipped.
+            runs = AgentRun.objects.bulk_create([
+                AgentRun(case=c, pipeline="fraud", status="completed") for c in done if c.pk % 5 == 0])
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "INSERT INTO agents_agentcall (run_id, kind, key, name, stage, input, output, status, error,"
+                    " error_type, attempts, attempt_log, input_tokens, output_tokens, latency_ms, cost_usd, model,"
+                    " provider, trace_id, span_id, created_at)"
+                    " SELECT r.id, 'agent', 'a' || n, 'agent' || n, '', '{}', '{}',"
+                    " CASE WHEN (r.id + n) %% 7 = 0 THEN 'error' ELSE 'ok' END, '', '', 1, '[]', 900, 120, 200,"
+                    " 0.0012, 'bench', 'offline', '', '', c.created_at"
+                    " FROM agents_agentrun r JOIN cases_case c ON c.id = r.case_id, generate_series(1, 3) n"
+                    " WHERE r.id = ANY(%s)", [[r.pk for r in runs]])
         self.size = size
 
     def case(self, i: int):
