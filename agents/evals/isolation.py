@@ -61,14 +61,31 @@ KEEP = frozenset({"django_migrations", "django_content_type", "auth_permission"}
 def empty_tables() -> None:
     """What `manage.py flush` does, for the tables that have rows only, and without the
     post_migrate signal. On PostgreSQL, DELETE (foreign keys are deferred to the commit) except
-    for tables whose triggers refuse it (the append-only audit trail), which are truncated:
+    for tables whose BEFORE DELETE triggers refuse it (the append-only audit trail), which are truncated:
     TRUNCATE re-creates a table's files, ~0.1 s a table, so a full flush cost ~2 s a scenario;
     this costs milliseconds. On SQLite, Django's flush statements (DELETE)."""
     from django.core.management.color import no_style
-    from django.db import transaction
 
     tables = [t for t in connection.introspection.django_table_names(only_existing=True, include_views=False)
               if t not in KEEP]
+    filled = _filled(tables)
+    if not filled:
+        return
+    if connection.vendor != "postgresql":
+        connection.ops.execute_sql_flush(
+            connection.ops.sql_flush(no_style(), filled, reset_sequences=False, allow_cascade=True))
+    else:
+        _empty_postgresql(filled)
+    # Triggers that keep counters (the dashboard's roll-ups, casework/cases/dashboard/triggers.py)
+    # write rows while the cases and decisions are deleted, after their own tables may have
+    # been emptied: empty those once more, so the next scenario starts from nothing.
+    refilled = _filled(tables)
+    if refilled:
+        connection.ops.execute_sql_flush(
+            connection.ops.sql_flush(no_style(), refilled, reset_sequences=False, allow_cascade=True))
+
+
+def _filled(tables: list[str]) -> list[str]:
     quote = connection.ops.quote_name
     with connection.cursor() as cursor:
         filled = []
@@ -76,14 +93,18 @@ def empty_tables() -> None:
             cursor.execute(f"SELECT 1 FROM {quote(table)} LIMIT 1")  # noqa: S608 - names from introspection
             if cursor.fetchone():
                 filled.append(table)
-    if not filled:
-        return
-    if connection.vendor != "postgresql":
-        connection.ops.execute_sql_flush(
-            connection.ops.sql_flush(no_style(), filled, reset_sequences=False, allow_cascade=True))
-        return
+    return filled
+
+
+def _empty_postgresql(filled: list[str]) -> None:
+    from django.db import transaction
+
+    quote = connection.ops.quote_name
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT DISTINCT tgrelid::regclass::text FROM pg_trigger WHERE NOT tgisinternal")
+        # Tables with a BEFORE DELETE trigger (tgtype bits 2 and 8): the ones that refuse a
+        # DELETE. AFTER triggers that keep counters (the dashboard's roll-ups) take DELETE.
+        cursor.execute("SELECT DISTINCT tgrelid::regclass::text FROM pg_trigger "
+                       "WHERE NOT tgisinternal AND tgtype & 2 <> 0 AND tgtype & 8 <> 0")
         guarded = {row[0].strip('"') for row in cursor.fetchall()}
         cursor.execute("SET CONSTRAINTS ALL DEFERRED")
         for table in filled:
