@@ -15,8 +15,9 @@ selectors the app calls:
   entries and a person's comment); timeline poll: `timeline_has_news` after the newest;
 - support candidates: `active_ticket_ids` of a customer, history = that customer's active tickets;
 - transaction similarity: `nearest` for a new investigation, history = completed investigations;
-- dashboard: `dashboard_figures` at the real now, history = cases (a tenth open over the last
-  30 days, the rest decided over a year, each decision with its verdict).
+- dashboard: `dashboard_figures` at the real now, history = cases at 1,000 a month (in the last
+  30 days a tenth open, the rest decided; before them as many months of decided cases as the
+  size needs), each decision with its verdict, every fifth with an agent run of three calls.
 
 Cost per case, two measures, each the median over the cases timed (a shared machine's bursts
 move a few cases, not the median): this process's CPU milliseconds (time.process_time: what a
@@ -300,9 +301,14 @@ class Transactions:
 
 # --- dashboard ---------------------------------------------------------------------------
 
+PER_MONTH = 1000  # the dashboard history's cases a month
+
+
 class Dashboard:
-    """History = cases: a tenth open (created over the last 30 days, due a day later), the
-    rest decided over the last year (each 1 to 73 hours after it was opened), every decision
+    """History = cases at PER_MONTH a month: in the last 30 days a tenth of them open (due a
+    day after they were opened) and the rest decided; before that, as many months as the size
+    needs, all decided (each 1 to 73 hours after it was opened). The dashboard reads 30 days,
+    so a longer past must not cost it more (a busier month would, rightly). Every decision
     judged as the decision service judges it (alternately agreeing and disagreeing with a
     recommendation, every third without one), every fifth with an agent run of three calls.
     Loaded in bulk: the database's triggers keep the
@@ -327,10 +333,11 @@ class Dashboard:
             stop = min(size, start + BATCH)
             opened = Case.objects.bulk_create([
                 Case(reference=f"DBO-{i:08d}", case_type="fraud_alert", title="bench") for i in range(start, stop)
-                if i % 10 == 0])
+                if i < PER_MONTH and i % 10 == 0])
             done = Case.objects.bulk_create([
                 Case(reference=f"DBC-{i:08d}", case_type="fraud_alert", title="bench", status="closed",
-                     closed_at=now - timedelta(days=self.rng.uniform(0, 365))) for i in range(start, stop) if i % 10])
+                     closed_at=now - timedelta(days=self._days_ago(i))) for i in range(start, stop)
+                if i >= PER_MONTH or i % 10])
             verdicts = ("agree", "disagree", "")
             Decision.objects.bulk_create([
                 Decision(case=c, outcome="legit", reason="bench", final=True, verdict=verdicts[c.pk % 3],
@@ -363,6 +370,14 @@ class Dashboard:
                     " FROM agents_agentrun r JOIN cases_case c ON c.id = r.case_id, generate_series(1, 3) n"
                     " WHERE r.id = ANY(%s)", [[r.pk for r in runs]])
         self.size = size
+
+    def _days_ago(self, i: int) -> float:
+        """When the i-th case was decided: the first PER_MONTH within the dashboard's 30 days,
+        the rest a month's worth further back each (a team deciding PER_MONTH cases a month,
+        with as long a past as the size needs)."""
+        if i < PER_MONTH:
+            return self.rng.uniform(0, 30)
+        return 30 + 30 * (i - PER_MONTH) / PER_MONTH + self.rng.uniform(0, 1)
 
     def case(self, i: int):
         from casework.cases.dashboard.selectors import dashboard_figures

@@ -131,6 +131,12 @@ class Investigation(models.Model):
             models.CheckConstraint(condition=Q(severity__in=["CRITICAL", "HIGH", "MEDIUM", "LOW"]),
                                    name="txn_investigation_severity_valid"),
         ]
+        indexes = [
+            # similarity.nearest: each bucket's newest completed investigations, read as one
+            # index range per bucket (not every investigation of six buckets, then sorted).
+            models.Index(fields=["feature_bucket", "-id"], name="txn_inv_bucket_newest",
+                         condition=Q(status="COMPLETED")),
+        ]
 
     def __str__(self) -> str:
         return f"{self.case.reference} {self.transaction.transaction_id}"

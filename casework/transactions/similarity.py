@@ -7,9 +7,9 @@ How it scales to 100,000 past investigations
 ---------------------------------------------
 Each completed investigation stores its vector and a *bucket*: the five yes/no signals as a
 string of bits ("10110"), in an indexed column. A query reads only the investigations whose
-bucket is within Hamming distance 1 of its own (6 of the 32 buckets, one indexed
-`feature_bucket IN (...)`), newest first and at most TXN_SIMILARITY_CANDIDATES of them
-(default 250), and computes the exact distance for those in Python. The work per query is
+bucket is within Hamming distance 1 of its own (6 of the 32 buckets, each bucket's newest
+read from the index txn_inv_bucket_newest), newest first and at most TXN_SIMILARITY_CANDIDATES
+of them (default 250), and computes the exact distance for those in Python. The work per query is
 therefore bounded by the cap, not by the number of past investigations: with 100,000 spread
 over the 32 buckets, about 19,000 fall in the 6 buckets, of which the newest 250 are scored.
 (With the earlier cap of 5,000, bench/growth.py measured 4 ms of CPU a query at 1,000
@@ -65,15 +65,8 @@ def nearest(vector: list[float], *, exclude_pk: int | None = None, limit: int = 
     from casework.cases.models import Decision
     from casework.transactions.models import Investigation
 
-    candidates = (Investigation.objects.filter(status=Investigation.Status.COMPLETED,
-                                               feature_bucket__in=neighbour_buckets(bucket_of(vector)))
-                  .exclude(pk=exclude_pk))
-    if exclude_pk is not None:
-        candidates = candidates.exclude(
-            transaction_id__in=Investigation.objects.filter(pk=exclude_pk).values("transaction_id"))
-    candidates = candidates.order_by("-id").values_list("pk", "features")[:settings.TXN_SIMILARITY_CANDIDATES]
     scored = []
-    for pk, features in candidates:
+    for pk, features in _candidates(bucket_of(vector), exclude_pk, settings.TXN_SIMILARITY_CANDIDATES):
         if len(features) != len(vector):
             continue
         distance = math.dist(vector, features)
@@ -90,6 +83,34 @@ def nearest(vector: list[float], *, exclude_pk: int | None = None, limit: int = 
         {"reference": rows[pk].case.reference, "transaction_id": rows[pk].transaction.transaction_id,
          "distance": round(distance, 3), "severity": rows[pk].severity,
          "outcome": outcomes.get(rows[pk].case_id, "")} for distance, pk in top]
+
+
+def _candidates(bucket: str, exclude_pk: int | None, cap: int) -> list[tuple[int, list]]:
+    """The newest `cap` completed investigations of the bucket and its neighbours (not the
+    asking one's transaction): each bucket's newest `cap` by its own index range
+    (txn_inv_bucket_newest), then the newest `cap` of those. One query, whose cost is the cap's,
+    however many investigations the buckets hold (an IN over the buckets read them all and
+    sorted them: 26 ms at 100,000, bench/growth.py)."""
+    import json
+
+    from django.db import connection
+
+    from casework.transactions.models import Investigation
+
+    inv = connection.ops.quote_name(Investigation._meta.db_table)
+    mine, params = "", []
+    if exclude_pk is not None:
+        mine = f" AND id <> %s AND transaction_id NOT IN (SELECT transaction_id FROM {inv} WHERE id = %s)"
+    parts = []
+    for n, b in enumerate(neighbour_buckets(bucket)):
+        parts.append(f"SELECT * FROM (SELECT id, features FROM {inv} WHERE status = %s AND feature_bucket = %s"
+                     f"{mine} ORDER BY id DESC LIMIT %s) AS b{n}")
+        params += [Investigation.Status.COMPLETED, b, *([exclude_pk, exclude_pk] if mine else []), cap]
+    sql = f"SELECT id, features FROM ({' UNION ALL '.join(parts)}) AS u ORDER BY id DESC LIMIT %s"  # noqa: S608
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, cap])
+        rows = cursor.fetchall()
+    return [(pk, json.loads(f) if isinstance(f, str) else f) for pk, f in rows]
 
 
 def _linked(vector: list[float], asking_pk: int) -> list[dict]:
