@@ -17,7 +17,7 @@ selectors the app calls:
 - transaction similarity: `nearest` for a new investigation, history = completed investigations;
 - dashboard: `dashboard_figures` at the real now, history = cases at 1,000 a month (in the last
   30 days a tenth open, the rest decided; before them as many months of decided cases as the
-  size needs), each decision with its verdict, every fifth with an agent run of three calls.
+  size needs), every fifth decided case with an agent run of three calls.
 
 Cost per case, two measures, each the median over the cases timed (a shared machine's bursts
 move a few cases, not the median): this process's CPU milliseconds (time.process_time: what a
@@ -308,12 +308,9 @@ class Dashboard:
     """History = cases at PER_MONTH a month: in the last 30 days a tenth of them open (due a
     day after they were opened) and the rest decided; before that, as many months as the size
     needs, all decided (each 1 to 73 hours after it was opened). The dashboard reads 30 days,
-    so a longer past must not cost it more (a busier month would, rightly). Every decision
-    judged as the decision service judges it (alternately agreeing and disagreeing with a
-    recommendation, every third without one), every fifth with an agent run of three calls.
-    Loaded in bulk: the database's triggers keep the
-    dashboard's counters as they do for any writer. Timed at the real now (the window is the
-    last 30 days of the wall clock, whenever the bench runs)."""
+    so a longer past must not cost it more (a busier month would, rightly). Every fifth decided
+    case had an agent run of three calls. Loaded in bulk. Timed at the real now (the window is
+    the last 30 days of the wall clock, whenever the bench runs)."""
 
     name = "dashboard"
 
@@ -338,11 +335,8 @@ class Dashboard:
                 Case(reference=f"DBC-{i:08d}", case_type="fraud_alert", title="bench", status="closed",
                      closed_at=now - timedelta(days=self._days_ago(i))) for i in range(start, stop)
                 if i >= PER_MONTH or i % 10])
-            verdicts = ("agree", "disagree", "")
             Decision.objects.bulk_create([
-                Decision(case=c, outcome="legit", reason="bench", final=True, verdict=verdicts[c.pk % 3],
-                         recommended="clear" if c.pk % 3 == 0 else "fraud" if c.pk % 3 == 1 else "")
-                for c in done])
+                Decision(case=c, outcome="legit", reason="bench", final=True) for c in done])
             # created_at and decided_at are set on insert (auto_now_add): backdate them as the
             # history would have them, in one statement per table.
             with connection.cursor() as cursor:

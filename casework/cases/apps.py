@@ -17,9 +17,3 @@ class CasesConfig(AppConfig):
         from casework.cases.navigation import nav_connect
 
         nav_connect()
-
-        from django.db.models.signals import post_migrate
-
-        from casework.cases.dashboard.triggers import sqlite_reinstall
-
-        post_migrate.connect(sqlite_reinstall, sender=self, dispatch_uid="cases_rollup_triggers")

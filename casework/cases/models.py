@@ -77,9 +77,6 @@ class Case(models.Model):
             models.Index(fields=["-priority_rank", "-created_at", "-id"], name="case_priority_rank_desc"),
             models.Index(fields=["updated_at", "id"], name="case_updated_id"),
             models.Index(fields=["status", "-created_at", "-id"], name="case_status_created"),
-            # The dashboard's time to decision: the latest decided cases of a type.
-            models.Index(fields=["case_type", "-closed_at", "created_at"], name="case_type_closed",
-                         condition=Q(closed_at__isnull=False)),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(status__in=["new", "in_progress", "awaiting_response", "awaiting_decision", "resolved",
@@ -122,11 +119,6 @@ class Decision(models.Model):
     )
     decided_at = models.DateTimeField(auto_now_add=True)
     final = models.BooleanField(default=True)
-    # What the agents recommended when the decision was taken and whether it agreed ("agree",
-    # "disagree"; "" without a clear recommendation): the dashboard's agreement, computed once
-    # in the decision's transaction (casework/cases/dashboard/rollup.py).
-    recommended = models.CharField(max_length=40, blank=True, default="", editable=False)
-    verdict = models.CharField(max_length=10, blank=True, default="", editable=False)
     # What later work attached to the decision (a captured knowledge pattern, ...).
     data = models.JSONField(default=dict, blank=True)
 
@@ -136,8 +128,6 @@ class Decision(models.Model):
             models.UniqueConstraint(fields=["case"], condition=Q(final=True), name="one_final_decision_per_case"),
             models.CheckConstraint(condition=~Q(reason=""), name="decision_reason_required"),
         ]
-        indexes = [models.Index(fields=["verdict", "-decided_at", "-id"], condition=Q(final=True),
-                                name="decision_final_verdict")]
 
     def __str__(self) -> str:
         return f"{self.case.reference}: {self.outcome_label}"
@@ -158,59 +148,3 @@ class Comment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.case.reference} comment by {self.author}"
-
-
-# --- the dashboard's roll-ups (casework/cases/dashboard/rollup.py) -------------------------
-# Counters the dashboard reads instead of counting history, kept by database triggers on
-# cases_case and cases_decision (every writer, bulk or not: dashboard/triggers.py). One row per key: two
-# transactions creating cases of one type in the same hour queue on its row until the first
-# commits (case creation is short; a shard column would spread them if it ever shows).
-
-
-class CaseDay(models.Model):
-    """Cases opened, decided (closed_at) and breached (sla_breached_at) per UTC day and type."""
-
-    day = models.DateField()
-    case_type = models.CharField(max_length=40)
-    kind = models.CharField(max_length=10)  # opened, decided, breached
-    n = models.IntegerField(default=0)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["day", "case_type", "kind"], name="caseday_key")]
-
-
-# OpenCaseHour.due_hour of a case with no deadline running (none, or the clock paused): a key
-# column cannot be NULL (NULLs never conflict in a unique key, so no counter would be found).
-NEVER_DUE = "9999-12-31 00:00:00"
-
-
-class OpenCaseHour(models.Model):
-    """Open cases (not resolved or closed) by type, status, priority, the UTC hour they were
-    created in and the hour they fall due in.
-    A key's row is deleted when its count reaches 0, so the table holds the open backlog's
-    distinct hours, never the history."""
-
-    case_type = models.CharField(max_length=40)
-    status = models.CharField(max_length=20)
-    priority = models.CharField(max_length=10)
-    created_hour = models.DateTimeField()
-    due_hour = models.DateTimeField()  # NEVER_DUE: no deadline running (none, or paused)
-    n = models.IntegerField(default=0)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(
-            fields=["case_type", "status", "priority", "created_hour", "due_hour"],
-            name="opencasehour_key")]
-
-
-class DecisionDay(models.Model):
-    """Final decisions per UTC day (decided_at), type and verdict ("" without a clear
-    recommendation)."""
-
-    day = models.DateField()
-    case_type = models.CharField(max_length=40)
-    verdict = models.CharField(max_length=10, blank=True)
-    n = models.IntegerField(default=0)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["day", "case_type", "verdict"], name="decisionday_key")]

@@ -12,7 +12,6 @@ from django.utils import timezone
 
 from audit.rowsql import row_update
 from audit.services import audit_entry_build, audit_record, audit_record_many
-from casework.cases.dashboard.rollup import decision_recorded
 from casework.cases.lifecycle.case import CASE_LIFECYCLE
 from casework.cases.lifecycle.services import transition_check
 from casework.cases.models import Case, CaseCounter, Comment, Decision
@@ -357,7 +356,6 @@ def _close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
     case.status = Case.Status.CLOSED
     case.closed_at = decision.decided_at
     case.save(update_fields=["status", "closed_at", "updated_at"])
-    decision_recorded(decision=decision)
     # A decision that confirms fraud flags what the case names, in the same transaction.
     from casework.entities.services import entities_decided
 

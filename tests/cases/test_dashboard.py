@@ -12,7 +12,6 @@ from django.utils import timezone
 
 from agents.models import AgentCall, AgentRun
 from casework.cases.dashboard import selectors
-from casework.cases.dashboard.rollup import decision_recorded
 from casework.cases.models import Case, Decision
 from casework.releases.models import Release, RiskReport
 from casework.support.models import Customer, Ticket
@@ -112,9 +111,7 @@ def _release(case: Case, severity: str, n: int) -> None:
 
 
 def _decide(case: Case, outcome: str, user) -> None:
-    # As every writer of a final decision does: record it, then count it (its verdict).
-    decision = Decision.objects.create(case=case, outcome=outcome, reason="looked at it", decided_by=user)
-    decision_recorded(decision=decision)
+    Decision.objects.create(case=case, outcome=outcome, reason="looked at it", decided_by=user)
     Case.objects.filter(pk=case.pk).update(status="closed", closed_at=timezone.now())
 
 

@@ -1,47 +1,65 @@
-"""The dashboard's figures, read from roll-ups (casework/cases/dashboard/rollup.py): counters
-kept as cases and decisions are written, so that a render reads the same few hundred rows
-whether the history holds a thousand cases or a million (issue 29).
+"""The dashboard's figures, each one SQL aggregate (a handful of queries whatever the data size).
 
-Time series cover the last DASHBOARD_DAYS days (UTC, today included). The figures:
+Time series cover the last DASHBOARD_DAYS days (UTC). The figures:
 
-- open cases by type, status and priority, with their age in buckets and the SLA breaches:
-  the open-case counters by hour created and hour due (OpenCaseHour), plus one query for the
-  cases created in the hours an age boundary cuts and those due earlier this hour, which a
-  count by the hour cannot place;
-- cases opened, decided and breached per day (CaseDay);
-- median and p90 time to decision per type: the number decided from CaseDay; the percentiles
-  over the latest TTD_SAMPLE decided cases of each type in the window (an index per type
-  reads them), the whole window when it holds fewer;
-- agent calls, their error rate and LLM cost per case per day (one GROUP BY on AgentCall, over
-  the window by its created_at index: it grows with the calls per month, not the history);
-- agreement between agents and people per type: final decisions per day, type and verdict
-  (DecisionDay), the verdict computed when the person decided from the type's Recommendation
-  hook (casework/cases/types.py); and the latest disagreements, read by their index.
+- open cases by type, status and priority, with their age in buckets and the SLA breaches,
+  from one GROUP BY over the open cases;
+- cases opened, decided and breached per day (three GROUP BYs in one UNION ALL);
+- median and p90 time to decision per type: percentile_cont in PostgreSQL; SQLite has no
+  percentile aggregate, so there one query reads only the durations of the window's decided
+  cases (two timestamps a row) and the percentiles are computed here;
+- agent calls, their error rate and LLM cost per case per day (one GROUP BY on AgentCall);
+- agreement between agents and people per type: each type's Recommendation hook
+  (casework/cases/types.py) gives the agents' recommendation as SQL, so the agreement is one
+  GROUP BY over the window's final decisions and the disagreements one more query.
 """
 
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from django.apps import apps
 from django.db import connection
-from django.db.models import Count, FloatField, Q, Sum
+from django.db.models import (
+    Aggregate,
+    CharField,
+    Count,
+    DurationField,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    OuterRef,
+    Q,
+    Subquery,
+    Sum,
+    Value,
+    When,
+)
+from django.db.models import Case as CaseWhen
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from casework.cases.models import Case, CaseDay, Decision, DecisionDay, OpenCaseHour
+from casework.cases.models import Case, Decision
 from casework.cases.sla import DONE_STATUSES, sla_breached_q
 from casework.cases.types import CASE_TYPES
 
 DASHBOARD_DAYS = 30
 DISAGREEMENTS_SHOWN = 25
-# Time to decision: percentiles over at most this many of the latest decided cases per type.
-TTD_SAMPLE = 500
 # Age buckets of open cases: (label, lower bound in hours); the last is open-ended.
 AGE_BUCKETS = (("< 1 day", 0), ("1–3 days", 24), ("3–7 days", 72), ("1–4 weeks", 168), ("> 4 weeks", 672))
-HOUR = timedelta(hours=1)
+
+
+class PercentileCont(Aggregate):
+    """PostgreSQL's percentile_cont(f) WITHIN GROUP (ORDER BY expr)."""
+
+    function = "PERCENTILE_CONT"
+    template = "%(function)s(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
+    allow_distinct = False
+
+    def __init__(self, expression, fraction: float, **extra):
+        super().__init__(expression, fraction=float(fraction), output_field=DurationField(), **extra)
 
 
 def _open() -> Q:
@@ -52,52 +70,26 @@ def _days(since: date, today: date) -> list[date]:
     return [since + timedelta(days=i) for i in range((today - since).days + 1)]
 
 
-def _hour(moment: datetime) -> datetime:
-    return moment.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
-
-
 def open_cases(now: datetime) -> dict:
-    """By type, status and priority, the age buckets and the breaches: the open-case counters
-    (one query) and the cases the hour cannot place (one query)."""
-    this_hour = _hour(now)
-    # The hours an age boundary cuts in two: their cases are placed one by one. Not the hour
-    # "now" cuts: no case was created after now, so all of this hour's are less than a day old.
-    cut = {_hour(now - timedelta(hours=hours)) for _label, hours in AGE_BUCKETS[1:]}
-    hour_buckets = {}
+    """By type, status and priority, the age buckets and the breaches: one query."""
+    buckets = {}
     for i, (_label, hours) in enumerate(AGE_BUCKETS):
         upper = AGE_BUCKETS[i + 1][1] if i + 1 < len(AGE_BUCKETS) else None
-        q = Q(created_hour__lte=now - timedelta(hours=hours)) & ~Q(created_hour__in=cut)
+        q = Q(created_at__lte=now - timedelta(hours=hours))
         if upper is not None:
-            q &= Q(created_hour__gt=now - timedelta(hours=upper))
-        hour_buckets[f"age_{i}"] = Sum("n", filter=q)
+            q &= Q(created_at__gt=now - timedelta(hours=upper))
+        buckets[f"age_{i}"] = Count("pk", filter=q)
+    rows = list(Case.objects.filter(_open()).order_by().values("case_type", "status", "priority")
+                .annotate(n=Count("pk"), breached=Count("pk", filter=sla_breached_q(now)), **buckets))
     by_type: dict[str, int] = {}
     by_status: dict[str, int] = {}
     by_priority: dict[str, int] = {}
     breached_by_type: dict[str, int] = {}
     ages = [0] * len(AGE_BUCKETS)
-    # Summed in the database: the backlog's distinct hours stay there, a few dozen rows come back.
-    for row in (OpenCaseHour.objects.exclude(n=0).order_by().values("case_type", "status", "priority")
-                .annotate(total=Sum("n"), breached=Sum("n", filter=Q(due_hour__lt=this_hour)), **hour_buckets)):
-        case_type, n = row["case_type"], row["total"]
-        by_type[case_type] = by_type.get(case_type, 0) + n
-        by_status[row["status"]] = by_status.get(row["status"], 0) + n
-        by_priority[row["priority"]] = by_priority.get(row["priority"], 0) + n
-        breached_by_type[case_type] = breached_by_type.get(case_type, 0) + (row["breached"] or 0)
-        for i in range(len(AGE_BUCKETS)):
-            ages[i] += row[f"age_{i}"] or 0
-    edge = Q()
-    for hour in cut:
-        edge |= Q(created_at__gte=hour, created_at__lt=hour + HOUR)
-    edge_breach = sla_breached_q(now) & Q(due_at__gte=this_hour)
-    buckets = {}
-    for i, (_label, hours) in enumerate(AGE_BUCKETS):
-        upper = AGE_BUCKETS[i + 1][1] if i + 1 < len(AGE_BUCKETS) else None
-        q = edge & Q(created_at__lte=now - timedelta(hours=hours))
-        if upper is not None:
-            q &= Q(created_at__gt=now - timedelta(hours=upper))
-        buckets[f"age_{i}"] = Count("pk", filter=q)
-    for row in (Case.objects.filter(_open()).filter(edge | Q(due_at__gte=this_hour, due_at__lt=now)).order_by()
-                .values("case_type").annotate(breached=Count("pk", filter=edge_breach), **buckets)):
+    for row in rows:
+        by_type[row["case_type"]] = by_type.get(row["case_type"], 0) + row["n"]
+        by_status[row["status"]] = by_status.get(row["status"], 0) + row["n"]
+        by_priority[row["priority"]] = by_priority.get(row["priority"], 0) + row["n"]
         breached_by_type[row["case_type"]] = breached_by_type.get(row["case_type"], 0) + row["breached"]
         for i in range(len(AGE_BUCKETS)):
             ages[i] += row[f"age_{i}"]
@@ -105,77 +97,60 @@ def open_cases(now: datetime) -> dict:
     priority_labels = dict(Case.Priority.choices)
     return {
         "total": sum(by_type.values()),
-        "breached": sum(breached_by_type.get(k, 0) for k in by_type),
-        "by_type": [(CASE_TYPES[k].label, by_type[k]) for k in CASE_TYPES if by_type.get(k)],
-        "by_status": [(status_labels[k], by_status[k]) for k in Case.Status.values if by_status.get(k)],
+        "breached": sum(breached_by_type.values()),
+        "by_type": [(CASE_TYPES[k].label, by_type[k]) for k in CASE_TYPES if k in by_type],
+        "by_status": [(status_labels[k], by_status[k]) for k in Case.Status.values if k in by_status],
         "by_priority": [(priority_labels[k], by_priority.get(k, 0)) for k in Case.Priority.values],
-        "breached_by_type": [(CASE_TYPES[k].label, breached_by_type.get(k, 0)) for k in CASE_TYPES
-                             if by_type.get(k)],
+        "breached_by_type": [(CASE_TYPES[k].label, breached_by_type.get(k, 0)) for k in CASE_TYPES if k in by_type],
         "ages": list(zip([label for label, _ in AGE_BUCKETS], ages, strict=True)),
     }
 
 
-def _window(now: datetime) -> tuple[date, date, datetime]:
-    """The first and last day of the window (UTC) and the first day's midnight."""
-    today = now.astimezone(UTC).date()
+def _per_day(queryset, field: str, kind: str, since: datetime):
+    return (queryset.filter(**{f"{field}__gte": since}).order_by()
+            .annotate(day=TruncDate(field), kind=Value(kind, output_field=CharField()))
+            .values("kind", "day").annotate(n=Count("pk")))
+
+
+def per_day(now: datetime) -> dict:
+    """Cases opened, decided and breached per day: three GROUP BYs in one UNION ALL."""
+    today = now.date()
     since_day = today - timedelta(days=DASHBOARD_DAYS - 1)
-    return since_day, today, datetime.combine(since_day, datetime.min.time(), tzinfo=UTC)
-
-
-def case_days(now: datetime) -> list[dict]:
-    """The window's day counters by kind, day and type (per_day and time_to_decision share them)."""
-    since_day, today, _since = _window(now)
-    return list(CaseDay.objects.filter(day__gte=since_day, day__lte=today).order_by()
-                .values("kind", "day", "case_type").annotate(n=Sum("n")))
-
-
-def per_day(now: datetime, days: list[dict] | None = None) -> dict:
-    """Cases opened, decided and breached per day: the day counters, one query."""
-    since_day, today, _since = _window(now)
+    since = datetime.combine(since_day, datetime.min.time(), tzinfo=now.tzinfo)
+    rows = _per_day(Case.objects.all(), "created_at", "opened", since).union(
+        _per_day(Case.objects.filter(closed_at__isnull=False), "closed_at", "decided", since),
+        _per_day(Case.objects.filter(sla_breached_at__isnull=False), "sla_breached_at", "breached", since),
+        all=True)
     counts: dict[str, dict[date, int]] = {"opened": {}, "decided": {}, "breached": {}}
-    for row in case_days(now) if days is None else days:
-        by_day = counts[row["kind"]]
-        by_day[row["day"]] = by_day.get(row["day"], 0) + row["n"]
-    labels = _days(since_day, today)
-    return {"labels": [d.isoformat() for d in labels],
-            **{kind: [by_day.get(d, 0) for d in labels] for kind, by_day in counts.items()}}
+    for row in rows:
+        counts[row["kind"]][row["day"]] = row["n"]
+    days = _days(since_day, today)
+    return {"labels": [d.isoformat() for d in days],
+            **{kind: [by_day.get(d, 0) for d in days] for kind, by_day in counts.items()}}
 
 
 def _hours(value: timedelta | None) -> float | None:
     return round(value.total_seconds() / 3600, 1) if value is not None else None
 
 
-def _latest_durations(since: datetime) -> dict[str, list[float]]:
-    """Hours from creation to decision of the latest TTD_SAMPLE cases of each type decided
-    since then: one UNION ALL of one index range per type."""
-    table = Case._meta.db_table
-    hours = ("EXTRACT(EPOCH FROM closed_at - created_at) / 3600" if connection.vendor == "postgresql"
-             else "(julianday(closed_at) - julianday(created_at)) * 24")
-    parts, params = [], []
-    for i, key in enumerate(CASE_TYPES):
-        parts.append(f"SELECT * FROM (SELECT case_type, {hours} AS hours FROM {table} WHERE case_type = %s "
-                     f"AND closed_at IS NOT NULL AND closed_at >= %s ORDER BY closed_at DESC LIMIT %s) AS t{i}")
-        params += [key, since, TTD_SAMPLE]
-    durations: dict[str, list[float]] = {}
-    with connection.cursor() as cursor:
-        cursor.execute(" UNION ALL ".join(parts), params)
-        for case_type, value in cursor.fetchall():
-            durations.setdefault(case_type, []).append(float(value))
-    return durations
-
-
-def time_to_decision(now: datetime, days: list[dict] | None = None) -> list[dict]:
-    """Per type: the cases decided in the window (the day counters) and the median and p90
-    hours from creation to decision of the latest TTD_SAMPLE of them."""
-    _since_day, _today, since = _window(now)
-    decided: dict[str, int] = {}
-    for row in case_days(now) if days is None else days:
-        if row["kind"] == "decided":
-            decided[row["case_type"]] = decided.get(row["case_type"], 0) + row["n"]
+def time_to_decision(now: datetime) -> list[dict]:
+    """Median and p90 hours from creation to decision per type, over the window's decided cases."""
+    since = now - timedelta(days=DASHBOARD_DAYS)
+    decided = Case.objects.filter(closed_at__gte=since).order_by()
+    duration = ExpressionWrapper(F("closed_at") - F("created_at"), output_field=DurationField())
     result = {}
-    for case_type, hours in _latest_durations(since).items():
-        result[case_type] = {"n": decided.get(case_type) or len(hours), "median": round(_percentile(hours, 0.5), 1),
-                             "p90": round(_percentile(hours, 0.9), 1)}
+    if connection.vendor == "postgresql":
+        for row in decided.values("case_type").annotate(n=Count("pk"), median=PercentileCont(duration, 0.5),
+                                                         p90=PercentileCont(duration, 0.9)):
+            result[row["case_type"]] = {"n": row["n"], "median": _hours(row["median"]), "p90": _hours(row["p90"])}
+    else:
+        # SQLite: no percentile aggregate; one query reads the durations' two timestamps only.
+        durations: dict[str, list[float]] = {}
+        for case_type, created, closed in decided.values_list("case_type", "created_at", "closed_at"):
+            durations.setdefault(case_type, []).append((closed - created).total_seconds() / 3600)
+        for case_type, hours in durations.items():
+            result[case_type] = {"n": len(hours), "median": round(_percentile(hours, 0.5), 1),
+                                 "p90": round(_percentile(hours, 0.9), 1)}
     return [{"type": CASE_TYPES[k].label, **result[k]} for k in CASE_TYPES if k in result]
 
 
@@ -225,28 +200,51 @@ class Agreement:
         return round(100 * self.agreed / self.with_recommendation) if self.with_recommendation else None
 
 
+def _verdict(ct) -> Subquery:
+    """'agree' or 'disagree' for a decision on a case of this type, NULL without a clear
+    recommendation: the type's latest recommendation record, compared inside the subquery
+    with the outer decision's outcome (so the outer query names it once)."""
+    agree = Q(pk__in=[])
+    for rec, outcomes in ct.recommendation.agrees.items():
+        agree |= Q(rec=rec, decided_outcome__in=outcomes)
+    outcome = ExpressionWrapper(OuterRef("outcome"), output_field=CharField())
+    records = (ct.recommendation.records(OuterRef("case_id")).annotate(decided_outcome=outcome)
+               .annotate(verdict=CaseWhen(When(agree, then=Value("agree")),
+                                          When(rec__isnull=False, then=Value("disagree")),
+                                          default=Value(None), output_field=CharField())))
+    return Subquery(records.values("verdict")[:1], output_field=CharField())
+
+
+def _recommendation(ct) -> Subquery:
+    return Subquery(ct.recommendation.records(OuterRef("case_id")).values("rec")[:1], output_field=CharField())
+
+
+def _per_type(types, make) -> CaseWhen:
+    return CaseWhen(*[When(case__case_type=ct.key, then=make(ct)) for ct in types], default=Value(None),
+                    output_field=CharField())
+
+
 def agreement(now: datetime) -> dict:
     """Per type: the window's final decisions, how many had a clear recommendation from the
-    agents, and how many of those agreed with it (the decision counters, one query); and the
-    latest disagreements (one query on their index)."""
+    agents, and how many of those agreed with it (one GROUP BY type and verdict); and the
+    latest disagreements (one query)."""
     types = [ct for ct in CASE_TYPES.values() if ct.recommendation is not None]
     if not types:
         return {"rows": [], "disagreements": []}
-    since_day, today, since = _window(now)
-    counts: dict[str, dict[str, int]] = {}
-    for row in (DecisionDay.objects.filter(day__gte=since_day, day__lte=today, case_type__in=[ct.key for ct in types])
-                .order_by().values("case_type", "verdict").annotate(n=Sum("n"))):
-        counts.setdefault(row["case_type"], {})[row["verdict"]] = row["n"]
+    decisions = (Decision.objects.filter(final=True, decided_at__gte=now - timedelta(days=DASHBOARD_DAYS))
+                 .annotate(verdict=_per_type(types, _verdict)))
+    counts: dict[str, dict[str | None, int]] = {}
+    for row in decisions.order_by().values("case__case_type", "verdict").annotate(n=Count("pk")):
+        counts.setdefault(row["case__case_type"], {})[row["verdict"]] = row["n"]
     rows = [Agreement(ct.label, sum(counts[ct.key].values()),
                       counts[ct.key].get("agree", 0) + counts[ct.key].get("disagree", 0), counts[ct.key].get("agree", 0))
-            for ct in types if sum(counts.get(ct.key, {}).values())]
+            for ct in types if ct.key in counts]
     disagreements = []
-    for decision in (Decision.objects.filter(final=True, verdict="disagree", decided_at__gte=since)
+    for decision in (decisions.filter(verdict="disagree").annotate(recommended=_per_type(types, _recommendation))
                      .select_related("case", "decided_by").order_by("-decided_at", "-id")[:DISAGREEMENTS_SHOWN]):
         ct = CASE_TYPES[decision.case.case_type]
-        labels = ct.recommendation.labels if ct.recommendation else {}
         disagreements.append({"decision": decision, "case": decision.case, "type_label": ct.label,
-                              "recommended": labels.get(decision.recommended, decision.recommended),
+                              "recommended": ct.recommendation.labels.get(decision.recommended, decision.recommended),
                               "decided": decision.outcome_label})
     return {"rows": rows, "disagreements": disagreements}
 
@@ -265,6 +263,5 @@ def panels_for(user, *, audience: str) -> list[dict]:
 
 def dashboard_figures(*, now: datetime | None = None) -> dict:
     now = now or timezone.now()
-    days = case_days(now)
-    return {"open": open_cases(now), "per_day": per_day(now, days), "time_to_decision": time_to_decision(now, days),
+    return {"open": open_cases(now), "per_day": per_day(now), "time_to_decision": time_to_decision(now),
             "agents": agent_costs(now), "agreement": agreement(now), "days": DASHBOARD_DAYS}

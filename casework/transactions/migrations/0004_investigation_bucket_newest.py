@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('cases', '0008_dashboard_rollups'),
+        ('cases', '0007_case_sla_paused_at'),
         ('transactions', '0003_currencyrate_detectionrule_rulehit_ruleversion_and_more'),
     ]
 
