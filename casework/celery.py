@@ -57,6 +57,13 @@ def _warm_up_child(**_kwargs) -> None:
     _warm_up_provider()
 
 
+def _gc_tune(**_kwargs) -> None:
+    """What the worker holds once warmed up leaves the collector's passes (casework/ops/gc_tuning.py)."""
+    from casework.ops.gc_tuning import gc_tune
+
+    gc_tune()
+
+
 def _serve_metrics(sender=None, **_kwargs) -> None:
     """WORKER_METRICS_PORT: this worker's own Prometheus endpoint (casework/ops/worker_metrics.py).
     A prefork parent serves its children's samples through PROMETHEUS_MULTIPROC_DIR."""
@@ -77,3 +84,6 @@ worker_init.connect(_warm_up_before_consuming, weak=False)
 worker_init.connect(_serve_metrics, weak=False)
 worker_process_init.connect(_warm_up_child, weak=False)
 worker_process_init.connect(_close_inherited_metrics_socket, weak=False)
+# Last: after the warm-up, so that the provider and its SDK are frozen too.
+worker_init.connect(_gc_tune, weak=False)
+worker_process_init.connect(_gc_tune, weak=False)

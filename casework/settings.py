@@ -902,6 +902,14 @@ if LLM_BREAKER_THRESHOLD < 0 or LLM_BREAKER_COOLDOWN_SECONDS < 1:
 if LLM_MAX_CONCURRENCY < 1:
     raise ImproperlyConfigured("LLM_MAX_CONCURRENCY must be at least 1.")
 
+# The garbage collector in workers and web processes (casework/ops/gc_tuning.py): what they
+# hold after start-up is frozen out of the collector's passes, and young passes run every
+# GC_THRESHOLD[0] net allocations instead of CPython's 700.
+GC_FREEZE = env.bool("GC_FREEZE", default=True)
+GC_THRESHOLD = tuple(env.list("GC_THRESHOLD", cast=int, default=[20000, 10, 10]))
+if len(GC_THRESHOLD) != 3 or GC_THRESHOLD[0] < 1 or min(GC_THRESHOLD) < 0:
+    raise ImproperlyConfigured("GC_THRESHOLD: three integers, the first at least 1 (CPython's default: 700,10,10).")
+
 # --- Evaluation suites (agents/evals, manage.py run_evals) -------------------------------
 # The LLM-as-judge runs only with a key, on its own model (any OpenAI-compatible endpoint);
 # without one it is reported as skipped. Baselines are JSON files, committed by default.
