@@ -1,4 +1,5 @@
-"""Writes on the hot paths with their SQL built once: `row_update` (save(update_fields=...))
+"""Reads and writes on the hot paths with their SQL built once: `row_get` (a queryset's
+.get(pk=...), e.g. a lifecycle move's locking SELECT), `row_update` (save(update_fields=...))
 and `rows_insert` (bulk_create).
 
 Every status move writes its record and its case (casework.cases.lifecycle), every step of a
@@ -17,9 +18,69 @@ In `audit`, the layer that depends on nothing above it: the audit trail, the run
 from __future__ import annotations
 
 import functools
+import threading
+from collections.abc import Callable, Hashable
 
 from django.db import DatabaseError, connection, models
 from django.db.models import signals
+from django.db.models.query import QuerySet, get_related_populators
+from django.db.transaction import TransactionManagementError
+
+# A primary key no row has: its place among a compiled query's parameters is the pk's.
+_PK_SENTINEL = -7_392_481_905_123
+_compiled = threading.local()  # per thread, as each thread has its own connection
+
+
+class _Compiled:
+    """A queryset's SELECT compiled once: its SQL and parameters (the pk's place in them) and
+    what turns a row into the model instance and its select_related ones, as ModelIterable does."""
+
+    def __init__(self, queryset: QuerySet):
+        query = queryset.filter(pk=_PK_SENTINEL).query
+        compiler = query.get_compiler(using=queryset.db)
+        self.sql, params = compiler.as_sql()
+        places = [i for i, p in enumerate(params) if p == _PK_SENTINEL]
+        if places != [0] or len(params) != 1 or compiler.annotation_col_map:
+            raise ValueError("row_get: the queryset must filter on nothing but the pk and annotate nothing")
+        self.params, self.pk_at = list(params), places[0]
+        self.model, self.db = queryset.model, queryset.db
+        self.locking = query.select_for_update
+        select, klass_info = compiler.select, compiler.klass_info
+        fields = klass_info["select_fields"]
+        self.start, self.end = fields[0], fields[-1] + 1
+        self.init_list = [f[0].target.attname for f in select[self.start:self.end]]
+        self.populators = get_related_populators(klass_info, select, self.db)
+        self.compiler = compiler
+        self.converters = compiler.get_converters([s[0] for s in select[0:compiler.col_count]])
+
+
+def row_get(shape: Hashable, build: Callable[[], QuerySet], pk) -> models.Model:
+    """`build().get(pk=pk)` with the SELECT compiled once per `shape` (a key naming what build
+    returns) and thread: for querysets read on every step or move, whose query building cost
+    a worker more CPU than the database's work. The queryset may select_related and
+    select_for_update (then inside a transaction, as the ORM requires), not annotate or filter
+    on more than the pk. Raises the model's DoesNotExist."""
+    cache = _compiled.__dict__.setdefault("rows", {})
+    key = (shape, id(connection))
+    compiled = cache.get(key)
+    if compiled is None:
+        compiled = cache[key] = _Compiled(build())
+    if compiled.locking and connection.get_autocommit():
+        raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
+    params = list(compiled.params)
+    params[compiled.pk_at] = compiled.model._meta.pk.get_db_prep_value(pk, connection)
+    with connection.cursor() as cursor:
+        cursor.execute(compiled.sql, params)
+        rows = cursor.fetchall()
+    if not rows:
+        raise compiled.model.DoesNotExist(f"{compiled.model._meta.object_name} matching query does not exist.")
+    if compiled.converters:
+        rows = list(compiled.compiler.apply_converters(rows, compiled.converters))
+    row = rows[0]
+    obj = compiled.model.from_db(compiled.db, compiled.init_list, row[compiled.start:compiled.end])
+    for populator in compiled.populators:
+        populator.populate(row, obj)
+    return obj
 
 
 @functools.lru_cache(maxsize=256)

@@ -5,11 +5,11 @@ order, receivers still run."""
 from __future__ import annotations
 
 import pytest
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, transaction
 from django.db.models.signals import post_save
 from django.test.utils import CaptureQueriesContext
 
-from audit.rowsql import row_update, rows_insert
+from audit.rowsql import row_get, row_update, rows_insert
 from casework.cases.models import Case, Comment
 from casework.cases.services import case_create
 
@@ -67,3 +67,30 @@ def test_rows_insert_writes_every_row_in_one_statement_and_gives_each_its_own_id
     assert all(not c._state.adding for c in comments)
     assert rows_insert([]) == []
 
+
+
+def test_row_get_reads_the_row_and_its_select_related_ones_as_get_does(case, alice):
+    comment = Comment.objects.create(case=case, author=alice, body="first")
+    Comment.objects.create(case=case, author=alice, body="second")
+    build = lambda: Comment.objects.select_for_update(of=("self",)).select_related("case", "author")  # noqa: E731
+    with transaction.atomic():
+        expected = build().get(pk=comment.pk)
+        with CaptureQueriesContext(connection) as queries:
+            got = row_get(("test comment", Comment), build, comment.pk)
+            again = row_get(("test comment", Comment), build, comment.pk)
+    assert len(queries) == 2  # one SELECT each, nothing read lazily below
+    with CaptureQueriesContext(connection) as lazy:
+        assert (got.pk, got.body, got.created_at, got.case.reference, got.author.username) == (
+            expected.pk, expected.body, expected.created_at, expected.case.reference, expected.author.username)
+        assert again.body == "first"
+    assert len(lazy) == 0
+    if connection.features.has_select_for_update:
+        assert "FOR UPDATE" in queries[0]["sql"]
+
+
+def test_row_get_refuses_what_get_refuses(case):
+    build = lambda: Comment.objects.select_for_update()  # noqa: E731
+    with transaction.atomic(), pytest.raises(Comment.DoesNotExist):
+        row_get(("test comment lock", Comment), build, 10**9)
+    with pytest.raises(ValueError, match="nothing but the pk"):
+        row_get(("test filtered", Comment), lambda: Comment.objects.filter(body="x"), 1)
