@@ -35,14 +35,15 @@ class _Compiled:
     """A queryset's SELECT compiled once: its SQL and parameters (the pk's place in them) and
     what turns a row into the model instance and its select_related ones, as ModelIterable does."""
 
-    def __init__(self, queryset: QuerySet):
-        query = queryset.filter(pk=_PK_SENTINEL).query
+    def __init__(self, queryset: QuerySet, *, by_pk: bool):
+        query = (queryset.filter(pk=_PK_SENTINEL) if by_pk else queryset).query
         compiler = query.get_compiler(using=queryset.db)
         self.sql, params = compiler.as_sql()
-        places = [i for i, p in enumerate(params) if p == _PK_SENTINEL]
-        if places != [0] or len(params) != 1 or compiler.annotation_col_map:
+        if by_pk and (list(params) != [_PK_SENTINEL] or compiler.annotation_col_map):
             raise ValueError("row_get: the queryset must filter on nothing but the pk and annotate nothing")
-        self.params, self.pk_at = list(params), places[0]
+        if compiler.annotation_col_map:
+            raise ValueError("rows_all: the queryset must annotate nothing")
+        self.params = list(params)
         self.model, self.db = queryset.model, queryset.db
         self.locking = query.select_for_update
         select, klass_info = compiler.select, compiler.klass_info
@@ -54,33 +55,50 @@ class _Compiled:
         self.converters = compiler.get_converters([s[0] for s in select[0:compiler.col_count]])
 
 
+def _compiled_for(shape: Hashable, build: Callable[[], QuerySet], *, by_pk: bool) -> _Compiled:
+    cache = _compiled.__dict__.setdefault("rows", {})
+    key = (shape, id(connection))
+    compiled = cache.get(key)
+    if compiled is None:
+        compiled = cache[key] = _Compiled(build(), by_pk=by_pk)
+    if compiled.locking and connection.get_autocommit():
+        raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
+    return compiled
+
+
+def _objects(compiled: _Compiled, params: list) -> list[models.Model]:
+    with connection.cursor() as cursor:
+        cursor.execute(compiled.sql, params)
+        rows = cursor.fetchall()
+    if rows and compiled.converters:
+        rows = list(compiled.compiler.apply_converters(rows, compiled.converters))
+    objs = []
+    for row in rows:
+        obj = compiled.model.from_db(compiled.db, compiled.init_list, row[compiled.start:compiled.end])
+        for populator in compiled.populators:
+            populator.populate(row, obj)
+        objs.append(obj)
+    return objs
+
+
 def row_get(shape: Hashable, build: Callable[[], QuerySet], pk) -> models.Model:
     """`build().get(pk=pk)` with the SELECT compiled once per `shape` (a key naming what build
     returns) and thread: for querysets read on every step or move, whose query building cost
     a worker more CPU than the database's work. The queryset may select_related and
     select_for_update (then inside a transaction, as the ORM requires), not annotate or filter
     on more than the pk. Raises the model's DoesNotExist."""
-    cache = _compiled.__dict__.setdefault("rows", {})
-    key = (shape, id(connection))
-    compiled = cache.get(key)
-    if compiled is None:
-        compiled = cache[key] = _Compiled(build())
-    if compiled.locking and connection.get_autocommit():
-        raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
-    params = list(compiled.params)
-    params[compiled.pk_at] = compiled.model._meta.pk.get_db_prep_value(pk, connection)
-    with connection.cursor() as cursor:
-        cursor.execute(compiled.sql, params)
-        rows = cursor.fetchall()
-    if not rows:
+    compiled = _compiled_for(shape, build, by_pk=True)
+    objs = _objects(compiled, [compiled.model._meta.pk.get_db_prep_value(pk, connection)])
+    if not objs:
         raise compiled.model.DoesNotExist(f"{compiled.model._meta.object_name} matching query does not exist.")
-    if compiled.converters:
-        rows = list(compiled.compiler.apply_converters(rows, compiled.converters))
-    row = rows[0]
-    obj = compiled.model.from_db(compiled.db, compiled.init_list, row[compiled.start:compiled.end])
-    for populator in compiled.populators:
-        populator.populate(row, obj)
-    return obj
+    return objs[0]
+
+
+def rows_all(shape: Hashable, build: Callable[[], QuerySet]) -> list[models.Model]:
+    """`list(build())`, compiled once per `shape` and thread as row_get is: for a fixed
+    queryset (its filter values are compiled in) read on every run."""
+    compiled = _compiled_for(shape, build, by_pk=False)
+    return _objects(compiled, compiled.params)
 
 
 @functools.lru_cache(maxsize=256)

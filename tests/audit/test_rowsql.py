@@ -9,7 +9,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models.signals import post_save
 from django.test.utils import CaptureQueriesContext
 
-from audit.rowsql import row_get, row_update, rows_insert
+from audit.rowsql import row_get, row_update, rows_all, rows_insert
 from casework.cases.models import Case, Comment
 from casework.cases.services import case_create
 
@@ -94,3 +94,14 @@ def test_row_get_refuses_what_get_refuses(case):
         row_get(("test comment lock", Comment), build, 10**9)
     with pytest.raises(ValueError, match="nothing but the pk"):
         row_get(("test filtered", Comment), lambda: Comment.objects.filter(body="x"), 1)
+
+
+def test_rows_all_reads_what_the_queryset_reads_each_time_it_is_called(case, alice):
+    build = lambda: Comment.objects.filter(case=case).select_related("author").order_by("pk")  # noqa: E731
+    assert rows_all(("test comments", case.pk), build) == []
+    Comment.objects.create(case=case, author=alice, body="first")
+    Comment.objects.create(case=case, author=alice, body="second")
+    with CaptureQueriesContext(connection) as queries:
+        got = rows_all(("test comments", case.pk), build)
+        assert [(c.body, c.author.username) for c in got] == [(c.body, c.author.username) for c in build()]
+    assert len(queries) == 2  # rows_all's SELECT and the comparison's; authors came with them
