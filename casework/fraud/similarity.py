@@ -135,32 +135,29 @@ class _Found:
 
 
 def _near_sql(cells: int, groups: int, limit: int | None, excluded: int) -> str:
-    """The search's one statement (module steps 5 and 6): one index range per (group, cell),
-    each its newest cap + 1 rows numbered newest first; their squared distances; then only what
-    Python needs: the nearest `limit` of each group (the display columns joined on for them
-    alone) and one summary row per group: how many are near, and whether a cell held a
-    (cap + 1)th row."""
+    """The search's one statement (module steps 5 and 6): one index range per (group, cell), its
+    newest cap + 1 rows; each row numbered newest first within its cell and its squared distance
+    computed; then only what Python needs: the nearest `limit` of each group, and each group's
+    first row that is not near (with a limit of 0 still the nearest one), so that every group
+    read says how many are near and whether a cell was full: every row carries both."""
     table = connection.ops.quote_name(DecidedVector._meta.db_table)
-    origin = ", ".join(f"o{i}" for i in range(len(VECTOR_COLUMNS)))
-    values = ", ".join(["CAST(%s AS double precision)"] * len(VECTOR_COLUMNS))
-    read = ", ".join(("decision_id", "case_id", "confirmed", *VECTOR_COLUMNS))
+    read = ", ".join(("decision_id", "case_id", "confirmed", "cell", "reference", "account_id", "outcome",
+                      *VECTOR_COLUMNS))
     ranges = " UNION ALL ".join(
-        f"SELECT * FROM (SELECT {read}, row_number() OVER (ORDER BY decision_id DESC) AS rn FROM"
-        f" (SELECT {read} FROM {table} WHERE confirmed = %s AND cell = %s AND case_id <> %s"
-        f" ORDER BY decision_id DESC LIMIT %s) AS w{n}) AS c{n}" for n in range(cells * groups))
-    d2 = " + ".join(f"(v{i} - o{i}) * (v{i} - o{i})" for i in range(len(VECTOR_COLUMNS)))
+        f"SELECT *, row_number() OVER (ORDER BY decision_id DESC) AS rn FROM (SELECT {read} FROM {table}"
+        f" WHERE confirmed = %s AND cell = %s AND case_id <> %s ORDER BY decision_id DESC LIMIT %s) AS c{n}"
+        for n in range(cells * groups))
+    d2 = " + ".join(f"(v{i} - %s) * (v{i} - %s)" for i in range(len(VECTOR_COLUMNS)))
     others = f" AND case_id NOT IN ({', '.join(['%s'] * excluded)})" if excluded else ""
-    shown = " WHERE n.k <= %s" if limit is not None else ""
-    return (f"WITH o ({origin}) AS (VALUES ({values})), r AS ({ranges}), "
-            f"d AS (SELECT decision_id, confirmed, rn, d2, CASE WHEN rn <= %s AND d2 <= %s{others}"
-            f" THEN 1 ELSE 0 END AS near FROM (SELECT decision_id, case_id, confirmed, rn, {d2} AS d2"
-            f" FROM r CROSS JOIN o) AS e), "
-            f"n AS (SELECT decision_id, confirmed, d2, row_number() OVER (PARTITION BY confirmed"
-            f" ORDER BY d2, decision_id) AS k FROM d WHERE near = 1) "
-            f"SELECT n.confirmed, n.k, n.d2, t.case_id, t.reference, t.account_id, t.outcome, NULL, NULL"
-            f" FROM n JOIN {table} AS t ON t.decision_id = n.decision_id{shown} "
-            f"UNION ALL SELECT confirmed, NULL, NULL, NULL, NULL, NULL, NULL, sum(near),"
-            f" max(CASE WHEN rn > %s THEN 1 ELSE 0 END) FROM d GROUP BY confirmed")
+    shown = " AND k <= %s" if limit is not None else ""
+    return (f"WITH e AS MATERIALIZED (SELECT u.*, {d2} AS d2 FROM ({ranges}) AS u) "
+            f"SELECT confirmed, near, k, d2, case_id, reference, account_id, outcome, total, more FROM ("
+            f"SELECT *, row_number() OVER (PARTITION BY confirmed, near ORDER BY d2, decision_id) AS k,"
+            f" sum(near) OVER (PARTITION BY confirmed) AS total, max(full_cell) OVER (PARTITION BY confirmed) AS more"
+            f" FROM (SELECT decision_id, case_id, confirmed, reference, account_id, outcome, d2,"
+            f" CASE WHEN rn <= %s AND d2 <= %s{others} THEN 1 ELSE 0 END AS near,"
+            f" CASE WHEN rn > %s THEN 1 ELSE 0 END AS full_cell FROM e) AS f) AS g"
+            f" WHERE (near = 1{shown}) OR (near = 0 AND k = 1)")
 
 
 def _near(alert: Alert, max_distance: float, *, confirmed_only: bool = False, cap: int | None = None,
@@ -169,30 +166,30 @@ def _near(alert: Alert, max_distance: float, *, confirmed_only: bool = False, ca
     among the newest `cap` of each group in each nearby cell, but for the `excluded` cases;
     nearest first (ties: the older decision first), up to `limit` (all when None), with how
     many there are; `more` when a cell held more than the cap. One query, whose rows do not
-    grow with how full the cells are: the distances are computed and filtered in the database."""
+    grow with how full the cells are: the distances are computed, filtered and ranked in the
+    database."""
     cap = cap or settings.FRAUD_LOOKALIKE_CELL_CAP
     origin = _vector([getattr(alert, name) for name in FEATURE_NAMES])
     groups = (True,) if confirmed_only else (True, False)
     cells = _cells(origin, max_distance)
-    found = {group: _Found([], 0, False) for group in groups}
-    if not cells:
-        return found
-    params: list = [*origin]
+    params: list = [value for value in origin for _ in range(2)]
     for group, cell in itertools.product(groups, cells):
         params += [group, cell, alert.case_id or 0, cap + 1]  # one more tells a full cell
-    params += [cap, max_distance * max_distance, *sorted(excluded), *([limit] if limit is not None else []), cap]
-    with connection.cursor() as cursor:
-        cursor.execute(_near_sql(len(cells), len(groups), limit, len(excluded)), params)
-        rows = cursor.fetchall()
+    params += [cap, max_distance * max_distance, *sorted(excluded), cap]
+    params += [max(limit, 1)] if limit is not None else []  # one row at least carries the count
+    rows = []
+    if cells:
+        with connection.cursor() as cursor:
+            cursor.execute(_near_sql(len(cells), len(groups), limit, len(excluded)), params)
+            rows = cursor.fetchall()
     nearest: dict[bool, list] = {group: [] for group in groups}
-    count = {group: 0 for group in groups}
-    more = {group: False for group in groups}
-    for confirmed, k, d2, case_id, reference, account_id, outcome, total, full in rows:
+    count = dict.fromkeys(groups, 0)
+    more = dict.fromkeys(groups, False)
+    for confirmed, near, k, d2, case_id, reference, account_id, outcome, total, full in rows:
         confirmed = bool(confirmed)
-        if k is None:  # the group's summary: how many are near, and whether a cell held cap + 1
-            count[confirmed], more[confirmed] = int(total), bool(full)
-            continue
-        nearest[confirmed].append((k, _Near(case_id, reference, account_id, outcome, math.sqrt(d2))))
+        count[confirmed], more[confirmed] = int(total), bool(full)
+        if near and (limit is None or k <= limit):
+            nearest[confirmed].append((k, _Near(case_id, reference, account_id, outcome, math.sqrt(d2))))
     return {group: _Found([n for _, n in sorted(nearest[group], key=lambda item: item[0])], count[group], more[group])
             for group in groups}
 
