@@ -26,14 +26,19 @@ The cost per alert does not grow with the history (DESIGN.md, "Cost per case sta
 5. A search reads only the cells the ball of radius max_distance around the new alert
    touches (a vector within the distance differs by at most the distance on every
    coordinate, so no true neighbour lies outside them), and of each cell only the newest
-   LOOKALIKE_CELL_CAP decided alerts of each group (confirmed, cleared): one query, one
-   index range per cell, at most 27 cells.
-6. Exact distances on those candidates, in Python.
+   LOOKALIKE_CELL_CAP decided alerts of each group (confirmed, cleared), plus one more to
+   tell a full cell: one query, one index range per cell, at most 27 cells.
+6. In that same query the database computes each candidate's squared distance, keeps those
+   within max_distance**2 (and not linked, step 7), ranks them (nearest first, ties: the
+   older decision first) and returns only the nearest `limit` of each group, with the
+   group's count and whether a cell held more than the cap. Python decodes a handful of
+   rows whatever the history: a cell filling up no longer costs it more (bench/growth.py).
 
 7. Cases a person linked to this one (casework.entities: related, duplicate, parent, child)
    and decided come first, whatever their distance, marked with the link's kind: at most
-   LINKED_SHOWN, newest link first, read in one more query (`_linked`, through the link
-   table's indexes; a case's links do not grow with the history).
+   LINKED_SHOWN, newest link first, read in one query before the others (`_linked`, through
+   the link table's indexes; a case's links do not grow with the history); the search of
+   step 6 leaves them out so that each is shown and counted once.
 
 Below the cap the result is exactly what a scan of every decided alert gives (tests show
 it). When a cell holds more than the cap, its older alerts are not read: the nearest
