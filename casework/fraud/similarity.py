@@ -26,14 +26,19 @@ The cost per alert does not grow with the history (DESIGN.md, "Cost per case sta
 5. A search reads only the cells the ball of radius max_distance around the new alert
    touches (a vector within the distance differs by at most the distance on every
    coordinate, so no true neighbour lies outside them), and of each cell only the newest
-   LOOKALIKE_CELL_CAP decided alerts of each group (confirmed, cleared): one query, one
-   index range per cell, at most 27 cells.
-6. Exact distances on those candidates, in Python.
+   LOOKALIKE_CELL_CAP decided alerts of each group (confirmed, cleared), plus one more to
+   tell a full cell: one query, one index range per cell, at most 27 cells.
+6. In that same query the database computes each candidate's squared distance, keeps those
+   within max_distance**2 (and not linked, step 7), ranks them (nearest first, ties: the
+   older decision first) and returns only the nearest `limit` of each group, with the
+   group's count and whether a cell held more than the cap. Python decodes a handful of
+   rows whatever the history: a cell filling up no longer costs it more (bench/growth.py).
 
 7. Cases a person linked to this one (casework.entities: related, duplicate, parent, child)
    and decided come first, whatever their distance, marked with the link's kind: at most
-   LINKED_SHOWN, newest link first, read in one more query (`_linked`, through the link
-   table's indexes; a case's links do not grow with the history).
+   LINKED_SHOWN, newest link first, read in one query before the others (`_linked`, through
+   the link table's indexes; a case's links do not grow with the history); the search of
+   step 6 leaves them out so that each is shown and counted once.
 
 Below the cap the result is exactly what a scan of every decided alert gives (tests show
 it). When a cell holds more than the cap, its older alerts are not read: the nearest
@@ -124,44 +129,74 @@ class _Near:
     link: str = ""
 
 
-def _near(alert: Alert, max_distance: float, *, confirmed_only: bool = False,
-          cap: int | None = None) -> tuple[list[_Near], list[_Near], bool, bool]:
-    """(confirmed, cleared, confirmed_more, cleared_more): the decided alerts within
-    max_distance of this one among the newest `cap` of each group in each nearby cell,
-    nearest first (ties: the older decision first); *_more when a cell held more than the cap.
-    One query: a UNION ALL of one index range per (group, cell), each with its LIMIT."""
+@dataclass(frozen=True)
+class _Found:
+    """One group's look-alikes: the nearest (up to the limit asked), how many lie within the
+    distance, and whether a nearby cell held more than the cap (the count is then a lower bound)."""
+
+    nearest: list[_Near]
+    count: int
+    more: bool
+
+
+def _near_sql(cells: int, groups: int, limit: int | None, excluded: int) -> str:
+    """The search's one statement (module steps 5 and 6): one index range per (group, cell), its
+    newest cap + 1 rows; each row numbered newest first within its cell and its squared distance
+    computed; then only what Python needs: the nearest `limit` of each group, and each group's
+    first row that is not near (with a limit of 0 still the nearest one), so that every group
+    read says how many are near and whether a cell was full: every row carries both."""
+    table = connection.ops.quote_name(DecidedVector._meta.db_table)
+    read = ", ".join(("decision_id", "case_id", "confirmed", "cell", "reference", "account_id", "outcome",
+                      *VECTOR_COLUMNS))
+    ranges = " UNION ALL ".join(
+        f"SELECT *, row_number() OVER (ORDER BY decision_id DESC) AS rn FROM (SELECT {read} FROM {table}"
+        f" WHERE confirmed = %s AND cell = %s AND case_id <> %s ORDER BY decision_id DESC LIMIT %s) AS c{n}"
+        for n in range(cells * groups))
+    d2 = " + ".join(f"(v{i} - %s) * (v{i} - %s)" for i in range(len(VECTOR_COLUMNS)))
+    others = f" AND case_id NOT IN ({', '.join(['%s'] * excluded)})" if excluded else ""
+    shown = " AND k <= %s" if limit is not None else ""
+    return (f"WITH e AS MATERIALIZED (SELECT u.*, {d2} AS d2 FROM ({ranges}) AS u) "
+            f"SELECT confirmed, near, k, d2, case_id, reference, account_id, outcome, total, more FROM ("
+            f"SELECT *, row_number() OVER (PARTITION BY confirmed, near ORDER BY d2, decision_id) AS k,"
+            f" sum(near) OVER (PARTITION BY confirmed) AS total, max(full_cell) OVER (PARTITION BY confirmed) AS more"
+            f" FROM (SELECT decision_id, case_id, confirmed, reference, account_id, outcome, d2,"
+            f" CASE WHEN rn <= %s AND d2 <= %s{others} THEN 1 ELSE 0 END AS near,"
+            f" CASE WHEN rn > %s THEN 1 ELSE 0 END AS full_cell FROM e) AS f) AS g"
+            f" WHERE (near = 1{shown}) OR (near = 0 AND k = 1)")
+
+
+def _near(alert: Alert, max_distance: float, *, confirmed_only: bool = False, cap: int | None = None,
+          limit: int | None = None, excluded: frozenset[int] = frozenset()) -> dict[bool, _Found]:
+    """Confirmed (True) and cleared (False): the decided alerts within max_distance of this one
+    among the newest `cap` of each group in each nearby cell, but for the `excluded` cases;
+    nearest first (ties: the older decision first), up to `limit` (all when None), with how
+    many there are; `more` when a cell held more than the cap. One query, whose rows do not
+    grow with how full the cells are: the distances are computed, filtered and ranked in the
+    database."""
     cap = cap or settings.FRAUD_LOOKALIKE_CELL_CAP
     origin = _vector([getattr(alert, name) for name in FEATURE_NAMES])
-    table = connection.ops.quote_name(DecidedVector._meta.db_table)
-    columns = ", ".join(("decision_id", "case_id", "confirmed", "reference", "account_id", "outcome",
-                         *VECTOR_COLUMNS))
-    parts, params = [], []
     groups = (True,) if confirmed_only else (True, False)
-    for n, (group, cell) in enumerate(itertools.product(groups, _cells(origin, max_distance))):
-        parts.append(f"SELECT * FROM (SELECT {columns} FROM {table} WHERE confirmed = %s AND cell = %s"
-                     f" AND case_id <> %s ORDER BY decision_id DESC LIMIT %s) AS c{n}")
+    cells = _cells(origin, max_distance)
+    params: list = [value for value in origin for _ in range(2)]
+    for group, cell in itertools.product(groups, cells):
         params += [group, cell, alert.case_id or 0, cap + 1]  # one more tells a full cell
-    if not parts:
-        return [], [], False, False
-    with connection.cursor() as cursor:
-        cursor.execute(" UNION ALL ".join(parts), params)
-        rows = cursor.fetchall()
-    per_cell: dict[tuple[bool, int], int] = {}
-    more = {True: False, False: False}
-    found: dict[bool, list] = {True: [], False: []}
-    for decision_id, case_id, confirmed, reference, account_id, outcome, *vector in rows:
+    params += [cap, max_distance * max_distance, *sorted(excluded), cap]
+    params += [max(limit, 1)] if limit is not None else []  # one row at least carries the count
+    rows = []
+    if cells:
+        with connection.cursor() as cursor:
+            cursor.execute(_near_sql(len(cells), len(groups), limit, len(excluded)), params)
+            rows = cursor.fetchall()
+    nearest: dict[bool, list] = {group: [] for group in groups}
+    count = dict.fromkeys(groups, 0)
+    more = dict.fromkeys(groups, False)
+    for confirmed, near, k, d2, case_id, reference, account_id, outcome, total, full in rows:
         confirmed = bool(confirmed)
-        cell = cell_key(tuple(int(vector[i] // CELL_SIDE) for i in CELL_INDEXES))
-        seen = per_cell[confirmed, cell] = per_cell.get((confirmed, cell), 0) + 1
-        if seen > cap:  # the cell's (cap + 1)th newest: only there to say the cell is full
-            more[confirmed] = True
-            continue
-        distance = math.dist(origin, vector)
-        if distance <= max_distance:
-            found[confirmed].append((distance, decision_id, _Near(case_id, reference, account_id, outcome, distance)))
-    for group in found:
-        found[group].sort(key=lambda item: item[:2])
-    return ([n for *_, n in found[True]], [n for *_, n in found[False]], more[True], more[False])
+        count[confirmed], more[confirmed] = int(total), bool(full)
+        if near and (limit is None or k <= limit):
+            nearest[confirmed].append((k, _Near(case_id, reference, account_id, outcome, math.sqrt(d2))))
+    return {group: _Found([n for _, n in sorted(nearest[group], key=lambda item: item[0])], count[group], more[group])
+            for group in groups}
 
 
 def _linked(alert: Alert) -> tuple[list[_Near], list[_Near]]:
@@ -194,39 +229,41 @@ def _linked(alert: Alert) -> tuple[list[_Near], list[_Near]]:
     return found[True], found[False]
 
 
-def _distances(alert: Alert, max_distance: float) -> list[tuple[int, float]]:
-    """(alert id, distance) of the confirmed-fraud alerts within max_distance, nearest first."""
-    confirmed, *_ = _near(alert, max_distance, confirmed_only=True)
-    ids = dict(Alert.objects.filter(case_id__in=[n.case_id for n in confirmed]).values_list("case_id", "pk"))
-    return [(ids[n.case_id], n.distance) for n in confirmed if n.case_id in ids]
+def _distances(alert: Alert, max_distance: float, limit: int | None = None) -> tuple[list[tuple[int, float]], int]:
+    """(alert id, distance) of the nearest confirmed-fraud alerts within max_distance, nearest
+    first (up to `limit`; all when None), and how many lie within it."""
+    confirmed = _near(alert, max_distance, confirmed_only=True, limit=limit)[True]
+    ids = dict(Alert.objects.filter(case_id__in=[n.case_id for n in confirmed.nearest])
+               .values_list("case_id", "pk")) if confirmed.nearest else {}
+    return [(ids[n.case_id], n.distance) for n in confirmed.nearest if n.case_id in ids], confirmed.count
 
 
 def similar_confirmed_cases(
     alert: Alert, *, limit: int = 5, max_distance: float = SIMILAR_MAX_DISTANCE,
 ) -> list[tuple[Alert, float]]:
     """The nearest past alerts whose cases were decided as confirmed fraud, with distances."""
-    near = _distances(alert, max_distance)[:limit]
+    near, _ = _distances(alert, max_distance, limit)
     alerts = _alerts().in_bulk([pk for pk, _ in near])
     return [(alerts[pk], round(distance, 3)) for pk, distance in near]
 
 
 def similar_confirmed_count(alert: Alert, *, max_distance: float = SIMILAR_MAX_DISTANCE) -> int:
     """How many past confirmed-fraud cases are similar to this alert."""
-    return len(_distances(alert, max_distance))
+    return _distances(alert, max_distance, 0)[1]
 
 
 def similar_confirmed(alert: Alert, *, limit: int = 5, pattern_limit: int = 3,
                       max_distance: float = SIMILAR_MAX_DISTANCE) -> tuple[list[tuple[Alert, float]], int,
                                                                           list[KnowledgePattern]]:
-    """Nearest cases, their count and their patterns from ONE scan of the confirmed-fraud
+    """Nearest cases, their count and their patterns from ONE bounded read of the confirmed-fraud
     alerts (the pipeline needs all three for every alert)."""
-    near = _distances(alert, max_distance)
-    alerts = _alerts().in_bulk([pk for pk, _ in near[:limit]])
-    cases = [(alerts[pk], round(distance, 3)) for pk, distance in near[:limit]]
+    near, count = _distances(alert, max_distance, limit)
+    alerts = _alerts().in_bulk([pk for pk, _ in near])
+    cases = [(alerts[pk], round(distance, 3)) for pk, distance in near]
     wanted = [a.case_id for a, _ in cases[:pattern_limit]]
     found = {p.case_id: p for p in KnowledgePattern.objects.select_related("case", "account")
              .filter(case_id__in=wanted)}
-    return cases, len(near), [found[case_id] for case_id in wanted if case_id in found]
+    return cases, count, [found[case_id] for case_id in wanted if case_id in found]
 
 
 def similar_confirmed_patterns(alert: Alert, *, limit: int = 3) -> list[KnowledgePattern]:
@@ -287,17 +324,16 @@ def similar_decided(alert: Alert, *, limit: int = 5, pattern_limit: int = 3,
     alerts cost a fraud run about 5 ms of CPU; bench/README.md.)"""
     from casework.cases.models import Decision
 
-    near_confirmed, near_cleared, confirmed_more, cleared_more = _near(alert, max_distance)
     linked_confirmed, linked_cleared = _linked(alert)
-    linked_ids = {n.case_id for n in (*linked_confirmed, *linked_cleared)}
+    found = _near(alert, max_distance, limit=limit,
+                  excluded=frozenset(n.case_id for n in (*linked_confirmed, *linked_cleared)))
 
-    def shown(linked: list[_Near], near: list[_Near]) -> tuple[list[Lookalike], int]:
-        others = [n for n in near if n.case_id not in linked_ids]
+    def shown(linked: list[_Near], others: _Found) -> tuple[list[Lookalike], int]:
         return ([Lookalike(n.case_id, n.reference, n.account_id, round(n.distance, 3), n.link)
-                 for n in (*linked, *others[:limit])], len(linked) + len(others))
+                 for n in (*linked, *others.nearest)], len(linked) + others.count)
 
-    nearest, confirmed_count = shown(linked_confirmed, near_confirmed)
-    shown_cleared, cleared_count = shown(linked_cleared, near_cleared)
+    nearest, confirmed_count = shown(linked_confirmed, found[True])
+    shown_cleared, cleared_count = shown(linked_cleared, found[False])
     wanted = [near.case_id for near in nearest[:pattern_limit]]
     patterns = {row[0]: PatternSaid(*row) for row in KnowledgePattern.objects.filter(case_id__in=wanted)
                 .values_list("case_id", "behavioral_pattern", "one_sentence_description")} if wanted else {}
@@ -316,7 +352,7 @@ def similar_decided(alert: Alert, *, limit: int = 5, pattern_limit: int = 3,
     return Lookalikes(confirmed=nearest, confirmed_count=confirmed_count,
                       patterns=[patterns[case_id] for case_id in wanted if case_id in patterns],
                       cleared=cleared, cleared_count=cleared_count,
-                      confirmed_more=confirmed_more, cleared_more=cleared_more)
+                      confirmed_more=found[True].more, cleared_more=found[False].more)
 
 
 def similar_cleared(alert: Alert, *, limit: int = 5,

@@ -69,6 +69,21 @@ def test_a_full_cell_keeps_the_newest_and_says_the_count_is_a_lower_bound(settin
     assert found.confirmed_count == 5 and not found.confirmed_more
 
 
+def test_a_full_cell_of_distant_alerts_still_says_the_count_is_a_lower_bound(settings, alice, make_alert, decide):
+    settings.FRAUD_LOOKALIKE_CELL_CAP = 2
+    # The same grid cell as the new alert (its three cell features), but 3.2 standardised units
+    # away on the VPN share (scale 30): none of them is a look-alike.
+    for i in range(3):
+        decide(make_alert(**{**CYCLING, "account_id": f"ACC-FAR-{i}", "vpn_usage_pct": 100.0}), alice)
+    new = make_alert(**{**CYCLING, "account_id": "ACC-NEW"})
+    found = similar_decided(new)
+    assert (found.confirmed, found.confirmed_count, found.confirmed_more) == ([], 0, True)
+    assert (found.cleared_count, found.cleared_more) == (0, False)
+    decide(make_alert(**{**CYCLING, "account_id": "ACC-NEAR"}), alice)
+    found = similar_decided(new)
+    assert [near.account_id for near in found.confirmed] == ["ACC-NEAR"]
+    assert found.confirmed_count == 1 and found.confirmed_more
+
 def test_the_prompt_input_says_when_the_count_is_a_lower_bound():
     capped = build_outcome_similarity_input(CYCLING, similar_confirmed_cases_count_from_system=200,
                                             similar_count_is_lower_bound=True)
