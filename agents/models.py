@@ -30,10 +30,10 @@ class AgentRun(models.Model):
     # Empty while a run works before its case exists (a message matched to a ticket before
     # the ticket's case is known); agents.services.run_attach_case sets it later.
     case = models.ForeignKey("cases.Case", on_delete=models.CASCADE, related_name="agent_runs", null=True,
-                             blank=True)
+                             blank=True, db_index=False)  # indexed by (case, pipeline, -created_at)
     pipeline = models.CharField(max_length=40)
     mode = models.CharField(max_length=40, blank=True)
-    status = models.CharField(max_length=24, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    status = models.CharField(max_length=24, choices=Status.choices, default=Status.QUEUED)  # indexed by agentrun_status_created (leading column): no index of its own to update on every write
     requested_by = models.CharField(max_length=150, blank=True)
     # {"stage_index": n, "results": {key: {...}}, "input": {...}, ...}
     state = models.JSONField(default=dict, blank=True)
@@ -126,7 +126,7 @@ class AgentCall(models.Model):
         OK = "ok", "OK"
         ERROR = "error", "Error"
 
-    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="calls")
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="calls", db_index=False)  # (run, key)
     kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.AGENT)
     key = models.CharField(max_length=80, help_text="The call's key within its run (e.g. the agent id).")
     name = models.CharField(max_length=80, help_text="Agent id or tool name.")

@@ -28,7 +28,7 @@ class Case(models.Model):
     PRIORITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
     reference = models.CharField(max_length=20, unique=True, editable=False)
-    case_type = models.CharField(max_length=40, choices=CASE_TYPE_CHOICES, db_index=True)
+    case_type = models.CharField(max_length=40, choices=CASE_TYPE_CHOICES)  # indexed by (case_type, status) (leading column): no index of its own to update on every write
     title = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.NEW)
@@ -41,8 +41,8 @@ class Case(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
         related_name="created_cases",
     )
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    updated_at = models.DateTimeField(auto_now=True, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)  # indexed by case_created_id (leading column): no index of its own to update on every write
+    updated_at = models.DateTimeField(auto_now=True)  # indexed by case_updated_id (leading column): no index of its own to update on every write
     closed_at = models.DateTimeField(null=True, blank=True)
     # The SLA deadline (settings.CASE_SLA by type and priority; casework/cases/sla.py), set
     # when the case is created and again when its priority changes. The beat task's claims:

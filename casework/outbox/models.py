@@ -28,7 +28,7 @@ class OutboxEvent(models.Model):
     type = models.CharField(max_length=80, db_index=True)
     version = models.PositiveSmallIntegerField(default=1)
     case = models.ForeignKey("cases.Case", null=True, blank=True, on_delete=models.SET_NULL,
-                             related_name="outbox_events")
+                             related_name="outbox_events", db_index=False)  # indexed by outbox_event_case_idx
     case_type = models.CharField(max_length=40, blank=True, default="")
     # The whole body every endpoint receives: {"id", "type", "version", "timestamp", "data"}.
     payload = models.JSONField()
