@@ -21,10 +21,18 @@ import functools
 import threading
 from collections.abc import Callable, Hashable
 
-from django.db import DatabaseError, connection, models
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, models
 from django.db.models import signals
 from django.db.models.query import QuerySet, get_related_populators
 from django.db.transaction import TransactionManagementError
+
+
+def _db():
+    """The thread's connection itself: `django.db.connection` is a proxy whose every attribute
+    is a lookup in asgiref's context-local storage (1 to 2 us), and a row's values pass it to
+    each field's get_db_prep_save."""
+    return connections[DEFAULT_DB_ALIAS]
+
 
 # A primary key no row has: its place among a compiled query's parameters is the pk's.
 _PK_SENTINEL = -7_392_481_905_123
@@ -35,12 +43,12 @@ class _Compiled:
     """A queryset's SELECT compiled once: its SQL and parameters (the pk's place in them) and
     what turns a row into the model instance and its select_related ones, as ModelIterable does."""
 
-    def __init__(self, queryset: QuerySet, *, by_pk: bool):
-        query = (queryset.filter(pk=_PK_SENTINEL) if by_pk else queryset).query
+    def __init__(self, queryset: QuerySet, *, by: str | None):
+        query = (queryset.filter(**{by: _PK_SENTINEL}) if by else queryset).query
         compiler = query.get_compiler(using=queryset.db)
         self.sql, params = compiler.as_sql()
-        if by_pk and (list(params) != [_PK_SENTINEL] or compiler.annotation_col_map):
-            raise ValueError("row_get: the queryset must filter on nothing but the pk and annotate nothing")
+        if by and (list(params) != [_PK_SENTINEL] or compiler.annotation_col_map):
+            raise ValueError(f"row_get: the queryset must filter on nothing but {by} and annotate nothing")
         if compiler.annotation_col_map:
             raise ValueError("rows_all: the queryset must annotate nothing")
         self.params = list(params)
@@ -55,19 +63,20 @@ class _Compiled:
         self.converters = compiler.get_converters([s[0] for s in select[0:compiler.col_count]])
 
 
-def _compiled_for(shape: Hashable, build: Callable[[], QuerySet], *, by_pk: bool) -> _Compiled:
+def _compiled_for(shape: Hashable, build: Callable[[], QuerySet], *, by: str | None) -> _Compiled:
+    db = _db()
     cache = _compiled.__dict__.setdefault("rows", {})
-    key = (shape, id(connection))
+    key = (shape, id(db))
     compiled = cache.get(key)
     if compiled is None:
-        compiled = cache[key] = _Compiled(build(), by_pk=by_pk)
-    if compiled.locking and connection.get_autocommit():
+        compiled = cache[key] = _Compiled(build(), by=by)
+    if compiled.locking and db.get_autocommit():
         raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
     return compiled
 
 
 def _objects(compiled: _Compiled, params: list) -> list[models.Model]:
-    with connection.cursor() as cursor:
+    with _db().cursor() as cursor:
         cursor.execute(compiled.sql, params)
         rows = cursor.fetchall()
     if rows and compiled.converters:
@@ -81,14 +90,18 @@ def _objects(compiled: _Compiled, params: list) -> list[models.Model]:
     return objs
 
 
-def row_get(shape: Hashable, build: Callable[[], QuerySet], pk) -> models.Model:
-    """`build().get(pk=pk)` with the SELECT compiled once per `shape` (a key naming what build
-    returns) and thread: for querysets read on every step or move, whose query building cost
-    a worker more CPU than the database's work. The queryset may select_related and
+def row_get(shape: Hashable, build: Callable[[], QuerySet], value, *, by: str = "pk") -> models.Model:
+    """`build().get(**{by: value})` with the SELECT compiled once per `shape` (a key naming
+    what build returns and `by`) and thread: for querysets read on every step or move, whose
+    query building cost a worker more CPU than the database's work. `by`: the primary key, a
+    unique field or a one-to-one relation. The queryset may select_related and
     select_for_update (then inside a transaction, as the ORM requires), not annotate or filter
-    on more than the pk. Raises the model's DoesNotExist."""
-    compiled = _compiled_for(shape, build, by_pk=True)
-    objs = _objects(compiled, [compiled.model._meta.pk.get_db_prep_value(pk, connection)])
+    on anything else. Raises the model's DoesNotExist."""
+    compiled = _compiled_for(shape, build, by=by)
+    field = compiled.model._meta.pk if by == "pk" else compiled.model._meta.get_field(by)
+    value = getattr(value, "pk", value)  # a related instance stands for its key
+    objs = _objects(compiled, [field.target_field.get_db_prep_value(value, _db()) if field.is_relation
+                               else field.get_db_prep_value(value, _db())])
     if not objs:
         raise compiled.model.DoesNotExist(f"{compiled.model._meta.object_name} matching query does not exist.")
     return objs[0]
@@ -97,7 +110,7 @@ def row_get(shape: Hashable, build: Callable[[], QuerySet], pk) -> models.Model:
 def rows_all(shape: Hashable, build: Callable[[], QuerySet]) -> list[models.Model]:
     """`list(build())`, compiled once per `shape` and thread as row_get is: for a fixed
     queryset (its filter values are compiled in) read on every run."""
-    compiled = _compiled_for(shape, build, by_pk=False)
+    compiled = _compiled_for(shape, build, by=None)
     return _objects(compiled, compiled.params)
 
 
@@ -126,9 +139,10 @@ def row_update(instance: models.Model, fields: list[str] | tuple[str, ...]) -> N
     if _has_receivers(model) or any(hasattr(v, "resolve_expression") for v in values):
         instance.save(update_fields=fields)
         return
-    values = [meta.get_field(name).get_db_prep_save(v, connection) for name, v in zip(names, values, strict=True)]
-    with connection.cursor() as cursor:
-        cursor.execute(_update_sql(model, names, connection.vendor), [*values, instance.pk])
+    db = _db()
+    values = [meta.get_field(name).get_db_prep_save(v, db) for name, v in zip(names, values, strict=True)]
+    with db.cursor() as cursor:
+        cursor.execute(_update_sql(model, names, db.vendor), [*values, instance.pk])
         if cursor.rowcount != 1:
             raise DatabaseError("Save with update_fields did not affect any rows.")
 
@@ -161,7 +175,8 @@ def rows_insert(objs: list[models.Model], fields: tuple[str, ...] | None = None)
     fields = fields or _insert_fields(model)
     db_defaults = any(meta.get_field(name).has_db_default() for name in fields)
     # (bulk_create sends no save signals either.)
-    if db_defaults or not connection.features.can_return_rows_from_bulk_insert:
+    db = _db()
+    if db_defaults or not db.features.can_return_rows_from_bulk_insert:
         return model.objects.bulk_create(objs)
     prepared = [(meta.get_field(name), name) for name in fields]
     rows = [[field.pre_save(obj, True) for field, _ in prepared] for obj in objs]
@@ -169,13 +184,13 @@ def rows_insert(objs: list[models.Model], fields: tuple[str, ...] | None = None)
         return model.objects.bulk_create(objs)
     for start in range(0, len(objs), INSERT_CHUNK):
         chunk = objs[start:start + INSERT_CHUNK]
-        params = [field.get_db_prep_save(value, connection)
+        params = [field.get_db_prep_save(value, db)
                   for row in rows[start:start + INSERT_CHUNK] for (field, _), value in zip(prepared, row, strict=True)]
-        with connection.cursor() as cursor:
-            cursor.execute(_insert_sql(model, fields, len(chunk), connection.vendor), params)
+        with db.cursor() as cursor:
+            cursor.execute(_insert_sql(model, fields, len(chunk), db.vendor), params)
             ids = sorted(row[0] for row in cursor.fetchall())  # ids ascend in list order
         for obj, pk in zip(chunk, ids, strict=True):
             obj.pk = pk
             obj._state.adding = False
-            obj._state.db = connection.alias
+            obj._state.db = db.alias
     return objs

@@ -18,12 +18,14 @@ by time they set, never by waiting.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import DEFAULT_CACHE_ALIAS, caches
+from django.core.signals import setting_changed
 
 from agents.llm import errors
 
@@ -49,6 +51,29 @@ def is_connection_failure(exc: errors.LLMError) -> bool:
     return isinstance(exc, errors.ProviderError) and exc.status_code in (502, 503, 504)
 
 
+_local = threading.local()
+_generation = [0]
+
+
+def _cache():
+    """The cache, resolved once per thread. `django.core.cache.cache` is looked up per
+    asyncio task (asgiref's context-local storage), and the breaker is read by every LLM
+    request, each its own task on the worker's event loop: through the proxy each request
+    built a new cache backend (with CACHE_URL=redis://, a new client and connection pool)."""
+    held = getattr(_local, "held", None)
+    if held is None or held[0] != _generation[0]:
+        held = _local.held = (_generation[0], caches[DEFAULT_CACHE_ALIAS])
+    return held[1]
+
+
+def _caches_changed(setting=None, **_kwargs) -> None:
+    if setting == "CACHES":
+        _generation[0] += 1
+
+
+setting_changed.connect(_caches_changed, weak=False)
+
+
 class Breaker:
     def __init__(self, key: str):
         self.key = key
@@ -64,7 +89,7 @@ class Breaker:
         A cache that does not answer (Redis restarting) reads as closed: the breaker never
         fails a call of its own."""
         try:
-            return cache.get(self._state_key)
+            return _cache().get(self._state_key)
         except Exception:  # noqa: BLE001 - fail open: the request goes as if there were no breaker
             logger.warning("LLM breaker %s: the cache did not answer; treated as closed.", self.key, exc_info=True)
             return None
@@ -84,7 +109,7 @@ class Breaker:
             return state
         now = breaker_clock()
         retry_at = state["opened_at"] + settings.LLM_BREAKER_COOLDOWN_SECONDS
-        if now < retry_at or not self._write(cache.add, self._probe_key, now,
+        if now < retry_at or not self._write(_cache().add, self._probe_key, now,
                                              timeout=settings.LLM_BREAKER_COOLDOWN_SECONDS):
             raise CircuitOpen(
                 f"The {self.key} endpoint is unreachable ({state.get('error') or 'connection failures'}); "
@@ -95,7 +120,7 @@ class Breaker:
 
     def after_success(self, state: dict | None) -> None:
         if state:  # a failure had been counted (or the breaker was open): the endpoint answers
-            self._write(cache.delete_many, [self._state_key, self._probe_key])
+            self._write(_cache().delete_many, [self._state_key, self._probe_key])
             if state.get("opened_at") is not None:
                 logger.warning("LLM breaker %s closed: the endpoint answers again.", self.key)
 
@@ -108,9 +133,9 @@ class Breaker:
         now = breaker_clock()
         if state["opened_at"] is not None:
             # A failed probe (or a request in flight when it opened): open for another cool-off.
-            if self._write(cache.get, self._probe_key) is not None:
+            if self._write(_cache().get, self._probe_key) is not None:
                 state["opened_at"] = now
-                self._write(cache.delete, self._probe_key)
+                self._write(_cache().delete, self._probe_key)
         elif state["failures"] >= settings.LLM_BREAKER_THRESHOLD:
             state["opened_at"] = now
             state["since"] = now
@@ -119,7 +144,7 @@ class Breaker:
             from agents import metrics
 
             metrics.LLM_BREAKER_OPENED.labels(self.key).inc()
-        self._write(cache.set, self._state_key, state, timeout=_KEEP_SECONDS)
+        self._write(_cache().set, self._state_key, state, timeout=_KEEP_SECONDS)
 
     def status(self) -> dict | None:
         """What /healthz and the run panel say: None when closed, else the state and times."""
@@ -133,7 +158,7 @@ class Breaker:
                 "retry_in_seconds": max(0.0, retry_at - breaker_clock())}
 
     def reset(self) -> None:
-        cache.delete_many([self._state_key, self._probe_key])
+        _cache().delete_many([self._state_key, self._probe_key])
 
 
 def breaker_for(provider_name: str) -> Breaker:

@@ -52,11 +52,13 @@ def alert_input(alert) -> dict:
 
 def _alert(ctx: RunContext):
     """The case's alert with its account, read once per run (one query, not two)."""
+    from audit.rowsql import row_get
     from casework.cases.models import Case
     from casework.fraud.models import Alert
 
     if not Case.fraud_alert.is_cached(ctx.case):
-        ctx.case.fraud_alert = Alert.objects.select_related("account").get(case=ctx.case)
+        ctx.case.fraud_alert = row_get("fraud run's alert", lambda: Alert.objects.select_related("account"),
+                                       ctx.case.pk, by="case")  # compiled once (audit.rowsql)
     return ctx.case.fraud_alert
 
 

@@ -169,3 +169,32 @@ def test_a_failed_probe_opens_the_breaker_for_another_cool_off(endpoint, clock):
     breaker.after_failure(NetworkError("Connection refused"))
 
     assert breaker.status()["state"] == "open" and breaker.status()["retry_in_seconds"] == 30
+
+
+def test_every_request_on_the_event_loop_reads_the_one_cache_backend_of_its_thread():
+    """Each LLM request is its own asyncio task on the worker's event loop thread
+    (agents/runtime/aio.py); Django's `cache` proxy is looked up per task there, and so built a
+    backend (with Redis, a client and a connection pool) per request."""
+    import asyncio
+    import threading
+
+    from django.core.cache import caches
+
+    from agents.llm.breaker import _cache
+
+    def on_a_loop_thread(read):
+        async def both():
+            async def one():
+                return read()
+            return await asyncio.gather(one(), one())
+
+        seen = []
+        thread = threading.Thread(target=lambda: seen.extend(asyncio.run(both())))
+        thread.start()
+        thread.join()
+        return seen
+
+    first, second = on_a_loop_thread(_cache)
+    assert first is second
+    proxied = on_a_loop_thread(lambda: caches["default"])
+    assert proxied[0] is not proxied[1]  # what the breaker did per request through the proxy

@@ -92,7 +92,7 @@ def test_row_get_refuses_what_get_refuses(case):
     build = lambda: Comment.objects.select_for_update()  # noqa: E731
     with transaction.atomic(), pytest.raises(Comment.DoesNotExist):
         row_get(("test comment lock", Comment), build, 10**9)
-    with pytest.raises(ValueError, match="nothing but the pk"):
+    with pytest.raises(ValueError, match="nothing but pk"):
         row_get(("test filtered", Comment), lambda: Comment.objects.filter(body="x"), 1)
 
 
@@ -105,3 +105,16 @@ def test_rows_all_reads_what_the_queryset_reads_each_time_it_is_called(case, ali
         got = rows_all(("test comments", case.pk), build)
         assert [(c.body, c.author.username) for c in got] == [(c.body, c.author.username) for c in build()]
     assert len(queries) == 2  # rows_all's SELECT and the comparison's; authors came with them
+
+
+def test_row_get_by_a_one_to_one_relation_reads_the_row_it_names(case, alice):
+    from casework.fraud.services import alert_create
+    from tests.fraud.conftest import CYCLING
+
+    alert = alert_create(actor="system", data=CYCLING)
+    build = lambda: alert.__class__.objects.select_related("account")  # noqa: E731
+    got = row_get(("test alert by case", alert.__class__), build, alert.case_id, by="case")
+    assert (got.pk, got.account.account_id) == (alert.pk, alert.account.account_id)
+    assert row_get(("test alert by case", alert.__class__), build, alert.case, by="case").pk == alert.pk
+    with pytest.raises(alert.__class__.DoesNotExist):
+        row_get(("test alert by case", alert.__class__), build, case.pk, by="case")  # a case with no alert
