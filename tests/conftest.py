@@ -6,6 +6,7 @@ import pytest
 
 from casework.people.roles import ADMIN, INVESTIGATOR, MANAGER, RELEASE_MANAGER
 from casework.people.services import user_create
+from tests.db_flush import fast_flush
 
 
 @pytest.fixture
@@ -63,3 +64,10 @@ def _navigation_cache_cleared():
     from django.core.cache import caches
 
     caches["nav"].clear()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _transactional_tests_empty_only_the_filled_tables():
+    """After a transactional test, only the tables it filled are emptied (tests/db_flush.py)."""
+    with fast_flush():
+        yield
