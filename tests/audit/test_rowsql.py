@@ -118,3 +118,16 @@ def test_row_get_by_a_one_to_one_relation_reads_the_row_it_names(case, alice):
     assert row_get(("test alert by case", alert.__class__), build, alert.case, by="case").pk == alert.pk
     with pytest.raises(alert.__class__.DoesNotExist):
         row_get(("test alert by case", alert.__class__), build, case.pk, by="case")  # a case with no alert
+
+
+def test_values_in_reads_what_values_list_reads_for_any_number_of_keys(alice):
+    from audit.rowsql import values_in
+
+    cases = [case_create(actor=alice, case_type="fraud_alert", title=f"Case {n}") for n in range(3)]
+    build = lambda: Case.objects.filter(case_type="fraud_alert").values_list("id", "title", "created_at")  # noqa: E731
+    for keys in ([cases[0].pk], [cases[2].pk, cases[0].pk], [c.pk for c in cases], [cases[1].pk, 10**9]):
+        expected = sorted(build().filter(id__in=keys))
+        assert sorted(values_in("test cases by id", build, "id", keys)) == expected
+    assert values_in("test cases by id", build, "id", []) == []
+    (row,) = values_in("test cases by id", build, "id", [cases[0].pk])
+    assert row[2].tzinfo is not None  # through the field's converters, as values_list
