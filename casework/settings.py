@@ -432,8 +432,10 @@ CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 # machine, as with the embedded default's web server and worker). A per-process locmem would
 # show a stale count.
 if CACHES["default"]["BACKEND"].endswith(("LocMemCache", "DummyCache")):
+    # Django's file cache culls a third of its files, at random, once it holds MAX_ENTRIES
+    # (default 300): with a few entries per person, one person's change would evict others'.
     CACHES["nav"] = {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-                     "LOCATION": str(VAR_DIR / "cache" / "nav")}
+                     "LOCATION": str(VAR_DIR / "cache" / "nav"), "OPTIONS": {"MAX_ENTRIES": 100_000}}
 else:
     CACHES["nav"] = {**CACHES["default"]}
 SPECTACULAR_SETTINGS = {

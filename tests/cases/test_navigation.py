@@ -25,6 +25,15 @@ from casework.people.services import user_create, user_roles_set
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture(autouse=True)
+def _empty_nav_cache():
+    """The nav cache outlives a test's database (files under VAR_DIR): each test here counts
+    the queries of a cold or a warm entry, so it starts from an empty cache."""
+    from django.core.cache import caches
+
+    caches["nav"].clear()
+
 NAV_TABLES = ("saved_views_savedview", "notifications_notification", "auth_user_groups")
 
 

@@ -24,7 +24,7 @@ def test_what_the_process_holds_is_frozen_and_the_thresholds_set(gc_state):
     assert any(o is held for o in gc.get_objects())
     done = gc_tune()
     assert gc.get_threshold() == (12345, 7, 9) == done["threshold"]
-    assert done["frozen"] == gc.get_freeze_count() > 1000
+    assert done["frozen"] > 1000 and gc.get_freeze_count() > 1000  # (a frozen object may be freed since)
     assert not any(o is held for o in gc.get_objects())  # in no generation a pass walks
     young = [{"new": True}]  # made after the freeze: collected as usual
     assert any(o is young for o in gc.get_objects())
