@@ -48,7 +48,7 @@ from agents.runtime.runner import arun_agent, arun_tool_loop
 from agents.runtime.tools import Tool, ToolRegistry
 from agents.runtime.transient import is_transient
 from audit.context import correlation
-from audit.rowsql import rows_insert
+from audit.rowsql import row_get, rows_insert
 from audit.services import audit_entry_build, audit_record_many
 from audit.tracing import get_tracer
 
@@ -281,7 +281,8 @@ def execute_run(run_id: int, *, claim_token: str | None = None) -> AgentRun | No
 
 
 def _execute_claimed(run_id: int, token: str) -> AgentRun:
-    run = AgentRun.objects.select_related("case").get(pk=run_id)
+    # Compiled once per thread (audit.rowsql.row_get): every run starts with this read.
+    run = row_get("run with its case", lambda: AgentRun.objects.select_related("case"), run_id)
     run.claim_token = token
     ctx = RunContext(run)
     tracer = get_tracer()

@@ -8,10 +8,9 @@ from datetime import UTC, datetime
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
-from django.db import connection
 
 from casework.cases.types import Found
-from casework.entities.extraction import entities_extract, entities_record
+from casework.entities.extraction import _one_round_trip, entities_extract, entities_record
 from casework.entities.kinds import normalise
 from casework.entities.models import Entity, Mention
 from tests.entities.conftest import ACCOUNT, IP
@@ -83,8 +82,9 @@ def test_the_same_email_written_two_ways_is_one_hash():
 
 
 # Recording: the entities' insert and the mentions' insert (their ids looked up in the same
-# statement), sent as one on PostgreSQL; SQLite takes one statement a call, in-process.
-RECORDING = 1 if connection.vendor == "postgresql" else 2
+# statement), sent as one on PostgreSQL with client-side binding; SQLite, and PostgreSQL with
+# prepared statements (DB_PREPARED_STATEMENTS), take one statement a call.
+RECORDING = 1 if _one_round_trip() else 2
 
 
 def test_extraction_costs_one_round_trip_beyond_reading_the_record(alert, django_assert_num_queries):
