@@ -27,12 +27,12 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def _empty_nav_cache():
-    """The nav cache outlives a test's database (files under VAR_DIR): each test here counts
-    the queries of a cold or a warm entry, so it starts from an empty cache."""
-    from django.core.cache import caches
+def _own_nav_cache(settings, tmp_path):
+    """Each test here counts the queries of a cold or a warm entry: it gets a nav cache of its
+    own, which nothing else in the run (a file cache under VAR_DIR outlives tests) has touched."""
+    settings.CACHES = {**settings.CACHES, "nav": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                                                  "LOCATION": str(tmp_path / "nav")}}
 
-    caches["nav"].clear()
 
 NAV_TABLES = ("saved_views_savedview", "notifications_notification", "auth_user_groups")
 
