@@ -157,13 +157,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-    # Prepared statements: psycopg binds parameters on the server and prepares a statement
-    # the fifth time a connection runs it, so PostgreSQL stops planning it again. Planning was
-    # a third of the server's time on a fraud run's statements (issue 29). Behind a
-    # transaction-mode connection pooler (PgBouncer without max_prepared_statements), set
-    # DB_PREPARED_STATEMENTS=false.
-    if env.bool("DB_PREPARED_STATEMENTS", default=True):
-        DATABASES["default"].setdefault("OPTIONS", {}).update(server_side_binding=True, prepare_threshold=5)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
