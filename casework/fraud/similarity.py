@@ -148,23 +148,12 @@ def _near_sql(cells: int, groups: int, limit: int | None, excluded: int) -> str:
     table = connection.ops.quote_name(DecidedVector._meta.db_table)
     read = ", ".join(("decision_id", "case_id", "confirmed", "cell", "reference", "account_id", "outcome",
                       *VECTOR_COLUMNS))
-    if connection.vendor == "postgresql":
-        # One statement text whatever the number of cells: the (group, cell) pairs as two arrays,
-        # each pair's index range through LATERAL. A UNION ALL of one branch per pair cost the
-        # server 10 to 25 ms of planning per search, more than every other statement of a
-        # fraud run together (pg_stat_statements, issue 29).
-        ranges = (f"SELECT d.*, row_number() OVER (PARTITION BY d.confirmed, d.cell ORDER BY d.decision_id DESC)"
-                  f" AS rn FROM unnest(%s::boolean[], %s::integer[]) AS g(confirmed, cell) CROSS JOIN LATERAL"
-                  f" (SELECT {read} FROM {table} WHERE confirmed = g.confirmed AND cell = g.cell AND case_id <> %s"
-                  f" ORDER BY decision_id DESC LIMIT %s) AS d")
-        others = " AND case_id <> ALL(%s::bigint[])"
-    else:
-        ranges = " UNION ALL ".join(
-            f"SELECT *, row_number() OVER (ORDER BY decision_id DESC) AS rn FROM (SELECT {read} FROM {table}"
-            f" WHERE confirmed = %s AND cell = %s AND case_id <> %s ORDER BY decision_id DESC LIMIT %s) AS c{n}"
-            for n in range(cells * groups))
-        others = f" AND case_id NOT IN ({', '.join(['%s'] * excluded)})" if excluded else ""
+    ranges = " UNION ALL ".join(
+        f"SELECT *, row_number() OVER (ORDER BY decision_id DESC) AS rn FROM (SELECT {read} FROM {table}"
+        f" WHERE confirmed = %s AND cell = %s AND case_id <> %s ORDER BY decision_id DESC LIMIT %s) AS c{n}"
+        for n in range(cells * groups))
     d2 = " + ".join(f"(v{i} - %s) * (v{i} - %s)" for i in range(len(VECTOR_COLUMNS)))
+    others = f" AND case_id NOT IN ({', '.join(['%s'] * excluded)})" if excluded else ""
     shown = " AND k <= %s" if limit is not None else ""
     return (f"WITH e AS MATERIALIZED (SELECT u.*, {d2} AS d2 FROM ({ranges}) AS u) "
             f"SELECT confirmed, near, k, d2, case_id, reference, account_id, outcome, total, more FROM ("
@@ -189,14 +178,9 @@ def _near(alert: Alert, max_distance: float, *, confirmed_only: bool = False, ca
     groups = (True,) if confirmed_only else (True, False)
     cells = _cells(origin, max_distance)
     params: list = [value for value in origin for _ in range(2)]
-    pairs = list(itertools.product(groups, cells))
-    if connection.vendor == "postgresql":
-        params += [[group for group, _ in pairs], [cell for _, cell in pairs], alert.case_id or 0, cap + 1]
-        params += [cap, max_distance * max_distance, sorted(excluded), cap]
-    else:
-        for group, cell in pairs:
-            params += [group, cell, alert.case_id or 0, cap + 1]  # one more tells a full cell
-        params += [cap, max_distance * max_distance, *sorted(excluded), cap]
+    for group, cell in itertools.product(groups, cells):
+        params += [group, cell, alert.case_id or 0, cap + 1]  # one more tells a full cell
+    params += [cap, max_distance * max_distance, *sorted(excluded), cap]
     params += [max(limit, 1)] if limit is not None else []  # one row at least carries the count
     rows = []
     if cells:
