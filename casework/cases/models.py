@@ -82,6 +82,10 @@ class Case(models.Model):
             models.Index(fields=["closed_at"], name="case_closed_at", condition=Q(closed_at__isnull=False)),
             models.Index(fields=["sla_breached_at"], name="case_breached_at",
                          condition=Q(sla_breached_at__isnull=False)),
+            # The dashboard's open cases (NOT status IN resolved, closed): the open ones, not a
+            # scan of every case ever opened.
+            models.Index(fields=["case_type", "status", "priority"], name="case_open",
+                         condition=~Q(status__in=("resolved", "closed"))),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(status__in=["new", "in_progress", "awaiting_response", "awaiting_decision", "resolved",

@@ -1,4 +1,4 @@
-"""The dashboard at / (issue 14): figures as SQL aggregates, at most 15 queries whatever the
+"""The dashboard at / (issue 14): figures as SQL aggregates, at most 17 queries whatever the
 data size, agreement between agents and people per type, a manager's own section."""
 
 from __future__ import annotations
@@ -48,10 +48,12 @@ def make_cases(n: int, *, now=None, decided_every: int = 3, actor=None) -> list[
     return cases
 
 
-def test_a_dashboard_render_takes_at_most_15_queries_whatever_the_data_size(
+def test_a_dashboard_render_takes_at_most_17_queries_whatever_the_data_size(
         alice_client, alice, django_assert_max_num_queries):
     make_cases(300, actor=alice)
-    with django_assert_max_num_queries(15):
+    # 15, and on PostgreSQL two to set the planner's random_page_cost for the agreement's
+    # queries and set it back (casework/cases/dashboard/selectors.py).
+    with django_assert_max_num_queries(17):
         response = alice_client.get("/")
     assert response.status_code == 200
     html = response.content.decode()
