@@ -47,10 +47,8 @@ class _Compiled:
         query = (queryset.filter(**{by: _PK_SENTINEL}) if by else queryset).query
         compiler = query.get_compiler(using=queryset.db)
         self.sql, params = compiler.as_sql()
-        if by and (list(params) != [_PK_SENTINEL] or compiler.annotation_col_map):
-            raise ValueError(f"row_get: the queryset must filter on nothing but {by} and annotate nothing")
-        if compiler.annotation_col_map:
-            raise ValueError("rows_all: the queryset must annotate nothing")
+        if compiler.annotation_col_map or (by and list(params) != [_PK_SENTINEL]):
+            raise ValueError(f"the queryset must annotate nothing{f' and filter on nothing but {by}' if by else ''}")
         self.params = list(params)
         self.model, self.db = queryset.model, queryset.db
         self.locking = query.select_for_update
@@ -63,14 +61,18 @@ class _Compiled:
         self.converters = compiler.get_converters([s[0] for s in select[0:compiler.col_count]])
 
 
+def _held(key: Hashable, make: Callable):
+    """This thread's compiled statement for `key` (with its connection), made on first use."""
+    cache = _compiled.__dict__.setdefault("held", {})
+    key = (key, id(_db()))
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
+
+
 def _compiled_for(shape: Hashable, build: Callable[[], QuerySet], *, by: str | None) -> _Compiled:
-    db = _db()
-    cache = _compiled.__dict__.setdefault("rows", {})
-    key = (shape, id(db))
-    compiled = cache.get(key)
-    if compiled is None:
-        compiled = cache[key] = _Compiled(build(), by=by)
-    if compiled.locking and db.get_autocommit():
+    compiled = _held(("rows", shape), lambda: _Compiled(build(), by=by))
+    if compiled.locking and _db().get_autocommit():
         raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
     return compiled
 
@@ -122,11 +124,8 @@ def values_in(shape: Hashable, build: Callable[[], QuerySet], field: str, keys) 
     keys = list(keys)
     if not keys:
         return []
-    db = _db()
-    cache = _compiled.__dict__.setdefault("values", {})
-    key = (shape, len(keys), id(db))
-    entry = cache.get(key)
-    if entry is None:
+
+    def make():
         sentinels = [_PK_SENTINEL - i for i in range(len(keys))]
         queryset = build().filter(**{f"{field}__in": sentinels})
         compiler = queryset.query.get_compiler(using=queryset.db)
@@ -135,8 +134,10 @@ def values_in(shape: Hashable, build: Callable[[], QuerySet], field: str, keys) 
         if len(places) != len(keys):
             raise ValueError(f"values_in: {field}__in did not compile to one parameter per key")
         fields = [s[0] for s in compiler.select[0:compiler.col_count]]
-        entry = cache[key] = (sql, list(params), places, compiler, compiler.get_converters(fields))
-    sql, params, places, compiler, converters = entry
+        return sql, list(params), places, compiler, compiler.get_converters(fields)
+
+    db = _db()
+    sql, params, places, compiler, converters = _held(("values", shape, len(keys)), make)
     params = list(params)
     for place, value in zip(places, keys, strict=True):
         params[place] = value
