@@ -79,24 +79,31 @@ def _insert_mentions(found: dict[tuple[str, str], tuple[str, str]], *, case_id: 
     return sql, params + [item for (kind, value), (_, source) in found.items() for item in (kind, value, source[:60])]
 
 
-def _one_round_trip() -> bool:
-    """Whether the database takes several statements sent as one: PostgreSQL with client-side
-    parameter binding (Django's default with psycopg). SQLite takes one a call, and runs in
-    this process: there is no round trip to save."""
+def _one_text() -> bool:
+    """Whether the statements go as one text of several (PostgreSQL with client-side binding,
+    DB_SERVER_SIDE_BINDING=false): Django then logs them as one query."""
     return (connection.vendor == "postgresql"
             and connection.settings_dict.get("OPTIONS", {}).get("server_side_binding") is not True)
 
 
 def _execute(statements: list[Statement]) -> None:
-    """The statements in order, in one round trip where the database allows it (each still
-    its own statement: the second sees what the first inserted, and what another transaction
-    committed meanwhile)."""
+    """The statements in order, in one round trip on PostgreSQL (each still its own statement:
+    the second sees what the first inserted, and what another transaction committed
+    meanwhile). With server-side binding (our default, DB_SERVER_SIDE_BINDING) through
+    psycopg's pipeline mode, which sends them together and waits once; with client-side
+    binding, as one text of several statements. SQLite takes one a call, and runs in this
+    process: there is no round trip to save."""
     with connection.cursor() as cursor:
-        if _one_round_trip():
-            cursor.execute("; ".join(sql for sql, _ in statements), [p for _, params in statements for p in params])
-        else:
+        if connection.vendor != "postgresql":
             for sql, params in statements:
                 cursor.execute(sql, params)
+        elif _one_text():
+            cursor.execute("; ".join(sql for sql, _ in statements), [p for _, params in statements for p in params])
+        else:
+            # Errors arrive when the pipeline syncs, at its exit: named as Django names them.
+            with connection.wrap_database_errors, connection.connection.pipeline():
+                for sql, params in statements:
+                    cursor.execute(sql, params)
 
 
 # No savepoint: inside the caller's transaction (a case's creation) a failure here fails the

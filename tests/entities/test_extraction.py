@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
 from casework.cases.types import Found
-from casework.entities.extraction import _one_round_trip, entities_extract, entities_record
+from casework.entities.extraction import _one_text, entities_extract, entities_record
 from casework.entities.kinds import normalise
 from casework.entities.models import Entity, Mention
 from tests.entities.conftest import ACCOUNT, IP
@@ -82,9 +82,10 @@ def test_the_same_email_written_two_ways_is_one_hash():
 
 
 # Recording: the entities' insert and the mentions' insert (their ids looked up in the same
-# statement), sent as one on PostgreSQL with client-side binding; SQLite, and PostgreSQL with
-# prepared statements (DB_PREPARED_STATEMENTS), take one statement a call.
-RECORDING = 1 if _one_round_trip() else 2
+# statement). On PostgreSQL one round trip: one text with client-side binding (one query
+# logged), two statements in psycopg's pipeline with server-side binding (two logged); SQLite
+# takes one statement a call.
+RECORDING = 1 if _one_text() else 2
 
 
 def test_extraction_costs_one_round_trip_beyond_reading_the_record(alert, django_assert_num_queries):
