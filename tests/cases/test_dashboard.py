@@ -157,3 +157,31 @@ def test_a_manager_sees_their_own_section_not_the_team_figures(client, mona):
 
 def test_the_dashboard_link_is_in_the_navigation(alice_client):
     assert 'href="/" aria-current="page">Dashboard</a>' in alice_client.get("/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_query_failing_under_the_planner_setting_raises_its_own_error():
+    """The agreement's queries run with random_page_cost 1.1, set back afterwards. A query that
+    fails in a transaction is the error raised (not "transaction is aborted" from setting it
+    back), and once the transaction is rolled back the session has the setting it had."""
+    from django.db import DatabaseError, connection, transaction
+
+    from casework.cases.dashboard.selectors import _index_lookups_priced_as_they_are
+
+    def cost():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('random_page_cost')")
+            return cursor.fetchone()[0]
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM cases_case LIMIT 1")  # a working query before
+    before = cost() if connection.vendor == "postgresql" else None
+    with pytest.raises(DatabaseError) as raised, transaction.atomic():
+        with _index_lookups_priced_as_they_are(), connection.cursor() as cursor:
+            cursor.execute("SELECT no_such_column FROM cases_case")
+    assert "no_such_column" in str(raised.value)
+    if connection.vendor == "postgresql":
+        assert cost() == before
+        with _index_lookups_priced_as_they_are():
+            assert cost() == "1.1"
+        assert cost() == before

@@ -235,13 +235,18 @@ def _index_lookups_priced_as_they_are():
     if connection.vendor != "postgresql":
         yield
         return
+    from psycopg.pq import TransactionStatus
+
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('random_page_cost'), set_config('random_page_cost', '1.1', false)")
         (before, _) = cursor.fetchone()
         try:
             yield
         finally:
-            cursor.execute("SELECT set_config('random_page_cost', %s, false)", [before])
+            # In a transaction a failed query aborted, the rollback undoes the setting too (and
+            # a statement now would hide the failure behind "transaction is aborted").
+            if connection.connection.info.transaction_status != TransactionStatus.INERROR:
+                cursor.execute("SELECT set_config('random_page_cost', %s, false)", [before])
 
 
 def agreement(now: datetime) -> dict:
