@@ -57,7 +57,15 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from casework.fraud.features import FEATURE_NAMES, FEATURES
-from casework.fraud.models import CELL_INDEXES, CELL_SIDE, Alert, DecidedVector, KnowledgePattern, cell_key
+from casework.fraud.models import (
+    CELL_INDEXES,
+    CELL_SIDE,
+    NEWEST_FIRST,
+    Alert,
+    DecidedVector,
+    KnowledgePattern,
+    cell_key,
+)
 
 SIMILAR_MAX_DISTANCE = 3.0
 CONFIRMED_FRAUD = "confirmed_fraud"
@@ -148,12 +156,26 @@ def _near_sql(cells: int, groups: int, limit: int | None, excluded: int) -> str:
     table = connection.ops.quote_name(DecidedVector._meta.db_table)
     read = ", ".join(("decision_id", "case_id", "confirmed", "cell", "reference", "account_id", "outcome",
                       *VECTOR_COLUMNS))
-    ranges = " UNION ALL ".join(
-        f"SELECT *, row_number() OVER (ORDER BY decision_id DESC) AS rn FROM (SELECT {read} FROM {table}"
-        f" WHERE confirmed = %s AND cell = %s AND case_id <> %s ORDER BY decision_id DESC LIMIT %s) AS c{n}"
-        for n in range(cells * groups))
+    # Newest first as NEWEST_FIRST, the cell index's last column: no other index gives that order
+    # (the primary key gives decision_id's), so each range is read through the cell index.
+    newest = f"{NEWEST_FIRST} LIMIT %s"
+    if connection.vendor == "postgresql":
+        # One statement text whatever the number of cells: the (group, cell) pairs as two
+        # arrays, each pair's range through LATERAL. Its planning costs the same for 2 pairs or
+        # 54; a UNION ALL of one branch per pair was planned on every search, and that planning
+        # was more than half the server's CPU of a fraud run (bench/README.md, issue 29).
+        ranges = (f"SELECT d.*, row_number() OVER (PARTITION BY d.confirmed, d.cell ORDER BY d.decision_id DESC)"
+                  f" AS rn FROM unnest(%s::boolean[], %s::integer[]) AS g(confirmed, cell) CROSS JOIN LATERAL"
+                  f" (SELECT {read} FROM {table} WHERE confirmed = g.confirmed AND cell = g.cell AND case_id <> %s"
+                  f" ORDER BY {newest}) AS d")
+        others = " AND case_id <> ALL(%s::bigint[])"
+    else:  # SQLite has no LATERAL, and plans a branch in microseconds
+        ranges = " UNION ALL ".join(
+            f"SELECT *, row_number() OVER (ORDER BY decision_id DESC) AS rn FROM (SELECT {read} FROM {table}"
+            f" WHERE confirmed = %s AND cell = %s AND case_id <> %s ORDER BY {newest}) AS c{n}"
+            for n in range(cells * groups))
+        others = f" AND case_id NOT IN ({', '.join(['%s'] * excluded)})" if excluded else ""
     d2 = " + ".join(f"(v{i} - %s) * (v{i} - %s)" for i in range(len(VECTOR_COLUMNS)))
-    others = f" AND case_id NOT IN ({', '.join(['%s'] * excluded)})" if excluded else ""
     shown = " AND k <= %s" if limit is not None else ""
     return (f"WITH e AS MATERIALIZED (SELECT u.*, {d2} AS d2 FROM ({ranges}) AS u) "
             f"SELECT confirmed, near, k, d2, case_id, reference, account_id, outcome, total, more FROM ("
@@ -178,9 +200,14 @@ def _near(alert: Alert, max_distance: float, *, confirmed_only: bool = False, ca
     groups = (True,) if confirmed_only else (True, False)
     cells = _cells(origin, max_distance)
     params: list = [value for value in origin for _ in range(2)]
-    for group, cell in itertools.product(groups, cells):
-        params += [group, cell, alert.case_id or 0, cap + 1]  # one more tells a full cell
-    params += [cap, max_distance * max_distance, *sorted(excluded), cap]
+    pairs = list(itertools.product(groups, cells))
+    if connection.vendor == "postgresql":  # _near_sql: the pairs as two arrays
+        params += [[group for group, _ in pairs], [cell for _, cell in pairs], alert.case_id or 0, cap + 1]
+        params += [cap, max_distance * max_distance, sorted(excluded), cap]
+    else:
+        for group, cell in pairs:
+            params += [group, cell, alert.case_id or 0, cap + 1]  # one more tells a full cell
+        params += [cap, max_distance * max_distance, *sorted(excluded), cap]
     params += [max(limit, 1)] if limit is not None else []  # one row at least carries the count
     rows = []
     if cells:

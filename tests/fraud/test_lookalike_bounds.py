@@ -117,3 +117,71 @@ def test_the_search_costs_the_same_queries_at_any_history(history, settings, ali
     with django_assert_max_num_queries(4):
         found = similar_decided(new)
     assert found.confirmed_count + found.cleared_count == history
+
+
+def _searched(alert) -> tuple[str, list]:
+    """The look-alike search's own statement and parameters, as it sent them."""
+    from django.db import connection
+
+    sent = []
+
+    def keep(execute, sql, params, many, context):
+        if "WITH e AS MATERIALIZED" in sql:
+            sent.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(keep):
+        similar_decided(alert)
+    assert len(sent) == 1
+    return sent[0]
+
+
+def test_each_cell_is_read_through_the_cell_index_whatever_the_planner_estimates(alice, make_alert, decide):
+    """On PostgreSQL the (group, cell) pairs reach the database as arrays, so the planner cannot
+    see how full a cell is: a history crowded into one cell made it read a sparse cell's range by
+    walking the primary key backwards, through the whole table (50 to 220 ms a search at 10^5).
+    The ranges are ordered by models.NEWEST_FIRST, which only the cell index gives."""
+    from django.db import connection
+
+    from casework.cases.models import Case, Decision
+    from casework.fraud.models import NEWEST_FIRST
+
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's planner; SQLite reads one UNION ALL branch per cell, values known")
+    cases = Case.objects.bulk_create([Case(reference=f"FRB-{i:06d}", case_type="fraud_alert", title="history",
+                                           status="closed") for i in range(4000)])
+    decisions = Decision.objects.bulk_create([Decision(case=case, outcome="legit", reason="history", final=True)
+                                              for case in cases])
+    # Every decided alert of the history in one far cell, as a busy pattern fills its cell.
+    DecidedVector.objects.bulk_create([
+        DecidedVector(decision_id=d.pk, case_id=d.case_id, confirmed=bool(i % 2), outcome="legit",
+                      reference=f"FRB-{i:06d}", account_id="FAR", cell=990_000,
+                      **{f"v{n}": 30.0 for n in range(13)}) for i, d in enumerate(decisions)])
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE fraud_decidedvector")
+    decide(make_alert(**{**CYCLING, "account_id": "ACC-NEAR"}), alice)  # the new alert's cell: one row
+    new = make_alert(**{**CYCLING, "account_id": "ACC-NEW"})
+    sql, params = _searched(new)
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN " + sql, params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "fraud_decided_cell_rank" in plan and "pkey" not in plan, plan
+    assert NEWEST_FIRST in sql
+    assert [near.account_id for near in similar_decided(new).confirmed] == ["ACC-NEAR"]
+
+
+def test_the_search_is_one_statement_text_whatever_the_number_of_cells(alice, make_alert):
+    """Planned on every search: on PostgreSQL its text, and so its planning, does not grow with
+    the cells near the alert (a UNION ALL of a branch per cell cost more to plan than the rest of
+    a fraud run's statements together)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite plans a branch per cell in microseconds")
+    # 6, 12 and 20 cells near these three (the cycle's length is one of the grid's features).
+    new = [make_alert(**{**CYCLING, "account_id": f"ACC-{i}", **change}) for i, change in enumerate(
+        ({"kyc_face_match_score": 0.0}, {}, {"deposit_withdraw_cycle_days_avg": 30.0}))]
+    searched = [_searched(alert) for alert in new]
+    pairs = [len(next(p for p in params if isinstance(p, list))) for _, params in searched]
+    assert pairs == [12, 24, 40]  # (group, cell): both groups of each cell
+    assert len({sql for sql, _ in searched}) == 1
