@@ -86,7 +86,7 @@ class _Call:
                             breaker.after_failure(exc)
                         raise
                     finally:
-                        metrics.LLM_DURATION.labels(provider.name, provider.model or "", agent.id).observe(
+                        metrics.labelled(metrics.LLM_DURATION, provider.name, provider.model or "", agent.id).observe(
                             time.perf_counter() - started)
                         if settings.AGENT_CALL_DELAY_SECONDS > 0:
                             await asyncio.sleep(settings.AGENT_CALL_DELAY_SECONDS)
@@ -115,12 +115,12 @@ class _Call:
         result.model = completion.model
         cost = metrics.estimate_cost(completion.model, completion.input_tokens, completion.output_tokens)
         result.cost_usd += cost
-        metrics.LLM_TOKENS.labels(provider.name, completion.model, "input").inc(completion.input_tokens)
-        metrics.LLM_TOKENS.labels(provider.name, completion.model, "output").inc(completion.output_tokens)
-        metrics.LLM_COST.labels(provider.name, completion.model).inc(cost)
+        metrics.labelled(metrics.LLM_TOKENS, provider.name, completion.model, "input").inc(completion.input_tokens)
+        metrics.labelled(metrics.LLM_TOKENS, provider.name, completion.model, "output").inc(completion.output_tokens)
+        metrics.labelled(metrics.LLM_COST, provider.name, completion.model).inc(cost)
         context = provider.capabilities().context_tokens
         if context:
-            metrics.CONTEXT_UTILISATION.labels(agent.id).observe(min(1.0, completion.input_tokens / context))
+            metrics.labelled(metrics.CONTEXT_UTILISATION, agent.id).observe(min(1.0, completion.input_tokens / context))
         return completion
 
 
