@@ -484,7 +484,7 @@ class CeleryProcess:
     def profile(self, output: Path) -> None:
         """Sample the thread holding the GIL (raw collapsed stacks) until stop()."""
         self._spy = subprocess.Popen(
-            [PY_SPY, "record", "--pid", str(self.proc.pid), "--rate", "100", "--format", "raw", "--gil",
+            [PY_SPY, "record", "--pid", str(self.proc.pid), "--rate", os.environ.get("PY_SPY_RATE", "100"), "--format", "raw", "--gil",
              "--nonblocking", "--nolineno", "--output", str(output)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
