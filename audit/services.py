@@ -198,7 +198,6 @@ class _Sequencer:
 
     idle_close_seconds = 10.0
     max_retry_delay = 30.0
-    coalesce_seconds = 0.02
 
     def __init__(self) -> None:
         self._guard = threading.Lock()
@@ -254,9 +253,9 @@ class _Sequencer:
                             connection.close()  # idle: give the connection back
                     if self._stopping:
                         return
-                # Let the commits of the next few milliseconds join this pass: under load one
-                # pass then links dozens of entries instead of a handful (measured in bench/).
-                time.sleep(self.coalesce_seconds)
+                # Let the commits of the next AUDIT_SEQUENCER_COALESCE_MS join this pass: under
+                # load one pass then links dozens of entries instead of a handful (bench/).
+                time.sleep(settings.AUDIT_SEQUENCER_COALESCE_MS / 1000)
                 with self._cond:
                     target = self._requested
                 try:
