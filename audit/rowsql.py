@@ -18,7 +18,6 @@ In `audit`, the layer that depends on nothing above it: the audit trail, the run
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable, Hashable
 
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, models
@@ -36,7 +35,11 @@ def _db():
 
 # A primary key no row has: its place among a compiled query's parameters is the pk's.
 _PK_SENTINEL = -7_392_481_905_123
-_compiled = threading.local()  # per thread, as each thread has its own connection
+# Compiled statements, per process: a statement's text, its row decoding and its converters do
+# not depend on which thread's connection compiled it (each thread still executes on its own
+# connection). Per thread, each of a worker's 32 threads compiled every statement again on its
+# first runs: 2% of a worker's CPU in a 400-alert trial (bench/README.md, issue 29).
+_compiled: dict[Hashable, object] = {}
 
 
 class _Compiled:
@@ -62,12 +65,12 @@ class _Compiled:
 
 
 def _held(key: Hashable, make: Callable):
-    """This thread's compiled statement for `key` (with its connection), made on first use."""
-    cache = _compiled.__dict__.setdefault("held", {})
-    key = (key, id(_db()))
-    if key not in cache:
-        cache[key] = make()
-    return cache[key]
+    """The process's compiled statement for `key`, made on first use (two threads making it at
+    once make the same thing; either is kept)."""
+    found = _compiled.get(key)
+    if found is None:
+        found = _compiled[key] = make()
+    return found
 
 
 def _compiled_for(shape: Hashable, build: Callable[[], QuerySet], *, by: str | None) -> _Compiled:
@@ -94,7 +97,7 @@ def _objects(compiled: _Compiled, params: list) -> list[models.Model]:
 
 def row_get(shape: Hashable, build: Callable[[], QuerySet], value, *, by: str = "pk") -> models.Model:
     """`build().get(**{by: value})` with the SELECT compiled once per `shape` (a key naming
-    what build returns and `by`) and thread: for querysets read on every step or move, whose
+    what build returns and `by`) and process: for querysets read on every step or move, whose
     query building cost a worker more CPU than the database's work. `by`: the primary key, a
     unique field or a one-to-one relation. The queryset may select_related and
     select_for_update (then inside a transaction, as the ORM requires), not annotate or filter
@@ -110,7 +113,7 @@ def row_get(shape: Hashable, build: Callable[[], QuerySet], value, *, by: str = 
 
 
 def rows_all(shape: Hashable, build: Callable[[], QuerySet]) -> list[models.Model]:
-    """`list(build())`, compiled once per `shape` and thread as row_get is: for a fixed
+    """`list(build())`, compiled once per `shape` and process as row_get is: for a fixed
     queryset (its filter values are compiled in) read on every run."""
     compiled = _compiled_for(shape, build, by=None)
     return _objects(compiled, compiled.params)
@@ -118,7 +121,7 @@ def rows_all(shape: Hashable, build: Callable[[], QuerySet]) -> list[models.Mode
 
 def values_in(shape: Hashable, build: Callable[[], QuerySet], field: str, keys) -> list[tuple]:
     """`list(build().filter(**{field + "__in": keys}))` for a values_list queryset, compiled once
-    per `shape`, thread and number of keys (integer keys: ids): for the small reads every run
+    per `shape`, process and number of keys (integer keys: ids): for the small reads every run
     makes by a handful of ids. Rows come back as values_list gives them (through the fields'
     converters: a datetime is aware on SQLite too)."""
     keys = list(keys)
