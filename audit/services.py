@@ -25,7 +25,7 @@ from django.db import DEFAULT_DB_ALIAS, close_old_connections, connection, conne
 from django.utils import timezone
 
 from audit.context import get_correlation_id
-from audit.models import AuditEntry
+from audit.models import HASHED_FIELDS, AuditEntry, entry_hash
 from audit.rowsql import rows_insert
 
 logger = logging.getLogger(__name__)
@@ -145,14 +145,15 @@ def _sequence_batch(batch_size: int) -> int:
         head = (AuditEntry.objects.filter(position__isnull=False).order_by("-position")
                 .values_list("position", "hash").first())
         position, prev_hash = head or (0, GENESIS_HASH)
-        pending = list(AuditEntry.objects.filter(position__isnull=True).order_by("id")[:batch_size])
+        # As values, not model instances (entry_hash hashes what compute_hash does).
+        pending = (AuditEntry.objects.filter(position__isnull=True).order_by("id")
+                   .values_list("id", *HASHED_FIELDS)[:batch_size])
         rows = []
-        for entry in pending:
+        for pk, *values in pending:
             position += 1
-            entry.prev_hash = prev_hash
-            entry.hash = entry.compute_hash()
-            rows.append((entry.pk, position, entry.prev_hash, entry.hash))
-            prev_hash = entry.hash
+            hash_ = entry_hash(prev_hash, values)
+            rows.append((pk, position, prev_hash, hash_))
+            prev_hash = hash_
         written = AuditEntry.objects._sequence(rows)
         if written != len(rows):
             # Cannot happen while everyone takes the chain lock; roll the batch back if it does.
