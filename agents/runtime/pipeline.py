@@ -281,7 +281,7 @@ def execute_run(run_id: int, *, claim_token: str | None = None) -> AgentRun | No
 
 
 def _execute_claimed(run_id: int, token: str) -> AgentRun:
-    # Compiled once per thread (audit.rowsql.row_get): every run starts with this read.
+    # Compiled once per process (audit.rowsql.row_get): every run starts with this read.
     run = row_get("run with its case", lambda: AgentRun.objects.select_related("case"), run_id)
     run.claim_token = token
     ctx = RunContext(run)
