@@ -198,9 +198,9 @@ def _lock_alert(alert: Alert) -> Alert:
 
 def _move_if_allowed(*, actor, alert: Alert, to: str, reason: str) -> Alert | None:
     """alert_transition, or None when the table has no move from where the alert stands now
-    (a person decided meanwhile, a late run): what the table refuses is left as it is. The
-    refusal rolls back alone (lifecycle_transition is atomic); a refused kind of actor is a
-    bug and is raised."""
+    (a person decided meanwhile, a late run): what the table refuses is left as it is. A
+    refusal comes before lifecycle_transition writes anything, so the caller's transaction
+    goes on; a refused kind of actor is a bug and is raised."""
     try:
         locked = alert_transition(actor=actor, alert=alert, to=to, reason=reason)
     except Conflict as exc:

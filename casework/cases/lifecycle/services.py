@@ -35,7 +35,6 @@ def _case_of(record: models.Model):
     return record if record._meta.label == "cases.Case" else record.case
 
 
-@transaction.atomic
 def lifecycle_transition(*, actor: Any, lifecycle: Lifecycle | str, record: models.Model, to: str,
                          reason: str = "", data: dict | None = None, save: tuple[str, ...] = ()) -> models.Model:
     """Move `record` to the state `to` of `lifecycle`, or refuse.
@@ -47,31 +46,58 @@ def lifecycle_transition(*, actor: Any, lifecycle: Lifecycle | str, record: mode
     state's case_status, through the case's own table, unless a person resolved or closed the
     case (their word stands; the type's state may still move, e.g. a late report). Returns the
     locked, updated row; `record` is updated too.
-    """
-    from audit.services import audit_entry_build, audit_record_many
-    from casework.cases.services import case_set_status, case_status_move
 
+    In a transaction of its own when called outside one. Inside the caller's it takes no
+    savepoint (two round trips on every nested move, at every fraud run's end): a refusal is
+    raised after the lock and before anything is written, so a caller may catch it and go on
+    (the row stays locked until the caller's transaction ends); a database error in the lock
+    or the writes marks the caller's transaction for rollback (Django's atomic without a
+    savepoint), to its nearest savepoint if it has one.
+    """
+    if not transaction.get_connection().in_atomic_block:
+        with transaction.atomic():
+            return _transition(actor=actor, lifecycle=lifecycle, record=record, to=to, reason=reason, data=data,
+                               save=save)
+    return _transition(actor=actor, lifecycle=lifecycle, record=record, to=to, reason=reason, data=data, save=save)
+
+
+def _transition(*, actor: Any, lifecycle: Lifecycle | str, record: models.Model, to: str, reason: str,
+                data: dict | None, save: tuple[str, ...]) -> models.Model:
+    """lifecycle_transition inside a transaction."""
     lifecycle = lifecycle_get(lifecycle) if isinstance(lifecycle, str) else lifecycle
     model = apps.get_model(lifecycle.record)
-    # The locking SELECT is compiled once per model (audit.rowsql.row_get): every move of
-    # every run makes one, and the ORM's building of it was 7% of a worker's CPU.
-    if model._meta.label == "cases.Case":
-        locked = row_get(("lifecycle lock", model), lambda: model.objects.select_for_update(of=("self",)), record.pk)
-        case_locked = True
-    else:
-        # The record and its case locked in one statement: the case's status follows below,
-        # and re-reading it under a lock of its own was a second query per move. (A nullable
-        # case would be an outer join, which FOR UPDATE may not lock: then the case is locked
-        # when it moves, by case_set_status.)
-        case_locked = not model._meta.get_field("case").null
-        locked = row_get(("lifecycle lock", model), lambda: model.objects.select_for_update(
-            of=("self", "case") if case_locked else ("self",)).select_related("case"), record.pk)
+    with transaction.atomic(savepoint=False):
+        # The locking SELECT is compiled once per model (audit.rowsql.row_get): every move of
+        # every run makes one, and the ORM's building of it was 7% of a worker's CPU.
+        if model._meta.label == "cases.Case":
+            locked = row_get(("lifecycle lock", model), lambda: model.objects.select_for_update(of=("self",)),
+                             record.pk)
+            case_locked = True
+        else:
+            # The record and its case locked in one statement: the case's status follows below,
+            # and re-reading it under a lock of its own was a second query per move. (A nullable
+            # case would be an outer join, which FOR UPDATE may not lock: then the case is locked
+            # when it moves, by case_set_status.)
+            case_locked = not model._meta.get_field("case").null
+            locked = row_get(("lifecycle lock", model), lambda: model.objects.select_for_update(
+                of=("self", "case") if case_locked else ("self",)).select_related("case"), record.pk)
     current = getattr(locked, lifecycle.field)
     if current == to and not save:
         return locked
     case = _case_of(locked)
     if current != to:
         transition_check(lifecycle, actor=actor, source=current, target=to, reference=case.reference)
+    with transaction.atomic(savepoint=False):
+        return _write(actor=actor, lifecycle=lifecycle, model=model, record=record, locked=locked, case=case,
+                      case_locked=case_locked, current=current, to=to, reason=reason, data=data, save=save)
+
+
+def _write(*, actor, lifecycle: Lifecycle, model, record, locked, case, case_locked: bool, current: str, to: str,
+           reason: str, data: dict | None, save: tuple[str, ...]) -> models.Model:
+    """The checked move's writes: the row, its audit entry, the case's status."""
+    from audit.services import audit_entry_build, audit_record_many
+    from casework.cases.services import case_set_status, case_status_move
+
     for name in save:
         setattr(locked, name, getattr(record, name))
     setattr(locked, lifecycle.field, to)
