@@ -137,6 +137,43 @@ def test_a_move_the_table_lacks_is_a_conflict_naming_both_states_and_changes_not
     assert case.status == "new" and AuditEntry.objects.count() == before
 
 
+@pytest.mark.django_db(transaction=True)
+def test_inside_a_callers_transaction_a_refusal_lets_it_go_on_and_no_savepoint_is_taken(case):
+    from django.db import connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured, transaction.atomic():
+        with pytest.raises(Conflict):
+            lifecycle_transition(actor="system", lifecycle=TOY, record=case, to="closed")
+        # The refusal came before any write: the caller's transaction goes on and commits.
+        lifecycle_transition(actor="system", lifecycle=TOY, record=case, to="in_progress", reason="then this")
+    assert not [q["sql"] for q in captured.captured_queries if "SAVEPOINT" in q["sql"].upper()]
+    case.refresh_from_db()
+    assert case.status == "in_progress"
+    assert list(AuditEntry.objects.filter(action="toy.moved").values_list("data__to", flat=True)) == ["in_progress"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_failing_inside_a_move_rolls_back_to_the_callers_savepoint(case, monkeypatch):
+    from django.db import DatabaseError, transaction
+
+    from casework.cases.lifecycle import services
+
+    def broken(*args, **kwargs):
+        raise DatabaseError("the disk is full")
+
+    with transaction.atomic():
+        with pytest.raises(DatabaseError), transaction.atomic():  # the caller's savepoint
+            monkeypatch.setattr(services, "row_update", broken)
+            lifecycle_transition(actor="system", lifecycle=TOY, record=case, to="in_progress")
+        monkeypatch.undo()
+        # Rolled back to the savepoint: the transaction is usable and what follows commits.
+        lifecycle_transition(actor="system", lifecycle=TOY, record=case, to="in_progress", reason="again")
+    case.refresh_from_db()
+    assert case.status == "in_progress"
+    assert AuditEntry.objects.filter(action="toy.moved").count() == 1
+
+
 @pytest.mark.django_db
 def test_a_move_made_by_the_wrong_kind_of_actor_is_refused(case, alice):
     with pytest.raises(Conflict, match="only a agent or system makes that move") as refused:
