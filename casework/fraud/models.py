@@ -231,6 +231,8 @@ class DecidedVector(models.Model):
     v12 = models.FloatField()
 
     class Meta:
+        # The last expression is NEWEST_FIRST (the search's ORDER BY must match it exactly; the
+        # plan tests in tests/fraud/test_lookalike_bounds.py fail if the two part).
         indexes = [models.Index(F("confirmed"), F("cell"), F("decision") * -1, name="fraud_decided_cell_rank")]
 
     def __str__(self) -> str:

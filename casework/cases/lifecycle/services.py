@@ -64,6 +64,9 @@ def lifecycle_transition(*, actor: Any, lifecycle: Lifecycle | str, record: mode
 def _transition(*, actor: Any, lifecycle: Lifecycle | str, record: models.Model, to: str, reason: str,
                 data: dict | None, save: tuple[str, ...]) -> models.Model:
     """lifecycle_transition inside a transaction."""
+    from audit.services import audit_entry_build, audit_record_many
+    from casework.cases.services import case_set_status, case_status_move
+
     lifecycle = lifecycle_get(lifecycle) if isinstance(lifecycle, str) else lifecycle
     model = apps.get_model(lifecycle.record)
     with transaction.atomic(savepoint=False):
@@ -87,36 +90,27 @@ def _transition(*, actor: Any, lifecycle: Lifecycle | str, record: models.Model,
     case = _case_of(locked)
     if current != to:
         transition_check(lifecycle, actor=actor, source=current, target=to, reference=case.reference)
+    # The writes: the row, its audit entry, the case's status.
     with transaction.atomic(savepoint=False):
-        return _write(actor=actor, lifecycle=lifecycle, model=model, record=record, locked=locked, case=case,
-                      case_locked=case_locked, current=current, to=to, reason=reason, data=data, save=save)
-
-
-def _write(*, actor, lifecycle: Lifecycle, model, record, locked, case, case_locked: bool, current: str, to: str,
-           reason: str, data: dict | None, save: tuple[str, ...]) -> models.Model:
-    """The checked move's writes: the row, its audit entry, the case's status."""
-    from audit.services import audit_entry_build, audit_record_many
-    from casework.cases.services import case_set_status, case_status_move
-
-    for name in save:
-        setattr(locked, name, getattr(record, name))
-    setattr(locked, lifecycle.field, to)
-    fields = [lifecycle.field, *save]
-    if any(f.name == "updated_at" for f in model._meta.concrete_fields):
-        fields.append("updated_at")
-    row_update(locked, fields)
-    setattr(record, lifecycle.field, to)
-    if current != to:
-        # The move's entry and the case's status change go in one INSERT.
-        entries = [audit_entry_build(actor=actor, action=lifecycle.audit_action, case=case, obj=locked,
-                                     data={"from": current, "to": to, "from_label": lifecycle.label_of(current),
-                                           "to_label": lifecycle.label_of(to), "by": actor_kind(actor),
-                                           "reason": (reason or "")[:1000], **(data or {})})]
-        target = lifecycle.state(to).case_status
-        if target and case.status not in DONE_STATUSES and case.status != target:
-            if case_locked:
-                case_status_move(actor=actor, case=case, status=target, entries=entries)
-            else:
-                case_set_status(actor=actor, case=case, status=target)
-        audit_record_many(entries)
-    return locked
+        for name in save:
+            setattr(locked, name, getattr(record, name))
+        setattr(locked, lifecycle.field, to)
+        fields = [lifecycle.field, *save]
+        if any(f.name == "updated_at" for f in model._meta.concrete_fields):
+            fields.append("updated_at")
+        row_update(locked, fields)
+        setattr(record, lifecycle.field, to)
+        if current != to:
+            # The move's entry and the case's status change go in one INSERT.
+            entries = [audit_entry_build(actor=actor, action=lifecycle.audit_action, case=case, obj=locked,
+                                         data={"from": current, "to": to, "from_label": lifecycle.label_of(current),
+                                               "to_label": lifecycle.label_of(to), "by": actor_kind(actor),
+                                               "reason": (reason or "")[:1000], **(data or {})})]
+            target = lifecycle.state(to).case_status
+            if target and case.status not in DONE_STATUSES and case.status != target:
+                if case_locked:
+                    case_status_move(actor=actor, case=case, status=target, entries=entries)
+                else:
+                    case_set_status(actor=actor, case=case, status=target)
+            audit_record_many(entries)
+        return locked
