@@ -648,8 +648,13 @@ def fake_figures(fake: FakeServer, run_ids: list[int]) -> dict:
     answered = [0] * (int(window / 0.5) + 1)
     for r in requests:
         answered[int((r[1] - start) / 0.5)] += 1
+    # Requests received per 0.1 s over the window's first second: how fast the set-up ramps up.
+    ramp = [0] * 10
+    for r in requests:
+        if r[0] - start < 1:
+            ramp[int((r[0] - start) / 0.1)] += 1
     return {"llm_requests": len(requests), "llm_window_s": window, "calls_per_s": len(requests) / window,
-            "answered_per_half_s": answered,
+            "answered_per_half_s": answered, "received_first_s_per_tenth": ramp,
             "max_in_flight": fake.stats()["max_in_flight"], "llm_errors": sum(1 for r in requests if r[2] != 200)}
 
 
