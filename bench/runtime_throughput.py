@@ -38,6 +38,10 @@ X-Casework-Run header.
     cancelled (Celery remote control) while the alerts are created, then resumed. LLM calls/s is the fake's count of the runs'
     requests over first request received to last answered; the ratio is against (1)'s
     httpx and aiohttp figures of the same sitting.
+(2p) --pairs N (with --phases fake): N times a bare round of each client, then one trial of
+    the first --threads value; reported: each pair, the ratio of the medians and the median of
+    the pairs' ratios. Both sides are then the same statistic of interleaved runs, where (1)
+    and (2) set one trial against the best of several bare rounds.
 (3) offline: the same with LLM_PROVIDER=offline (--offline-threads): alerts/s, from the
     first run's start to the last run's end.
 (4) critical: one alert at a time through the production set-up (fake at --latency), after
@@ -1282,6 +1286,8 @@ def report(args, results: dict) -> str:
                        f"{t['machine_busy']:.0%} | {t['load_before']:.1f} -> {t['load_after']:.1f} | "
                        f"{audit_cell(t['audit'])} |")
         out.append("")
+    if results.get("pairs"):
+        out += pairs_report(args, results["pairs"])
     if offline:
         out += [f"**(3) {args.alerts} alerts, offline provider**, the same set-up, drained; first run's start to "
                 "last run's end:", "",
@@ -1401,6 +1407,78 @@ def set_ratios(results: dict) -> None:
                       "ratio_aiohttp": t["calls_per_s"] / bare["aiohttp"]["calls_per_s"]})
 
 
+def run_pairs(args, rows: list, fake: FakeServer, var_dir: str, save, results: dict) -> dict:
+    """--pairs N: N times a bare round of each client (1), then one trial of the production set-up
+    (2) at the first --threads value. A trial's calls/s moves by up to a fifth between trials
+    minutes apart on this shared machine, and so does a bare round's: a single trial against the
+    best of several bare rounds compares two different statistics. Here both sides are the same
+    statistic of interleaved runs: the ratio of the medians, and the median of each pair's ratio
+    (the issue's own figure was two trials against two bare runs)."""
+    threads = int(next(n for n in args.threads.split(",") if n))
+    pairs = []
+    for n in range(args.pairs):
+        bare = {way: bare_once(way, fake, fraud_requests(), args.bare_concurrency, args.bare_seconds)
+                for way in BARE_WAYS}
+        log.info("(2p) pair %d: bare httpx %.0f, aiohttp %.0f calls/s; %d alerts, two workers of %d threads, load %.1f",
+                 n + 1, bare["httpx"]["calls_per_s"], bare["aiohttp"]["calls_per_s"], args.alerts, threads, load())
+        try:
+            result = trial("openai", threads, rows, fake, args, var_dir)
+        except RuntimeError as exc:
+            log.error("    failed: %s", exc)
+            pairs.append({"bare": bare, "skipped": f"failed: {str(exc)[:300]}"})
+            continue
+        result.pop("profile", None)
+        pairs.append({"bare": bare, "trial": result,
+                      "ratio_httpx": result["calls_per_s"] / bare["httpx"]["calls_per_s"],
+                      "ratio_aiohttp": result["calls_per_s"] / bare["aiohttp"]["calls_per_s"]})
+        log.info("    %.0f calls/s: ratio httpx %.2f, aiohttp %.2f", result["calls_per_s"], pairs[-1]["ratio_httpx"],
+                 pairs[-1]["ratio_aiohttp"])
+        results["pairs"] = {"threads": threads, "pairs": pairs}
+        save()
+    done = [p for p in pairs if "trial" in p]
+    summary: dict = {"threads": threads, "pairs": pairs}
+    if done:
+        median = statistics.median
+        trial_median = median(p["trial"]["calls_per_s"] for p in done)
+        for way in ("httpx", "aiohttp"):
+            bare_median = median(p["bare"][way]["calls_per_s"] for p in done)
+            summary[way] = {"bare_median": bare_median, "trial_median": trial_median,
+                            "ratio_of_medians": trial_median / bare_median,
+                            "median_ratio": median(p[f"ratio_{way}"] for p in done)}
+    return summary
+
+
+def pairs_report(args, summary: dict) -> list[str]:
+    done = [p for p in summary["pairs"] if "trial" in p]
+    if not done:
+        return []
+    out = [f"**(2p) {len(done)} interleaved pairs** (`--pairs {args.pairs}`): a bare round of each client, then "
+           f"{args.alerts} alerts through the production set-up ({summary['threads']} threads x 2), cold; the ratio of "
+           "the medians, and the median of the pairs' ratios.", "",
+           "| pair | bare httpx / aiohttp calls/s | production set-up calls/s | ratio httpx / aiohttp | worker CPU per call "
+           "| PostgreSQL CPU per alert | machine busy | completed | audit chain |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for n, p in enumerate(summary["pairs"], 1):
+        if "trial" not in p:
+            out.append(f"| {n} | {p['bare']['httpx']['calls_per_s']:.0f} / {p['bare']['aiohttp']['calls_per_s']:.0f} "
+                       f"| {p['skipped']} | | | | | | |")
+            continue
+        t = p["trial"]
+        audit = t["audit"]
+        out.append(f"| {n} | {p['bare']['httpx']['calls_per_s']:.0f} / {p['bare']['aiohttp']['calls_per_s']:.0f} | "
+                   f"{t['calls_per_s']:.0f} | {p['ratio_httpx']:.2f} / {p['ratio_aiohttp']:.2f} | "
+                   f"{t['worker_cpu_ms_per_call']:.1f} ms | {t['postgres_cpu_ms_per_alert']:.1f} ms | "
+                   f"{t['machine_busy']:.0%} | {t['runs'].get('completed', 0)}/{t['alerts']} | "
+                   f"{'intact' if audit.get('ok') else 'BROKEN'} ({audit.get('entries', 0):,} entries, "
+                   f"{audit.get('pending', 0)} pending) |")
+    h, a = summary["httpx"], summary["aiohttp"]
+    out += ["", f"Medians: bare httpx {h['bare_median']:.0f}, aiohttp {a['bare_median']:.0f}, production set-up "
+                f"{h['trial_median']:.0f} calls/s. **Ratio of the medians: {h['ratio_of_medians']:.2f} (httpx) / "
+                f"{a['ratio_of_medians']:.2f} (aiohttp); median of the pairs' ratios: {h['median_ratio']:.2f} / "
+                f"{a['median_ratio']:.2f}.**", ""]
+    return out
+
+
 def run_sitting(args, var_dir: str) -> dict:
     from fraud_pipeline import generate_alerts
 
@@ -1420,6 +1498,9 @@ def run_sitting(args, var_dir: str) -> dict:
             log.info("Preparing %s (migrate, history) and its template ...", DB)
             results["template"] = prepare_template()
         rows = generate_alerts(args.alerts, seed=ALERT_SEED)
+        if args.pairs:
+            results["pairs"] = run_pairs(args, rows, fake, var_dir, save, results)
+            phases -= {"bare", "fake"}
         plan = [("openai", int(n), False) for n in args.threads.split(",") if n and "fake" in phases]
         plan += [("openai", int(n), True) for n in args.warm_threads.split(",") if n and "fake" in phases]
         plan += [("offline", int(n), False) for n in args.offline_threads.split(",") if n and "offline" in phases]
@@ -1504,6 +1585,9 @@ def main() -> None:
     parser.add_argument("--bare-rounds", type=int, default=2, help="(1) rounds of each client, interleaved (2).")
     parser.add_argument("--phases", default="bare,fake,offline,critical,kill-pg,kill-embedded",
                         help="Which to run (bare,fake,offline,critical,kill-pg,kill-embedded).")
+    parser.add_argument("--pairs", type=int, default=0,
+                        help="(2p) N pairs instead of (1) and (2): a bare round of each client, then a trial of the "
+                             "first --threads value; the ratio of medians and the median of the pairs' ratios.")
     parser.add_argument("--timeout", type=float, default=300, help="Give up on a trial after this many s.")
     parser.add_argument("--profile", default="", help="py-spy the first worker of each (2) trial into this folder.")
     parser.add_argument("--json", default="", help="Also write the raw results to this file.")
