@@ -897,11 +897,6 @@ if LLM_PROVIDER not in ("offline", "openai", "gemini", "anthropic"):
 LLM_MODEL = env("LLM_MODEL", default="")
 LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60.0)
 LLM_MAX_CONCURRENCY = env.int("LLM_MAX_CONCURRENCY", default=64)
-# The event loop every LLM request of a process runs on (agents/runtime/aio.py): uvloop's, or
-# CPython's own (asyncio).
-LLM_EVENT_LOOP = env("LLM_EVENT_LOOP", default="uvloop")
-if LLM_EVENT_LOOP not in ("uvloop", "asyncio"):
-    raise ImproperlyConfigured(f"LLM_EVENT_LOOP={LLM_EVENT_LOOP!r}: use uvloop or asyncio.")
 LLM_RATE_LIMIT_RETRIES = env.int("LLM_RATE_LIMIT_RETRIES", default=3)
 LLM_RETRY_INITIAL_DELAY = env.float("LLM_RETRY_INITIAL_DELAY", default=1.0)
 LLM_RETRY_MAX_DELAY = env.float("LLM_RETRY_MAX_DELAY", default=60.0)

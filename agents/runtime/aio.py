@@ -8,11 +8,7 @@ concurrent Future, carrying the caller's context variables (the OpenTelemetry pa
 the correlation id) into the coroutine.
 
 The loop is started on first use and again after a fork (a prefork child inherits the
-parent's loop object but not its thread). It is uvloop's (LLM_EVENT_LOOP=uvloop, the
-default): its transports, callbacks and timers are C, not Python, and the loop's thread holds
-the GIL against the run threads. In interleaved trials of the fraud throughput bench it gave
-more LLM calls/s in every pair (bench/README.md, issue 29). LLM_EVENT_LOOP=asyncio starts
-CPython's own. Blocking work that a coroutine needs (an SDK
+parent's loop object but not its thread). Blocking work that a coroutine needs (an SDK
 without an async client, an offline analyst that may read the database, a tool handler)
 runs on `blocking_pool()`, never on the loop's thread: Django refuses database access from
 a thread that runs an event loop.
@@ -43,7 +39,7 @@ def get_loop() -> asyncio.AbstractEventLoop:
         return _loop
     with _lock:
         if _loop is None or _pid != os.getpid() or not _loop.is_running():
-            loop = new_event_loop()
+            loop = asyncio.new_event_loop()
             started = threading.Event()
 
             def serve() -> None:
@@ -55,17 +51,6 @@ def get_loop() -> asyncio.AbstractEventLoop:
             started.wait(timeout=10)
             _loop, _pid = loop, os.getpid()
     return _loop
-
-
-def new_event_loop() -> asyncio.AbstractEventLoop:
-    """A new loop of the kind LLM_EVENT_LOOP names."""
-    from django.conf import settings
-
-    if settings.LLM_EVENT_LOOP == "uvloop":
-        import uvloop
-
-        return uvloop.new_event_loop()
-    return asyncio.new_event_loop()
 
 
 def submit(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
