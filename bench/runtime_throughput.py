@@ -649,12 +649,10 @@ def fake_figures(fake: FakeServer, run_ids: list[int]) -> dict:
     start = min(r[0] for r in requests)
     window = max(r[1] for r in requests) - start
     # Requests answered per half second of the window: where the ramp-up and the tail are.
-    answered = [0] * (int(window / 0.5) + 1)
+    # And requests received per 0.1 s over the window's first second: how fast the set-up ramps up.
+    answered, ramp = [0] * (int(window / 0.5) + 1), [0] * 10
     for r in requests:
         answered[int((r[1] - start) / 0.5)] += 1
-    # Requests received per 0.1 s over the window's first second: how fast the set-up ramps up.
-    ramp = [0] * 10
-    for r in requests:
         if r[0] - start < 1:
             ramp[int((r[0] - start) / 0.1)] += 1
     return {"llm_requests": len(requests), "llm_window_s": window, "calls_per_s": len(requests) / window,
