@@ -57,6 +57,23 @@ def _warm_up_child(**_kwargs) -> None:
     _warm_up_provider()
 
 
+def _prepare_statements(**_kwargs) -> None:
+    """A worker's PostgreSQL connections prepare what they run repeatedly
+    (settings.WORKER_DB_PREPARE_THRESHOLD); the web's do not. Set before the worker's threads
+    open their connections; the one this process may already hold is closed to pick it up."""
+    from django.conf import settings
+    from django.db import connections
+
+    threshold = settings.WORKER_DB_PREPARE_THRESHOLD
+    if threshold is None:
+        return
+    for alias in connections:
+        if connections[alias].vendor == "postgresql":
+            # The handler's settings dict is the one every thread's connection is made from.
+            connections.settings[alias].setdefault("OPTIONS", {})["prepare_threshold"] = threshold
+            connections[alias].close()
+
+
 def _gc_tune(**_kwargs) -> None:
     """What the worker holds once warmed up leaves the collector's passes (casework/ops/gc_tuning.py)."""
     from casework.ops.gc_tuning import gc_tune
@@ -80,6 +97,9 @@ def _close_inherited_metrics_socket(**_kwargs) -> None:
 
 # Connected here, in the module `celery -A casework` imports, so that they are in place when
 # worker_init is sent (Celery's Django fix-up has set Django up by then).
+# Before the provider's warm-up, which may open a connection.
+worker_init.connect(_prepare_statements, weak=False)
+worker_process_init.connect(_prepare_statements, weak=False)
 worker_init.connect(_warm_up_before_consuming, weak=False)
 worker_init.connect(_serve_metrics, weak=False)
 worker_process_init.connect(_warm_up_child, weak=False)

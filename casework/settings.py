@@ -165,6 +165,23 @@ else:
     if env.bool("DB_SERVER_SIDE_BINDING", default=True):
         DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
 
+# In a Celery worker, a PostgreSQL statement its connection has run this many times is prepared
+# (psycopg's prepare_threshold): parsed and planned once per connection, then only bound and
+# run. A worker runs the same few dozen statements for every run; PostgreSQL spent about a
+# quarter less CPU per fraud alert (bench/README.md, runtime_throughput). The web's
+# connections are not prepared (Django's default): a page's statements vary with what is asked.
+# Statements whose best plan depends on their values are never prepared (casework.db_unprepared).
+# `off` behind a pooler in transaction mode that does not track prepared statements
+# (PgBouncer before 1.21, or without max_prepared_statements).
+_prepare_threshold = env.str("WORKER_DB_PREPARE_THRESHOLD", default="1").strip().lower()
+if _prepare_threshold in ("", "off", "none"):
+    WORKER_DB_PREPARE_THRESHOLD = None
+elif _prepare_threshold.isdigit():
+    WORKER_DB_PREPARE_THRESHOLD = int(_prepare_threshold)
+else:
+    raise ImproperlyConfigured(
+        f"WORKER_DB_PREPARE_THRESHOLD must be a whole number of runs (0 or more) or off, not {_prepare_threshold!r}.")
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Auth ------------------------------------------------------------------------------

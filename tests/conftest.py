@@ -71,3 +71,28 @@ def _transactional_tests_empty_only_the_filled_tables():
     """After a transactional test, only the tables it filled are emptied (tests/db_flush.py)."""
     with fast_flush():
         yield
+
+
+@pytest.fixture
+def worker_prepares(settings, transactional_db):
+    """This process's connections set up as a Celery worker's (casework.celery): on PostgreSQL
+    every statement is prepared from its first run (threshold 0). Transactional: the set-up
+    closes the connection so that the next one is made with the option."""
+    from django.db import connections
+
+    from casework.celery import _prepare_statements
+
+    settings.WORKER_DB_PREPARE_THRESHOLD = 0
+    _prepare_statements()
+    yield connections["default"]
+    connections.settings["default"].get("OPTIONS", {}).pop("prepare_threshold", None)
+    connections["default"].close()
+
+
+def prepared_statements() -> list[str]:
+    """The statements this connection has prepared (PostgreSQL's pg_prepared_statements)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [row[0] for row in cursor.fetchall()]

@@ -15,6 +15,7 @@ from django.shortcuts import get_object_or_404
 
 from casework.cases.models import Case
 from casework.cases.types import CASE_TYPES
+from casework.db_unprepared import execute_unprepared
 from casework.entities.kinds import KINDS
 from casework.entities.models import CaseLink, CaseMerge, Entity, Mention
 
@@ -74,7 +75,7 @@ def _newest_other_cases(entity_ids: list[int], *, exclude_case_ids: set[int], pe
     sql = " UNION ALL ".join(branch.format(i) for i in range(len(entity_ids)))
     params = [p for pk in entity_ids for p in (pk, *excluded, per_entity)]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        execute_unprepared(cursor, sql, params)
         return [{"entity_id": e, "case_id": c, "created_at": at, "id": i} for e, c, at, i in cursor.fetchall()]
 
 

@@ -56,6 +56,7 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import QuerySet
 
+from casework.db_unprepared import execute_unprepared
 from casework.fraud.features import FEATURE_NAMES, FEATURES
 from casework.fraud.models import (
     CELL_INDEXES,
@@ -212,7 +213,7 @@ def _near(alert: Alert, max_distance: float, *, confirmed_only: bool = False, ca
     rows = []
     if cells:
         with connection.cursor() as cursor:
-            cursor.execute(_near_sql(len(cells), len(groups), limit, len(excluded)), params)
+            execute_unprepared(cursor, _near_sql(len(cells), len(groups), limit, len(excluded)), params)
             rows = cursor.fetchall()
     nearest: dict[bool, list] = {group: [] for group in groups}
     count = dict.fromkeys(groups, 0)

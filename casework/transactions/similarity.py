@@ -95,6 +95,7 @@ def _candidates(bucket: str, exclude_pk: int | None, cap: int) -> list[tuple[int
 
     from django.db import connection
 
+    from casework.db_unprepared import execute_unprepared
     from casework.transactions.models import Investigation
 
     inv = connection.ops.quote_name(Investigation._meta.db_table)
@@ -108,7 +109,7 @@ def _candidates(bucket: str, exclude_pk: int | None, cap: int) -> list[tuple[int
         params += [Investigation.Status.COMPLETED, b, *([exclude_pk, exclude_pk] if mine else []), cap]
     sql = f"SELECT id, features FROM ({' UNION ALL '.join(parts)}) AS u ORDER BY id DESC LIMIT %s"  # noqa: S608
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, cap])
+        execute_unprepared(cursor, sql, [*params, cap])
         rows = cursor.fetchall()
     return [(pk, json.loads(f) if isinstance(f, str) else f) for pk, f in rows]
 

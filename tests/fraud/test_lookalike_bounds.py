@@ -207,3 +207,22 @@ def test_the_search_reads_one_bounded_range_per_cell_in_one_statement_text_on_po
         pairs = [sql.count(f"ORDER BY {NEWEST_FIRST} LIMIT") for sql, _ in searched]
         assert pairs == [sql.count(" UNION ALL ") + 1 for sql, _ in searched]
     assert pairs == [12, 24, 40]  # (group, cell): both groups of each cell
+
+
+def test_a_workers_look_alike_search_is_planned_with_its_values_every_time(worker_prepares, alice, make_alert,
+                                                                              decide):
+    # A worker prepares what it repeats; the look-alike search is left out, so its plan is made
+    # for each alert's own cells (casework/db_unprepared.py), and it finds what it found before.
+    from tests.conftest import prepared_statements
+
+    _population(make_alert, decide, alice)
+    probe = make_alert(**{**CYCLING, "account_id": "PROBE"})
+    first = similar_decided(probe, limit=20)
+    for _ in range(6):  # past PostgreSQL's five custom plans before a generic one is considered
+        again = similar_decided(probe, limit=20)
+    assert [n.reference for n in again.confirmed] == [n.reference for n in first.confirmed]
+    assert again.confirmed_count == first.confirmed_count and again.cleared_count == first.cleared_count
+    if worker_prepares.vendor == "postgresql":
+        statements = prepared_statements()
+        assert statements  # the other statements were prepared ...
+        assert not any("MATERIALIZED" in sql for sql in statements), statements  # ... not the search
