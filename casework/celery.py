@@ -13,6 +13,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casework.settings")
 # The embedded broker (CELERY_BROKER_URL=filesystem://...) with atomic message writes:
 # casework/broker.py.
 TRANSPORT_ALIASES["filesystem"] = "casework.broker:Transport"
+# Redis (CELERY_BROKER_URL=redis://...): one client per channel for kombu's synchronous
+# commands instead of a new one per acknowledgement (casework/broker_redis.py).
+TRANSPORT_ALIASES["redis"] = TRANSPORT_ALIASES["rediss"] = "casework.broker_redis:Transport"
 
 app = Celery("casework")
 app.config_from_object("django.conf:settings", namespace="CELERY")
