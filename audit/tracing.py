@@ -73,9 +73,7 @@ def _span_json(span: ReadableSpan) -> dict:
                 startTimeUnixNano=str(span.start_time or 0), endTimeUnixNano=str(span.end_time or 0))
     # The span's own BoundedAttributes rather than the read-only view `attributes` wraps it in
     # (same pairs, one mapping layer less); the public view if the SDK's private name changes.
-    attributes = getattr(span, "_attributes", None) if isinstance(span, ReadableSpan) else None
-    if attributes is None:
-        attributes = span.attributes
+    attributes = getattr(span, "_attributes", None) or span.attributes
     if attributes:
         data["attributes"] = _kv_list(attributes)
     if span.events:
@@ -110,11 +108,15 @@ def _kv_list(attributes) -> orjson.Fragment:
             if part is None:
                 if len(_encoded) >= _ENCODED_MAX:
                     _encoded.clear()  # counters (tokens, run ids) would otherwise fill it
-                part = _encoded[cache_key] = orjson.dumps({"key": key, "value": _any_value(value)})
+                part = _encoded[cache_key] = _kv_bytes(key, value)
         else:
-            part = orjson.dumps({"key": key, "value": _any_value(value)})
+            part = _kv_bytes(key, value)
         parts.append(part)
     return orjson.Fragment(b"[" + b",".join(parts) + b"]")
+
+
+def _kv_bytes(key: str, value) -> bytes:
+    return orjson.dumps({"key": key, "value": _any_value(value)})
 
 
 # Floats are left out: -0.0 == 0.0 with the same hash, and they encode differently.

@@ -9,6 +9,7 @@ from agents.pipelines.fraud_agents.inputs import build_outcome_similarity_input
 from casework.fraud.demo_data import demo_alerts
 from casework.fraud.models import DecidedVector
 from casework.fraud.selectors import SIMILAR_MAX_DISTANCE, feature_distance, similar_decided
+from tests.conftest import prepared_statements
 from tests.fraud.conftest import CYCLING
 
 pytestmark = pytest.mark.django_db
@@ -213,8 +214,6 @@ def test_a_workers_look_alike_search_is_planned_with_its_values_every_time(worke
                                                                               decide):
     # A worker prepares what it repeats; the look-alike search is left out, so its plan is made
     # for each alert's own cells (casework/db_unprepared.py), and it finds what it found before.
-    from tests.conftest import prepared_statements
-
     _population(make_alert, decide, alice)
     probe = make_alert(**{**CYCLING, "account_id": "PROBE"})
     first = similar_decided(probe, limit=20)

@@ -48,7 +48,7 @@ def test_a_channel_builds_its_synchronous_client_once_per_pool_and_messages_stil
             channel._disconnect_pools()  # what kombu does after a fork or a lost connection
             assert channel._create_client() is not first
             with channel.conn_or_acquire() as client:
-                assert client.llen(f"{queue}") == 0
+                assert client.llen(queue) == 0
                 assert client.zcard(channel.unacked_index_key) == 0  # every message acknowledged
             simple.close()
         finally:
