@@ -14,11 +14,8 @@ class AgentsConfig(AppConfig):
         for key in CASE_TYPES:
             case_type_register_tab(key, Tab("agents", "Agent runs", "agents/_run_tab.html"))
 
-        # Pipelines register themselves and connect their signal receivers on import.
-        from agents.pipelines import load_all
-
-        load_all()
-
+        # Each case type loads its own pipeline from its AppConfig.ready
+        # (agents.runtime.pipeline.pipeline_module_load); the agents app names none of them.
         # The case domain offers a case type only while its pipeline is registered.
         from agents.runtime.pipeline import PIPELINES
         from casework.cases.types import case_types_set_pipeline_source

@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.llm.offline_registry import OFFLINE_ANALYSTS  # noqa: E402
-from agents.pipelines.fraud_agents import PROMPTS  # noqa: E402
+from casework.fraud.agents import PROMPTS  # noqa: E402
 from tests.fakes import llm_servers  # noqa: E402
 from tests.fakes.llm_servers import FakeOpenAIServer, json_answer  # noqa: E402
 

@@ -211,7 +211,7 @@ def offline_answering_fake(latency_s: float):
     """The fake endpoint, answering each fraud agent (told by its system prompt) with what
     that agent's offline analyst concludes from the data fenced in the request."""
     from agents.llm.offline_registry import OFFLINE_ANALYSTS
-    from agents.pipelines.fraud_agents import PROMPTS
+    from casework.fraud.agents import PROMPTS
     from tests.fakes.llm_servers import FakeOpenAIServer, json_answer
 
     def answer(body: dict):
@@ -227,9 +227,9 @@ def offline_answering_fake(latency_s: float):
 
 def register_sequential_fraud():
     """The seed's design: the same six calls one after another (one stage per agent)."""
-    from agents.pipelines.fraud import fraud_pipeline
-    from agents.pipelines.fraud_agents import SPECIALISTS
     from agents.runtime.pipeline import PIPELINES, Pipeline, Stage, register_pipeline
+    from casework.fraud.agents import SPECIALISTS
+    from casework.fraud.agents.pipeline import fraud_pipeline
 
     if "fraud_sequential" in PIPELINES:
         return
@@ -428,7 +428,7 @@ PROFILE_BUCKETS = (
     ("audit_record (chain lock, last hash, insert)", ("audit/services.py",)),
     ("recording each call (_record: AgentCall, run state)", ("_record (agents/runtime/pipeline.py",)),
     ("agent calls (offline analysts, prompt building, parsing, spans)", ("run_agent (agents/runtime/runner.py",)),
-    ("writing results back (priority, pattern)", ("_finish (agents/pipelines/fraud.py",)),
+    ("writing results back (priority, pattern)", ("_finish (casework/fraud/agents/pipeline.py",)),
     ("claiming, heartbeats, run saves", ("agents/runtime/pipeline.py",)),
     ("Celery / kombu / Redis", ("celery/", "kombu/", "redis/")),
 )

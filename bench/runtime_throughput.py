@@ -366,8 +366,8 @@ def fraud_requests(n_alerts: int = 20) -> list[dict]:
     them (system prompt with the schema, fenced data, response_format, X-Casework headers)."""
     from fraud_pipeline import generate_alerts
 
+    import casework.fraud.agents as fa
     from agents.llm.offline_registry import OFFLINE_ANALYSTS
-    from agents.pipelines import fraud_agents as fa
     from agents.runtime.prompting import fence_data, system_prompt_for
 
     builders = {"transaction": fa.build_transaction_input, "identity": fa.build_identity_input,

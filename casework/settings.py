@@ -634,7 +634,7 @@ for _name in ("FRAUD_LOOKALIKE_CELL_CAP", "CASE_TIMELINE_PAGE", "SUPPORT_MATCH_M
     if globals()[_name] < 1:
         raise ImproperlyConfigured(f"{_name} must be at least 1.")
 
-# --- Transaction investigations (seed 003: agents/pipelines/transactions.py) -----------
+# --- Transaction investigations (seed 003: casework/transactions/agents/pipeline.py) -----------
 # The planner's step limit (planner decisions), each tool's timeout, the whole
 # investigation's timeout (checked between steps; a timed-out one keeps its findings and can
 # be resumed) and the planner LLM call's own timeout (a timeout falls back to the fixed order).
@@ -655,7 +655,7 @@ TXN_INGEST_MAX_BATCH = env.int("TXN_INGEST_MAX_BATCH", default=1000)
 # An Idempotency-Key is remembered this long (IETF draft: the server says how long).
 IDEMPOTENCY_KEY_HOURS = env.int("IDEMPOTENCY_KEY_HOURS", default=24)
 
-# --- Release risk (seed 004: agents/pipelines/releases.py) ----------------------------
+# --- Release risk (seed 004: casework/releases/agents/pipeline.py) ----------------------------
 # The detective's severity thresholds (its offline analyst applies them; its prompt quotes
 # them to a model). Error rates are fractions (0.05 = 5 %), p95 response times milliseconds.
 # A failed test is critical when marked so or in one of RELEASE_CRITICAL_AREAS; a change is

@@ -8,13 +8,13 @@ import importlib
 
 
 def prompt_texts(suite: str) -> list[str]:
-    from agents.runtime.pipeline import get_pipeline
+    from agents.runtime.pipeline import PIPELINE_MODULES, get_pipeline
     from casework.cases.types import CASE_TYPES as TYPES
 
     name = TYPES[suite].pipeline
     pipeline = get_pipeline(name)
     texts = [f"{key}:{agent.system_prompt}" for key, agent in sorted(pipeline.agents.items())]
-    module = importlib.import_module(f"agents.pipelines.{name}")
+    module = importlib.import_module(PIPELINE_MODULES[name])
     for attr, value in sorted(vars(module).items()):
         if "PROMPT" in attr and isinstance(value, str):
             texts.append(f"{attr}:{value}")

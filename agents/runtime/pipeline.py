@@ -26,9 +26,11 @@ exists) and be attached to one later (agents.services.run_attach_case).
 from __future__ import annotations
 
 import concurrent.futures
+import importlib
 import json
 import logging
 import random
+import sys
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -171,11 +173,29 @@ class Pipeline:
 PIPELINES: dict[str, Pipeline] = {}
 
 
+# The module that registered each pipeline (its prompts are read from there: agents.evals.prompts).
+PIPELINE_MODULES: dict[str, str] = {}
+
+
 def register_pipeline(pipeline: Pipeline) -> Pipeline:
     if pipeline.name in PIPELINES and PIPELINES[pipeline.name] is not pipeline:
         raise ValueError(f"A pipeline named {pipeline.name!r} is already registered.")
     PIPELINES[pipeline.name] = pipeline
+    PIPELINE_MODULES[pipeline.name] = sys._getframe(1).f_globals.get("__name__", "")
     return pipeline
+
+
+def pipeline_module_load(module: str) -> bool:
+    """Import a case type's pipeline module, which registers its pipeline (a type's
+    AppConfig.ready calls this with its own module: casework/<type>/agents/pipeline.py).
+    A module that fails to import is logged, not raised: one broken pipeline must not stop
+    the app, nor the other types' runs; its own runs fail with "no pipeline registered"."""
+    try:
+        importlib.import_module(module)
+    except Exception:  # noqa: BLE001 - see the docstring
+        logger.exception("Pipeline module %s failed to import; its runs will fail.", module)
+        return False
+    return True
 
 
 def get_pipeline(name: str) -> Pipeline:

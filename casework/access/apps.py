@@ -69,3 +69,8 @@ class AccessConfig(AppConfig):
         from casework.cases.types import case_type_register_entities
 
         case_type_register_entities("access_change", ACCESS_ENTITIES)
+
+        # Its agents (casework/access/agents/): the pipeline registers itself with the runtime.
+        from agents.runtime.pipeline import pipeline_module_load
+
+        pipeline_module_load("casework.access.agents.pipeline")

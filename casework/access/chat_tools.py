@@ -8,13 +8,13 @@ from __future__ import annotations
 
 
 def access_chat_tools() -> tuple:
-    from agents.pipelines.access_agents.tools import CHECK_AUTHORIZATION, LOOKUP_DATA
+    from casework.access.agents.tools import CHECK_AUTHORIZATION, LOOKUP_DATA
 
     return (CHECK_AUTHORIZATION, LOOKUP_DATA)
 
 
 def access_chat_context(case) -> dict:
-    from agents.pipelines.access_agents.tools import mutation_row
+    from casework.access.agents.tools import mutation_row
 
     mutation = getattr(case, "access_change", None)
     return {} if mutation is None else {"mutation": mutation_row(mutation)}

@@ -63,3 +63,8 @@ class FraudConfig(AppConfig):
         from casework.fraud.entities import ENTITIES as FRAUD_ENTITIES
 
         case_type_register_entities("fraud_alert", FRAUD_ENTITIES)
+
+        # Its agents (casework/fraud/agents/): the pipeline registers itself with the runtime.
+        from agents.runtime.pipeline import pipeline_module_load
+
+        pipeline_module_load("casework.fraud.agents.pipeline")

@@ -31,7 +31,7 @@ def submit_fraud(data: dict, reference: dict) -> None:
 
 
 def fraud_scenario_parts(alert, mask):
-    from agents.pipelines.fraud import alert_input
+    from casework.fraud.agents.pipeline import alert_input
 
     data = alert_input(alert)
     data["account_id"] = mask("account", data["account_id"])

@@ -1,5 +1,5 @@
 """The fraud thresholds in one table, shared by the built-in scorer (casework/fraud/scoring.py),
-the offline analysts (agents/pipelines/fraud_agents/offline/) and the case page's
+the offline analysts (casework/fraud/agents/offline/) and the case page's
 side-by-side view (casework/fraud/assessment.py).
 
 Bands are (high from, medium from) on a 0-1 score unless said otherwise. Every rule is

@@ -59,3 +59,8 @@ class ReleasesConfig(AppConfig):
         from casework.releases.entities import ENTITIES as RELEASES_ENTITIES
 
         case_type_register_entities("release_risk", RELEASES_ENTITIES)
+
+        # Its agents (casework/releases/agents/): the pipeline registers itself with the runtime.
+        from agents.runtime.pipeline import pipeline_module_load
+
+        pipeline_module_load("casework.releases.agents.pipeline")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 
 def release_chat_tools() -> tuple:
-    from agents.pipelines.releases_agents.tools import read_only_tools
+    from casework.releases.agents.tools import read_only_tools
 
     return read_only_tools()
 

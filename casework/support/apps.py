@@ -60,3 +60,8 @@ class SupportConfig(AppConfig):
         from casework.support.entities import ENTITIES as SUPPORT_ENTITIES
 
         case_type_register_entities("support_ticket", SUPPORT_ENTITIES)
+
+        # Its agents (casework/support/agents/): the pipeline registers itself with the runtime.
+        from agents.runtime.pipeline import pipeline_module_load
+
+        pipeline_module_load("casework.support.agents.pipeline")

@@ -5,6 +5,6 @@ from __future__ import annotations
 
 
 def support_chat_tools() -> tuple:
-    from agents.pipelines.support_agents.tools import CUSTOMER_LOOKUP
+    from casework.support.agents.tools import CUSTOMER_LOOKUP
 
     return (CUSTOMER_LOOKUP,)

@@ -37,7 +37,7 @@ GROUP_NAMES = {"billing": "Billing", "technical": "Technical", "general": "Gener
 
 def ticket_category(ticket: Ticket) -> str:
     """billing, technical, general or security (a security concern outranks the category)."""
-    from agents.pipelines.support_agents.rules import keyword_classes
+    from casework.support.agents.rules import keyword_classes
 
     texts = []
     for message in ticket.messages.filter(direction="customer"):

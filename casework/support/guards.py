@@ -5,7 +5,7 @@ triage (the case page shows it) and audits it (`support.guard_applied`).
   urgency   unknown (the supervisor failed or was not trusted): high until a person triages
             it, never below the high tickets of the queue;
             the seed 001 urgency table is a floor: a model may rank a ticket higher than its
-            row, never lower (agents.pipelines.support_agents.rules.urgency_for, the same
+            row, never lower (casework.support.agents.rules.urgency_for, the same
             table the offline supervisor applies);
   vip       a VIP's ticket is never answered automatically: auto_respond becomes
             escalate_human (seed 001: "VIP customer" -> escalate_human), and ticket_auto_send
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents.pipelines.support_agents.rules import keyword_classes, urgency_for
+from casework.support.agents.rules import keyword_classes, urgency_for
 from casework.support.models import URGENCY_RANK, Ticket
 
 NO_ROW = "No row of the table applies"

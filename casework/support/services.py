@@ -303,7 +303,7 @@ def _move(*, actor, ticket: Ticket, to: str, reason: str, data: dict | None = No
 
 @transaction.atomic
 def ticket_apply_triage(*, actor, ticket: Ticket, triage: dict) -> Ticket:
-    """Store a triage (see agents.pipelines.support.triage_summary) on its ticket.
+    """Store a triage (see casework.support.agents.pipeline.triage_summary) on its ticket.
 
     Steps: lock the ticket; an older run's triage never overwrites a newer one's; store the
     translations; on a ticket that is not open to a triage any more (a person closed it, a

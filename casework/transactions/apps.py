@@ -54,3 +54,8 @@ class TransactionsConfig(AppConfig):
         from casework.transactions.entities import ENTITIES as TRANSACTIONS_ENTITIES
 
         case_type_register_entities("transaction_investigation", TRANSACTIONS_ENTITIES)
+
+        # Its agents (casework/transactions/agents/): the pipeline registers itself with the runtime.
+        from agents.runtime.pipeline import pipeline_module_load
+
+        pipeline_module_load("casework.transactions.agents.pipeline")

@@ -1,6 +1,6 @@
 """The investigation pipeline's writes: progress after every step, and completion.
 
-Called by agents/pipelines/transactions.py with the planner's state (seed section 2). Every
+Called by casework/transactions/agents/pipeline.py with the planner's state (seed section 2). Every
 write is idempotent, so a step replayed after a crash changes nothing: decisions are one
 per step, executions one per tool, insights and recommendations one per key. Every change
 of Investigation.status goes through states.investigation_transition (checked, audited, the
@@ -133,7 +133,7 @@ def investigation_complete(*, investigation_id: int, state: dict, summary: str =
     drafted rule), the case's priority, then the audit entries of any override.
 
     `state["status"]` is COMPLETED, INCONCLUSIVE or TIMED_OUT (or FAILED: a HIGH or CRITICAL
-    one left with no recommendation at all, agents.pipelines.transactions._require_recommendations). `partial`: the run stopped
+    one left with no recommendation at all, casework.transactions.agents.pipeline._require_recommendations). `partial`: the run stopped
     early (timed out, or at the step limit) and keeps everything it found. The case's
     priority follows the severity, except that an inconclusive investigation claims none, a
     partial one may raise the priority but never lower it, and a priority a person set stands.

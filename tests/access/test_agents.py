@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from agents.pipelines.access import ADVISORY, ORCHESTRATOR, REQUEST_INFO, RIGHTS_CHECK
-from agents.pipelines.access_agents.tools import employee_row, mutation_row
 from agents.runtime.runner import run_agent
+from casework.access.agents.pipeline import ADVISORY, ORCHESTRATOR, REQUEST_INFO, RIGHTS_CHECK
+from casework.access.agents.tools import employee_row, mutation_row
 from casework.access.models import InfoRequest
 from casework.access.states import AccessStatus, mutation_transition
 from casework.cases.notifications.models import Notification

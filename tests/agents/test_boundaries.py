@@ -5,8 +5,6 @@ app's ready(). Read from the source, so a lazy import inside a function counts t
 from __future__ import annotations
 
 import ast
-import pkgutil
-import sys
 from pathlib import Path
 
 import agents
@@ -41,20 +39,17 @@ def test_the_pipeline_executor_and_the_task_module_do_not_import_each_other():
     assert "agents.runtime.pipeline" in _imports(RUNTIME / "tasks.py")
 
 
-def test_every_pipeline_module_registered_at_start_up():
-    """Each module in agents/pipelines registered its pipeline when the app started (a module
-    that failed to import is only logged), and every case type's pipeline is among them."""
-    import agents.pipelines
-    from agents.runtime.pipeline import PIPELINES, Pipeline
+def test_every_case_type_registered_its_own_pipeline_at_start_up():
+    """Each case type's AppConfig.ready loaded its pipeline from its own package
+    (casework/<type>/agents/pipeline.py), and what they registered is what the types run."""
+    from django.apps import apps
+
+    from agents.runtime.pipeline import PIPELINE_MODULES, PIPELINES
     from casework.cases.types import CASE_TYPES
 
-    modules = [info.name for info in pkgutil.iter_modules(agents.pipelines.__path__) if not info.ispkg]
-    registered = {}  # module: the pipelines it registered (none if it never imported)
-    for name in modules:
-        module = sys.modules.get(f"agents.pipelines.{name}")
-        registered[name] = [p.name for p in vars(module).values() if isinstance(p, Pipeline)
-                            and PIPELINES.get(p.name) is p] if module else []
-    assert [name for name, pipelines in registered.items() if not pipelines] == []
-    # One module per case type: what they registered is what the case types run.
-    assert sorted(p for pipelines in registered.values() for p in pipelines) == sorted(
-        ct.pipeline for ct in CASE_TYPES.values())
+    for case_type in CASE_TYPES.values():
+        assert case_type.pipeline in PIPELINES, case_type.key
+        module = PIPELINE_MODULES[case_type.pipeline]
+        app = apps.get_containing_app_config(module)
+        assert module.endswith(".agents.pipeline") and app is not None, (case_type.key, module)
+        assert app.name == module.removesuffix(".agents.pipeline"), (case_type.key, module)

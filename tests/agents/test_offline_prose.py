@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from agents.models import AgentCall
-from agents.pipelines.fraud_agents.offline import run_offline_investigation
+from casework.fraud.agents.offline import run_offline_investigation
 from tests.fraud.data.evaluate import SETS, load
 
 # Data an analyst quotes rather than words it chooses.

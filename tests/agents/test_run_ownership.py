@@ -95,11 +95,10 @@ def test_the_offline_provider_summarises_for_the_context_manager():
 
 
 def test_a_broken_pipeline_module_does_not_stop_the_others(monkeypatch, caplog, tmp_path):
-    """load_all over a folder of three fresh modules, the middle one half-written: the one
-    before and the one after it still load (their code runs and registers their pipelines)."""
+    """Three types' pipeline modules loaded as their AppConfig.ready does
+    (pipeline_module_load), the middle one half-written: the one before and the one after it
+    still load (their code runs and registers their pipelines); the broken one is logged."""
     import importlib
-
-    import agents.pipelines as pipelines
 
     for name, body in {
         "a_loads_first": 'register_pipeline(Pipeline(name="load_probe_first", modes={}))',
@@ -110,18 +109,20 @@ def test_a_broken_pipeline_module_does_not_stop_the_others(monkeypatch, caplog, 
             f"from agents.runtime.pipeline import Pipeline, register_pipeline\n{body}\n", encoding="utf-8")
     registry = dict(pipeline_module.PIPELINES)  # what the fresh modules register goes here, not into the real one
     monkeypatch.setattr(pipeline_module, "PIPELINES", registry)
-    monkeypatch.setattr(pipelines, "__path__", [str(tmp_path)])
-    monkeypatch.setattr(pipelines, "_loaded", False)
+    monkeypatch.setattr(pipeline_module, "PIPELINE_MODULES", dict(pipeline_module.PIPELINE_MODULES))
+    monkeypatch.syspath_prepend(str(tmp_path))
     importlib.invalidate_caches()
     try:
-        pipelines.load_all()
+        loaded = [pipeline_module.pipeline_module_load(name)
+                  for name in ("a_loads_first", "b_half_written", "c_loads_after")]
     finally:
         for name in ("a_loads_first", "b_half_written", "c_loads_after"):
-            sys.modules.pop(f"agents.pipelines.{name}", None)
+            sys.modules.pop(name, None)
 
+    assert loaded == [True, False, True]
     assert "b_half_written failed to import" in caplog.text
     assert {"load_probe_first", "load_probe_after"} <= set(registry)
-    assert pipelines._loaded
+    assert pipeline_module.PIPELINE_MODULES["load_probe_after"] == "c_loads_after"
 
 
 def test_run_context_output_ignores_errored_results(alice):

@@ -1,6 +1,6 @@
 """The shared core names no case type (issue 22): casework/cases, agents/runtime, agents/llm,
 agents/chat, agents/evals and audit never import a case type's package (casework.fraud ...)
-nor its pipeline (agents.pipelines.fraud, agents.pipelines.fraud_agents ...). A type
+nor its pipeline (casework.fraud.agents.pipeline, casework.fraud.agents ...). A type
 contributes what it adds (its decision on a close, chat tools, evaluation adapter, dashboard
 panel, demo) by registering it on its CaseType from its AppConfig.ready, and the core iterates
 the registry. Read from the source with ast, so an import inside a function counts too, and so
@@ -20,17 +20,12 @@ SHARED = ("casework/cases", "casework/entities", "agents/runtime", "agents/llm",
           "audit")
 TYPE_PACKAGES = ("casework.fraud", "casework.support", "casework.access", "casework.transactions",
                  "casework.releases")
-TYPE_PIPELINES = ("fraud", "support", "access", "transactions", "releases")
 TYPE_LABELS = tuple(package.rpartition(".")[2] for package in TYPE_PACKAGES)
 
 
 def _type_module(name: str) -> bool:
-    """A name inside a case type's package or its pipeline (module or package of agents)."""
-    parts = name.split(".")
-    if ".".join(parts[:2]) in TYPE_PACKAGES:
-        return True
-    return parts[:2] == ["agents", "pipelines"] and len(parts) > 2 and (
-        parts[2] in TYPE_PIPELINES or parts[2].removesuffix("_agents") in TYPE_PIPELINES)
+    """A name inside a case type's package (its agents and pipeline are in it)."""
+    return ".".join(name.split(".")[:2]) in TYPE_PACKAGES
 
 
 def _exempt(path: Path) -> bool:
@@ -109,11 +104,11 @@ def test_the_scan_sees_every_kind_of_import(tmp_path, monkeypatch):
         "from casework import access\n"
         "from ..releases.services import release_decide\n"
         "def later():\n"
-        "    from agents.pipelines.access_agents.tools import LOOKUP_DATA\n"
-        "    from agents.pipelines import transactions\n"
+        "    from casework.access.agents.tools import LOOKUP_DATA\n"
+        "    from casework.transactions.agents import pipeline\n"
         "    return apps.get_model('access', 'InfoRequest')\n"
         "from casework.cases.types import CASE_TYPES\n"
-        "from agents.pipelines import registry\n", encoding="utf-8")
+        "from agents.runtime import pipeline\n", encoding="utf-8")
     (folder / "urls.py").write_text("from casework.fraud import views\n", encoding="utf-8")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     monkeypatch.setattr(sys.modules[__name__], "SHARED", ("casework/cases",))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from agents.pipelines.support_agents.language import detect_language
+from casework.support.agents.language import detect_language
 from casework.support.models import Ticket
 from tests.support.conftest import smtp_server, support_data  # noqa: F401 - fixtures
 

@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from agents.pipelines.support_agents.language import detect_language
+from casework.support.agents.language import detect_language
 from casework.support.models import Ticket, TicketFeedback
 from tests.support.conftest import send, support_data  # noqa: F401 - fixtures
 

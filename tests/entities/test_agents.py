@@ -100,9 +100,9 @@ def test_the_support_supervisor_notes_a_linked_confirmed_fraud_case(alice, alert
 
 @pytest.mark.django_db
 def test_the_transaction_context_tool_reports_linked_cases_and_the_reasoning_uses_them(alice, alert, investigation):
-    from agents.pipelines.transactions_agents.findings import reason
-    from agents.pipelines.transactions_agents.tools import ToolInput, context_tool, output_summary
     from casework.entities.services import case_link
+    from casework.transactions.agents.findings import reason
+    from casework.transactions.agents.tools import ToolInput, context_tool, output_summary
 
     inv = investigation()
     fraud = alert(account="ACC-5150", devices=(), ips=()).case

@@ -7,7 +7,8 @@ from decimal import Decimal
 import pytest
 from pydantic import ValidationError
 
-from agents.pipelines.fraud_agents import (
+from agents.runtime.agent import Agent, AgentResult
+from casework.fraud.agents import (
     FEATURE_FIELDS,
     FRAUD_AGENTS,
     OUTPUT_MODELS,
@@ -27,7 +28,6 @@ from agents.pipelines.fraud_agents import (
     build_outcome_similarity_input,
     build_transaction_input,
 )
-from agents.runtime.agent import Agent, AgentResult
 
 ALERT = {
     "account_id": "ACC-1001",

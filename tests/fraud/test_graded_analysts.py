@@ -41,7 +41,7 @@ def test_one_borderline_value_alone_is_not_high_risk():
 
 def test_the_scorer_and_the_offline_analysts_read_one_threshold_table():
     assert scoring.SCORER_RAMPS is thresholds.SCORER_RAMPS
-    from agents.pipelines.fraud_agents import offline
+    from casework.fraud.agents import offline
 
     assert (offline.TRANSACTION_HIGH, offline.TRANSACTION_MEDIUM) == thresholds.TRANSACTION_BANDS
     assert offline.T is thresholds

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.pipelines.fraud_agents.inputs import build_outcome_similarity_input
+from casework.fraud.agents.inputs import build_outcome_similarity_input
 from casework.fraud.demo_data import demo_alerts
 from casework.fraud.models import DecidedVector
 from casework.fraud.selectors import SIMILAR_MAX_DISTANCE, feature_distance, similar_decided

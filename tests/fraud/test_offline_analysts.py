@@ -8,7 +8,7 @@ import csv
 import pytest
 
 from agents.llm.offline_registry import OFFLINE_ANALYSTS
-from agents.pipelines.fraud_agents import (
+from casework.fraud.agents import (
     FRAUD_AGENTS,
     OUTPUT_MODELS,
     build_knowledge_capture_input,
@@ -16,7 +16,7 @@ from agents.pipelines.fraud_agents import (
     build_outcome_similarity_input,
     run_offline_investigation,
 )
-from agents.pipelines.fraud_agents.offline import (
+from casework.fraud.agents.offline import (
     knowledge_capture_analyst,
     orchestrator_analyst,
     outcome_similarity_analyst,

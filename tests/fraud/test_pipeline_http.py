@@ -17,10 +17,10 @@ import pytest
 from django.utils.html import escape
 
 from agents.models import AgentCall, AgentRun
-from agents.pipelines.fraud_agents import FRAUD_AGENTS, PROMPTS, SPECIALISTS
-from agents.pipelines.fraud_agents.inputs import ERROR_KEYS
 from audit.models import AuditEntry
 from casework.cases.services import case_close
+from casework.fraud.agents import FRAUD_AGENTS, PROMPTS, SPECIALISTS
+from casework.fraud.agents.inputs import ERROR_KEYS
 from casework.fraud.services import PRIORITY_FOR_RISK, alert_create, alert_reassess
 from tests.fakes.fixtures import fake_openai  # noqa: F401 - fixture
 from tests.fakes.llm_servers import Reply, error, json_answer, rate_limited, text, tool_calls

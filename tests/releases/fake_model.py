@@ -5,8 +5,8 @@ analyst's rules, so a whole run goes over HTTP with real tool calls and real sev
 from __future__ import annotations
 
 from agents.llm.base import Message
-from agents.pipelines.releases_agents.offline import detective
 from agents.runtime.prompting import unfence_data
+from casework.releases.agents.offline import detective
 from tests.fakes.llm_servers import Reply, tool_calls
 
 

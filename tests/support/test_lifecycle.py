@@ -157,7 +157,7 @@ def test_a_failed_supervisor_leaves_the_urgency_high_not_medium(alice, support_d
 
 def test_a_triage_that_raises_leaves_the_ticket_in_the_queue_as_failed(alice, alice_client, support_data,
                                                                       monkeypatch):
-    import agents.pipelines.support as pipeline
+    import casework.support.agents.pipeline as pipeline
 
     def broken(ctx):
         raise RuntimeError("the summary could not be built")

@@ -14,8 +14,8 @@ from collections import defaultdict, deque
 import pytest
 
 from agents.models import AgentCall, AgentRun
-from agents.pipelines.support_agents import PROMPTS, SUPPORT_AGENTS
 from agents.runtime.prompting import unfence_data
+from casework.support.agents import PROMPTS, SUPPORT_AGENTS
 from tests.fakes.fixtures import fake_openai  # noqa: F401 - fixture
 from tests.fakes.llm_servers import Reply, error, json_answer, text, tool_calls
 from tests.support.conftest import send, triage_run

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from agents.llm.base import Message
-from agents.pipelines.support_agents import offline, rules
 from agents.runtime.prompting import fence_data
+from casework.support.agents import offline, rules
 
 
 def _supervisor(plan: str, message: str, vip: bool = False) -> dict:

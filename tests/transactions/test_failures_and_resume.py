@@ -12,8 +12,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import AgentCall, AgentRun
-from agents.pipelines.transactions_agents import tools
 from agents.tasks import run_pipeline
+from casework.transactions.agents import tools
 from casework.transactions.models import Investigation, ToolExecution
 from casework.transactions.services import investigation_resume
 from tests.transactions.conftest import investigate, load
@@ -119,7 +119,7 @@ def test_a_worker_killed_mid_investigation_resumes_with_one_execution_per_tool(m
 
 
 class FakeClock:
-    """The investigation timeout's clock (agents.pipelines.transactions.clock), moved by hand."""
+    """The investigation timeout's clock (casework.transactions.agents.pipeline.clock), moved by hand."""
 
     def __init__(self):
         self.offset = timedelta(0)
@@ -133,7 +133,7 @@ class FakeClock:
 
 @pytest.fixture
 def clock(monkeypatch):
-    from agents.pipelines import transactions as pipeline
+    from casework.transactions.agents import pipeline
 
     fake = FakeClock()
     monkeypatch.setattr(pipeline, "clock", fake)

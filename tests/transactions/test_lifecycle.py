@@ -9,12 +9,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from agents.models import AgentRun
-from agents.pipelines.transactions_agents import tools
 from audit.models import AuditEntry
 from casework.cases.dashboard import selectors as dashboard
 from casework.cases.services import case_close, case_set_priority
 from casework.errors import Conflict
 from casework.transactions import progress
+from casework.transactions.agents import tools
 from casework.transactions.models import Investigation, PlannerDecision
 from casework.transactions.services import investigation_resume
 from tests.fakes.llm_servers import json_answer
@@ -133,7 +133,7 @@ def test_a_run_stopped_early_keeps_the_priority_a_person_set(stop, monkeypatch, 
 
     if stop == "timed_out":
         clock = FakeClock()
-        monkeypatch.setattr("agents.pipelines.transactions.clock", clock)
+        monkeypatch.setattr("casework.transactions.agents.pipeline.clock", clock)
         settings.TXN_INVESTIGATION_TIMEOUT_SECONDS = 60
         real = tools.HANDLERS["pattern_tool"]
 

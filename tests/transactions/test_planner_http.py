@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from agents.pipelines.transactions_agents.planner import offline_planner
+from casework.transactions.agents.planner import offline_planner
 from casework.transactions.models import PlannerDecision
 from tests.fakes.llm_servers import json_answer, text
 from tests.transactions.conftest import investigate, load

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.pipelines.transactions_agents.planner import offline_planner, planner_input
-from agents.pipelines.transactions_agents.state import create_initial_state, deterministic_fallback, rule_violation
+from casework.transactions.agents.planner import offline_planner, planner_input
+from casework.transactions.agents.state import create_initial_state, deterministic_fallback, rule_violation
 
 
 def state(done=(), history=5, severity="HIGH", context=True) -> dict:

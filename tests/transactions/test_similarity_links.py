@@ -9,13 +9,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agents.pipelines.transactions_agents.findings import reason
-from agents.pipelines.transactions_agents.tools import ToolInput, similarity_tool
 from casework.cases.models import Case
 from casework.cases.services import case_close
 from casework.entities.selectors import LINKED_SHOWN
 from casework.entities.services import case_link
 from casework.transactions import similarity
+from casework.transactions.agents.findings import reason
+from casework.transactions.agents.tools import ToolInput, similarity_tool
 from casework.transactions.models import CardAccount, Investigation, Transaction
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agents.pipelines.fraud_agents.offline import run_offline_investigation
+from casework.fraud.agents.offline import run_offline_investigation
 
 HERE = Path(__file__).resolve().parent
 SETS = {"labelled": HERE / "labelled_alerts.csv", "tuning": HERE / "tuning_alerts.csv",
