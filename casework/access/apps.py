@@ -70,6 +70,17 @@ class AccessConfig(AppConfig):
 
         case_type_register_entities("access_change", ACCESS_ENTITIES)
 
+        # Its stylesheet, linked on every page, and its links in the navigation bar.
+        from casework.access.selectors import open_inbox_count
+        from casework.cases.shell import NavLink, nav_link_register, stylesheet_register
+        from casework.people.roles import is_investigator, is_manager
+
+        stylesheet_register("access/access.css")
+        nav_link_register(NavLink("Report access change", "access:mutation_new", is_investigator, order=30))
+        # A manager's inbox of validation requests, with how many wait for them.
+        nav_link_register(NavLink("Inbox", "access:inbox", is_manager, current_url_name="inbox",
+                                  count=open_inbox_count, count_label="requests waiting for you", order=60))
+
         # Its agents (casework/access/agents/): the pipeline registers itself with the runtime.
         from agents.runtime.pipeline import pipeline_module_load
 

@@ -64,6 +64,13 @@ class FraudConfig(AppConfig):
 
         case_type_register_entities("fraud_alert", FRAUD_ENTITIES)
 
+        # Its stylesheet, linked on every page, and its links in the navigation bar.
+        from casework.cases.shell import NavLink, nav_link_register, stylesheet_register
+        from casework.people.roles import is_investigator
+
+        stylesheet_register("fraud/fraud.css")
+        nav_link_register(NavLink("Fraud", "fraud:patterns", is_investigator, current_app="fraud", order=10))
+
         # Its agents (casework/fraud/agents/): the pipeline registers itself with the runtime.
         from agents.runtime.pipeline import pipeline_module_load
 

@@ -60,6 +60,13 @@ class ReleasesConfig(AppConfig):
 
         case_type_register_entities("release_risk", RELEASES_ENTITIES)
 
+        # Its stylesheet, linked on every page, and its links in the navigation bar.
+        from casework.cases.shell import NavLink, nav_link_register, stylesheet_register
+        from casework.people.roles import is_investigator
+
+        stylesheet_register("releases/releases.css")
+        nav_link_register(NavLink("Releases", "releases:index", is_investigator, current_app="releases", order=50))
+
         # Its agents (casework/releases/agents/): the pipeline registers itself with the runtime.
         from agents.runtime.pipeline import pipeline_module_load
 

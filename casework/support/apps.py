@@ -61,6 +61,13 @@ class SupportConfig(AppConfig):
 
         case_type_register_entities("support_ticket", SUPPORT_ENTITIES)
 
+        # Its stylesheet, linked on every page, and its links in the navigation bar.
+        from casework.cases.shell import NavLink, nav_link_register, stylesheet_register
+        from casework.people.roles import is_investigator
+
+        stylesheet_register("support/support.css")
+        nav_link_register(NavLink("Support", "support:queue", is_investigator, current_app="support", order=20))
+
         # Its agents (casework/support/agents/): the pipeline registers itself with the runtime.
         from agents.runtime.pipeline import pipeline_module_load
 

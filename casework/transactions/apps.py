@@ -55,6 +55,14 @@ class TransactionsConfig(AppConfig):
 
         case_type_register_entities("transaction_investigation", TRANSACTIONS_ENTITIES)
 
+        # Its stylesheet, linked on every page, and its links in the navigation bar.
+        from casework.cases.shell import NavLink, nav_link_register, stylesheet_register
+        from casework.people.roles import is_investigator
+
+        stylesheet_register("transactions/transactions.css")
+        nav_link_register(NavLink("Transactions", "transactions:index", is_investigator, current_app="transactions",
+                                  order=40))
+
         # Its agents (casework/transactions/agents/): the pipeline registers itself with the runtime.
         from agents.runtime.pipeline import pipeline_module_load
 

@@ -3,26 +3,26 @@
 // the document, so it also covers fragments htmx swaps in later.
 (function () {
   // One submission only: a second click (or Enter) while the first is on its way does nothing.
-  // The fraud decision form marks the pressed button busy and disables the others; a support
-  // form (form.support-once) marks every button busy.
+  // A form marked data-submit-once="pressed" (a decision between outcomes) marks the pressed
+  // button busy and disables the others; data-submit-once="all" marks every button busy.
   document.addEventListener('submit', function (event) {
     var form = event.target;
-    var fraud = form.id === 'fraud-close-form';
-    if (!fraud && !form.classList.contains('support-once')) return;
+    var mode = form.dataset && form.dataset.submitOnce;
+    if (mode !== 'pressed' && mode !== 'all') return;
     if (form.dataset.sent) { event.preventDefault(); return; }
     form.dataset.sent = '1';
     form.querySelectorAll('button').forEach(function (button) {
-      if (!fraud || button === event.submitter) button.setAttribute('aria-busy', 'true');
+      if (mode === 'all' || button === event.submitter) button.setAttribute('aria-busy', 'true');
       else button.disabled = true;
     });
   });
-  // Back to a page from the browser's cache: the fraud form can be sent again.
+  // Back to a page from the browser's cache: a decision form can be sent again.
   window.addEventListener('pageshow', function (event) {
     if (!event.persisted) return;
-    var form = document.getElementById('fraud-close-form');
-    if (!form) return;
-    delete form.dataset.sent;
-    form.querySelectorAll('button').forEach(function (b) { b.disabled = false; b.removeAttribute('aria-busy'); });
+    document.querySelectorAll('form[data-submit-once="pressed"]').forEach(function (form) {
+      delete form.dataset.sent;
+      form.querySelectorAll('button').forEach(function (b) { b.disabled = false; b.removeAttribute('aria-busy'); });
+    });
   });
 
   // A link that opens a tab: <a data-open-tab="tab-button-id" href="#panel">.

@@ -360,8 +360,8 @@ def test_an_open_case_offers_three_outcomes_sharing_one_required_reason(alice_cl
     for value, label in (("confirmed_fraud", "Confirm Fraud"), ("legit", "Mark Legit"),
                          ("false_positive", "Dismiss as False Positive")):
         assert re.search(rf'<button type="submit" name="outcome" value="{value}"[^>]*>{label}</button>', decision)
-    # A second click does not submit again: static/js/casework.js guards #fraud-close-form.
-    assert 'id="fraud-close-form"' in decision and '<script src="/static/js/casework.js"' in html
+    # A second click does not submit again: static/js/casework.js guards forms marked data-submit-once.
+    assert 'id="fraud-close-form"' in decision and 'data-submit-once="pressed"' in decision and '<script src="/static/js/casework.js"' in html
     assert "Close case" not in decision
 
 

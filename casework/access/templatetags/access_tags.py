@@ -1,4 +1,4 @@
-"""Template helpers for the access pages and the navigation bar."""
+"""Template helpers for the access pages."""
 
 from __future__ import annotations
 
@@ -20,14 +20,6 @@ def access_overview(case):
 @register.simple_tag
 def access_message_rows(messages):
     return selectors.message_rows(messages)
-
-
-@register.simple_tag
-def access_nav(user) -> dict:
-    """The navigation bar's count of open inbox requests (notifications: notification_tags)."""
-    if not getattr(user, "is_authenticated", False):
-        return {"inbox": 0}
-    return {"inbox": selectors.open_inbox_count(user)}
 
 
 @register.filter
