@@ -46,8 +46,9 @@ AUTHENTICATED = ["401", "403"]
 CHANGES_STATE = ["409"]  # POST, PUT, PATCH and DELETE
 WITH_BODY = ["413", "415"]
 PUBLIC = ["410"]
-# Operations that take one object or a list and answer in kind.
-OBJECT_OR_LIST = {"fraud_alerts_create": "201"}
+# Operations that take one object or a list and answer in kind: operation id -> success
+# status, registered by the API module that defines the operation (object_or_list_register).
+OBJECT_OR_LIST: dict[str, str] = {}
 # Pydantic models the schema refers to by name (pydantic_component), added to its components.
 PYDANTIC_COMPONENTS: dict[str, dict] = {}
 
@@ -105,6 +106,10 @@ def document_errors(result, generator, request, public):
                 one = media["schema"]
                 media["schema"] = {"oneOf": [one, {"type": "array", "items": one}]}
     return result
+
+
+def object_or_list_register(operation_id: str, status: str) -> None:
+    OBJECT_OR_LIST[operation_id] = status
 
 
 def pydantic_component(model) -> dict:

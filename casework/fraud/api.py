@@ -20,7 +20,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from casework.api_schema import pydantic_component
+from casework.api_schema import object_or_list_register, pydantic_component
 from casework.cases import selectors as case_selectors
 from casework.cases import services as case_services
 from casework.cases.api import DecisionOutputSerializer, IsInvestigator
@@ -88,6 +88,9 @@ class AlertCreateApi(APIView):
     parser_classes = [JSONParser]
 
     OutputSerializer = AlertOutputSerializer
+
+    # One alert in, one out; a list in, a list out (the schema's 201 says both).
+    object_or_list_register("fraud_alerts_create", "201")
 
     @extend_schema(
         operation_id="fraud_alerts_create",
