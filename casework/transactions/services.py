@@ -21,6 +21,7 @@ from casework.entities.extraction import entities_extract
 from casework.errors import Conflict
 from casework.people.roles import ADMIN, MANAGER, user_roles
 from casework.transactions import rules
+from casework.transactions.backtest import backtest
 from casework.transactions.events import ACTIONS, card_block_request
 from casework.transactions.models import CardAccount, Investigation, Recommendation, RuleDraft, Transaction
 from casework.transactions.monitoring.evaluate import evaluate_after_commit, settlement_rates
@@ -223,7 +224,7 @@ def rule_draft_update(*, actor, rule: RuleDraft, name: str, description: str, co
     rule = _rule_locked(rule)
     rule.name, rule.description = parsed.name, parsed.description
     rule.conditions = [c.model_dump() for c in parsed.conditions]
-    rule.backtest = rules.backtest(parsed.conditions, exclude_account_ids=[rule.investigation.transaction.account_id])
+    rule.backtest = backtest(parsed.conditions, exclude_account_ids=[rule.investigation.transaction.account_id])
     rule.full_clean()
     rule.save()
     audit_record(actor=actor, action="txn.rule_edited", case=rule.investigation.case, obj=rule,
@@ -241,7 +242,7 @@ def rule_promote(*, actor, rule: RuleDraft) -> RuleDraft:
     if not may_promote(actor):
         raise PermissionDenied("Only managers and admins promote rules.")
     rule = _rule_locked(rule)
-    rule.backtest = rules.backtest(rule.conditions, exclude_account_ids=[rule.investigation.transaction.account_id])
+    rule.backtest = backtest(rule.conditions, exclude_account_ids=[rule.investigation.transaction.account_id])
     rule.status, rule.promoted_by, rule.promoted_at = RuleDraft.Status.PROMOTED, actor, timezone.now()
     rule.full_clean()
     rule.save()
