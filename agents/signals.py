@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-from django.dispatch import Signal, receiver
+from django.dispatch import receiver
 
+from agents.runtime.signals import run_ended, run_failed
 from casework.cases.models import Case
 from casework.cases.signals import case_closed
-
-# Sent with run=<AgentRun> once a run that ended failed or timed out has committed
-# (agents.runtime.pipeline._end).
-run_failed = Signal()
-# Sent with run=<AgentRun> inside the transaction that ends a run (any end state, waiting
-# included), so what a receiver writes commits or rolls back with the run's end.
-run_ended = Signal()
 
 
 @receiver(case_closed, sender=Case, dispatch_uid="agents_end_waiting_runs")

@@ -128,7 +128,7 @@ class Workers:
 def ingest(rows: list[dict], batch: int) -> float:
     from django.db import transaction
 
-    from casework.transactions.services import transactions_import
+    from casework.transactions.ingest import transactions_import
 
     started = time.perf_counter()
     for i in range(0, len(rows), batch):
@@ -142,20 +142,16 @@ def evaluation_cost(rng: random.Random, start: int) -> dict:
     from django.db import connection, transaction
     from django.test.utils import CaptureQueriesContext
 
+    from casework.transactions import ingest
     from casework.transactions.monitoring import evaluate
-    from casework.transactions.services import transactions_import
 
-    held = evaluate.evaluate_after_commit
-    evaluate.evaluate_after_commit = lambda ids: None
-    import casework.transactions.services as services
-
-    services.evaluate_after_commit = evaluate.evaluate_after_commit
+    held = ingest.evaluate_after_commit
+    ingest.evaluate_after_commit = lambda ids: None
     try:
         with transaction.atomic():
-            created = transactions_import(actor="system", rows=stream(1000, rng, start=start), via="bench")
+            created = ingest.transactions_import(actor="system", rows=stream(1000, rng, start=start), via="bench")
     finally:
-        evaluate.evaluate_after_commit = held
-        services.evaluate_after_commit = held
+        ingest.evaluate_after_commit = held
     ids = [t.pk for t in created]
     cpu = time.process_time()
     with CaptureQueriesContext(connection) as queries:

@@ -73,7 +73,7 @@ class ChatMessage(models.Model):
     class Meta:
         ordering = ["id"]
         indexes = [
-            # The sweep that re-sends lost answers (agents.chat.services.messages_resend_lost)
+            # The sweep that re-sends lost answers (agents.chat.answering.messages_resend_lost)
             # reads only the few answering ones.
             models.Index(fields=["updated_at"], condition=Q(status="answering"), name="chatmessage_answering"),
         ]

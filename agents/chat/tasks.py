@@ -18,7 +18,7 @@ logger = logging.getLogger(__name__)
 def chat_answer(self, message_id: int, claimed_at: str | None = None) -> None:
     """Answer one question. A duplicate delivery finds the message claimed and does nothing.
     A transient database error sends the task again with backoff, under the same claim."""
-    from agents.chat.services import AnswerInterrupted, message_answer
+    from agents.chat.answering import AnswerInterrupted, message_answer
     from casework.db_transient import task_retry_transient
 
     try:
@@ -33,6 +33,7 @@ def chat_resend_lost(now: datetime | str | None = None) -> int:
     """Send again every answer whose task was lost (a broker that lost its queue) or whose
     worker died, before the page fails it as stale; returns how many. `now`: the clock's
     unless a test gives one."""
-    from agents.chat.services import messages_resend_lost
+    from agents.chat.answering import messages_resend_lost
 
-    return messages_resend_lost(now=parse_datetime(now) if isinstance(now, str) else now)
+    return messages_resend_lost(send=lambda message_id: chat_answer.apply_async((message_id,)),
+                                now=parse_datetime(now) if isinstance(now, str) else now)

@@ -37,7 +37,7 @@ def _share(suite: str, payload: list[dict], times: int) -> list[dict]:
     import django
 
     django.setup()
-    from agents.evals.evaluate import run_attempt
+    from agents.evals.attempt import run_attempt
     from agents.evals.isolation import evaluation_database, flush_evaluation_database
     from agents.evals.judge import Judge
 

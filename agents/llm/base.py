@@ -122,11 +122,6 @@ class Provider(abc.ABC):
 
         return await in_thread(self.complete, request)
 
-    def estimate_tokens(self, messages: list[Message]) -> int:
-        from agents.llm.tokens import estimate_messages_tokens
-
-        return estimate_messages_tokens(messages)
-
     async def awarm(self) -> None:
         """Build what the first request would (SDK imports, the event loop's client), so that a
         worker's first runs do not pay for it; called once when a worker starts. Nothing to

@@ -47,6 +47,7 @@ from agents.models import AgentCall, AgentRun
 from agents.runtime import aio
 from agents.runtime.agent import Agent, AgentResult
 from agents.runtime.runner import arun_agent, arun_tool_loop
+from agents.runtime.signals import run_ended, run_failed
 from agents.runtime.tools import Tool, ToolRegistry
 from agents.runtime.transient import is_transient
 from audit.context import correlation
@@ -636,14 +637,10 @@ def _end(run: AgentRun, status: str, error: str, unsaved: list[str]) -> None:
     _save(run, list(dict.fromkeys(["status", "error", "finished_at", "state", *unsaved])))
     unsaved.clear()
     if status in (AgentRun.Status.FAILED, AgentRun.Status.TIMED_OUT) and run.case_id:
-        from agents.signals import run_failed
-
         transaction.on_commit(lambda: run_failed.send(sender=AgentRun, run=run))
     audit_record_many([audit_entry_build(
         actor="system", action=f"agent.run_{status}", case=run.case, obj=run,
         data={"pipeline": run.pipeline, "mode": run.mode, "error": error, "steps": run.step_count,
               "input_tokens": run.input_tokens, "output_tokens": run.output_tokens})])
-    from agents.signals import run_ended
-
     # In the run's ending transaction (outgoing webhooks are written there: the outbox).
     run_ended.send(sender=AgentRun, run=run)

@@ -23,6 +23,7 @@ from casework.cases.api import IsInvestigator
 from casework.cases.selectors import case_final_decision, case_get_for_user
 from casework.support import selectors, services
 from casework.support.models import Ticket, TicketMessage
+from casework.support.tickets import MESSAGE_MAX_LENGTH
 
 
 @extend_schema_serializer(component_name="SupportError")
@@ -126,7 +127,7 @@ class MessageReceiveApi(APIView):
     @extend_schema_serializer(component_name="SupportMessageInput")
     class InputSerializer(serializers.Serializer):
         customer_id = serializers.CharField(max_length=40)
-        message = serializers.CharField(max_length=services.MESSAGE_MAX_LENGTH, trim_whitespace=True)
+        message = serializers.CharField(max_length=MESSAGE_MAX_LENGTH, trim_whitespace=True)
         channel = serializers.CharField(max_length=20, required=False, default="api")
 
     @extend_schema(
@@ -215,7 +216,7 @@ class TicketReplyApi(APIView):
 
     @extend_schema_serializer(component_name="SupportReplyInput")
     class InputSerializer(serializers.Serializer):
-        body = serializers.CharField(max_length=services.MESSAGE_MAX_LENGTH,
+        body = serializers.CharField(max_length=MESSAGE_MAX_LENGTH,
                                      help_text="The reply as sent (the suggested reply, edited or not).")
 
     @extend_schema(request=InputSerializer, responses={200: TicketOutputSerializer, **ERRORS, **NOT_FOUND, **CONFLICT},

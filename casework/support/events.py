@@ -23,7 +23,8 @@ REPLY_SENT = EventType(
 def support_events_register() -> None:
     from casework.outbox.catalogue import event_type_register
     from casework.outbox.email import EmailPurpose, email_purpose_register
-    from casework.support.services import EMAIL_PURPOSE, reply_email_failed, reply_email_sent
+    from casework.support.services import reply_email_failed, reply_email_sent
+    from casework.support.tickets import EMAIL_PURPOSE
 
     event_type_register(REPLY_SENT)
     email_purpose_register(EmailPurpose(EMAIL_PURPOSE, on_sent=reply_email_sent, on_failed=reply_email_failed))

@@ -108,8 +108,8 @@ def ticket_feedback_record(*, token: str, solved: bool, now: datetime | None = N
     """Record the customer's answer; "not solved" reopens the ticket to a person. Returns the
     link's state and the answer (None when the link was refused)."""
     from casework.cases.services import case_reopen
-    from casework.support.services import _lock, _move
     from casework.support.states import FINAL, TicketState
+    from casework.support.tickets import _lock, _move
 
     now = now or timezone.now()
     link = feedback_check(token, now=now)

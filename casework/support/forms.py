@@ -3,7 +3,7 @@ from __future__ import annotations
 from django import forms
 
 from casework.support.models import Customer
-from casework.support.services import MESSAGE_MAX_LENGTH
+from casework.support.tickets import MESSAGE_MAX_LENGTH
 
 
 class MessageForm(forms.Form):

@@ -142,8 +142,8 @@ def support_group_save(*, actor, key: str, name: str = "", members: list[User] |
 def ticket_escalate_to_group_by_person(*, actor, ticket: Ticket, group: str, reason: str) -> Ticket:
     """A person escalates the ticket to a group (it stays open, in that group's queue, assigned
     within it): the ticket moves to escalated through its lifecycle, audited with the reason."""
-    from casework.support.services import _lock, _move
     from casework.support.states import TicketState
+    from casework.support.tickets import _lock, _move
 
     reason = (reason or "").strip()
     if not reason:

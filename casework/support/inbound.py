@@ -34,7 +34,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import audit_record
-from casework.errors import DomainError
+from casework.support.attachments import inbound_attachments_store
 from casework.support.models import Customer, InboundEmail, Ticket, TicketMessage
 from casework.support.states import FINAL
 
@@ -192,7 +192,7 @@ def email_receive(*, message, provider: str, now=None) -> InboundEmail:
     record.stripped = reply_text(text)
     if not record.stripped:
         return done(InboundEmail.Outcome.REFUSED, "No text.")
-    from casework.support.services import MESSAGE_MAX_LENGTH
+    from casework.support.tickets import MESSAGE_MAX_LENGTH
 
     stripped = record.stripped[:MESSAGE_MAX_LENGTH]
     customer = Customer.objects.filter(email__iexact=from_email).order_by("pk").first()
@@ -260,29 +260,4 @@ def inbound_release(*, actor, inbound: InboundEmail) -> InboundEmail:
                                                       note=f"Released by a person to {customer.customer_id}.")
     return email_receive(message=AnymailInboundMessage.parse_raw_mime(inbound.raw), provider=inbound.provider)
 
-
-def inbound_attachments_store(*, inbound: InboundEmail, ticket: Ticket) -> None:
-    """Store the email's attachments as the ticket's case evidence (same rules as an upload);
-    a refused one is noted on the record (and the message still counts)."""
-    from anymail.inbound import AnymailInboundMessage
-
-    from casework.cases.attachments.services import attachment_upload
-
-    parts = AnymailInboundMessage.parse_raw_mime(inbound.raw).attachments
-    if not parts:
-        return
-    kept = []
-    for part in parts:
-        upload = part.as_uploaded_file()
-        try:
-            with transaction.atomic():
-                attachment = attachment_upload(actor="system", case=ticket.case, upload=upload,
-                                               received_from=inbound.from_email)
-            kept.append({"name": attachment.original_name, "size": attachment.size, "sha256": attachment.sha256,
-                         "attachment": attachment.pk})
-        except (DomainError, ValidationError) as exc:
-            reason = exc.message if isinstance(exc, DomainError) else "; ".join(exc.messages)
-            kept.append({"name": upload.name, "refused": reason[:300]})
-    InboundEmail.objects.filter(pk=inbound.pk).update(ticket=ticket, attachments=kept)
-    inbound.attachments, inbound.ticket = kept, ticket
 

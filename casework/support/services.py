@@ -41,13 +41,9 @@ from casework.errors import Conflict
 from casework.support.feedback import feedback_append
 from casework.support.models import Customer, KBArticle, RecommendedAction, Ticket, TicketMessage
 from casework.support.states import FINAL, FOR_ACTION, MATCHABLE, SUPPORT_LIFECYCLE, TRIAGED_FROM, TicketState
-
-EMAIL_PURPOSE = "support.reply"
-# Message-IDs carried in References, the newest kept (RFC 5322 lets it grow; clients trim it too).
-REFERENCES_KEEP = 20
+from casework.support.tickets import MESSAGE_MAX_LENGTH, _lock, _message_add, _move, _reply_email
 
 PIPELINE = "support"
-MESSAGE_MAX_LENGTH = 10_000
 ACCEPTED_CONFIDENCE = ("high", "medium")
 _TICKET_ALPHABET = string.ascii_uppercase + string.digits
 PRIORITY_FOR_URGENCY = {"critical": "critical", "high": "high", "medium": "medium", "low": "low"}
@@ -181,7 +177,7 @@ def intake_resolve(*, actor, customer_id: str, message: str, channel: str, match
         # The new message may name an account or an address the thread did not.
         entities_extract(case=ticket.case)
     if email and email.get("inbound"):
-        from casework.support.inbound import inbound_attachments_store
+        from casework.support.attachments import inbound_attachments_store
         from casework.support.models import InboundEmail
 
         inbound = InboundEmail.objects.filter(pk=email["inbound"]).first()
@@ -224,17 +220,6 @@ def ticket_triage(*, actor, ticket: Ticket):
     with correlation(ticket.thread_id):
         return pipeline_enqueue(case=ticket.case, pipeline=PIPELINE, mode="triage", actor=actor,
                                 initial_state={"input_ticket_id": ticket.ticket_id})
-
-
-def _message_add(*, ticket: Ticket, direction: str, text: str, channel: str = "", sent_by: User | None = None,
-                 auto_sent: bool = False, intake: dict | None = None, email: dict | None = None) -> TicketMessage:
-    email = email or {}
-    message = TicketMessage(ticket=ticket, direction=direction, text=text, channel=channel, sent_by=sent_by,
-                            auto_sent=auto_sent, intake=intake or {}, email_message_id=email.get("message_id", ""),
-                            email_subject=email.get("subject", "")[:300])
-    message.full_clean(exclude=["ticket"])
-    message.save()
-    return message
 
 
 # --- answers by email that name their ticket (casework.support.inbound) ------------------
@@ -292,13 +277,6 @@ def ticket_follow_up(*, actor, ticket: Ticket, message: str, email: dict | None 
 
 
 # --- triage results ---------------------------------------------------------------------
-
-def _move(*, actor, ticket: Ticket, to: str, reason: str, data: dict | None = None, save: tuple[str, ...] = ()):
-    """The one way a ticket's state changes (SUPPORT_LIFECYCLE through lifecycle_transition)."""
-    from casework.cases.lifecycle.services import lifecycle_transition
-
-    return lifecycle_transition(actor=actor, lifecycle=SUPPORT_LIFECYCLE, record=ticket, to=to, reason=reason,
-                                data={"ticket_id": ticket.ticket_id, **(data or {})}, save=save)
 
 
 @transaction.atomic
@@ -441,38 +419,6 @@ def ticket_auto_send(*, actor, ticket: Ticket) -> TicketMessage | None:
 
 # --- the reply's email (casework.outbox.email) -------------------------------------------
 
-def reply_subject(ticket: Ticket) -> str:
-    """"[TKT-...] Re: <the customer's subject, or the ticket's title>", without piling up Re:s."""
-    first = ticket.messages.filter(direction=TicketMessage.Direction.CUSTOMER).exclude(email_subject="") \
-        .order_by("id").first()
-    topic = (first.email_subject if first else "") or ticket.case.title
-    topic = re.sub(r"\[TKT-[A-Z0-9]{8}\]\s*", "", topic)
-    topic = re.sub(r"^\s*((re|aw|sv|fw|fwd)\s*:\s*)+", "", topic, flags=re.IGNORECASE).strip()
-    return f"[{ticket.ticket_id}] Re: {topic}"
-
-
-def _reply_email(*, ticket: Ticket, message: TicketMessage):
-    """Queue `message`'s email to the customer, in the caller's transaction, threaded: In-Reply-To
-    the customer's latest message with a Message-ID (or our latest), References every earlier
-    Message-ID of the thread. None when the customer has no address (nothing is emailed)."""
-    from casework.outbox.email import email_queue, message_id_new
-
-    if not ticket.customer.email:
-        return None
-    earlier = list(ticket.messages.exclude(pk=message.pk).exclude(email_message_id="")
-                   .order_by("id").values_list("direction", "email_message_id"))
-    theirs = [mid for direction, mid in earlier if direction == TicketMessage.Direction.CUSTOMER]
-    in_reply_to = theirs[-1] if theirs else (earlier[-1][1] if earlier else "")
-    email = email_queue(
-        purpose=EMAIL_PURPOSE, to=ticket.customer.email, subject=reply_subject(ticket), body=message.text,
-        case=ticket.case, source_id=message.pk, from_email=settings.SUPPORT_EMAIL_FROM,
-        message_id=message_id_new(hint=ticket.ticket_id), in_reply_to=in_reply_to,
-        references=[mid for _, mid in earlier][-REFERENCES_KEEP:])
-    TicketMessage.objects.filter(pk=message.pk).update(email=email, email_message_id=email.message_id,
-                                                       email_subject=email.subject)
-    message.email, message.email_message_id, message.email_subject = email, email.message_id, email.subject
-    return email
-
 
 def _needs_translation(ticket: Ticket) -> bool:
     return bool(ticket.language) and ticket.language.split("-")[0] != "en"
@@ -581,9 +527,6 @@ def ticket_reply_resend(*, actor, ticket: Ticket) -> TicketMessage:
 
 
 # --- a person's decision ----------------------------------------------------------------
-
-def _lock(ticket: Ticket) -> Ticket:
-    return Ticket.objects.select_for_update(of=("self",)).select_related("case", "customer").get(pk=ticket.pk)
 
 
 def _close_without_reply(*, actor, ticket: Ticket, outcome: str, reason: str):

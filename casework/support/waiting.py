@@ -31,8 +31,8 @@ from django.utils import timezone
 
 from audit.services import audit_record
 from casework.support.models import Ticket, TicketMessage
-from casework.support.services import MESSAGE_MAX_LENGTH, _lock, _message_add, _move, _reply_email
 from casework.support.states import TicketState
+from casework.support.tickets import MESSAGE_MAX_LENGTH, _lock, _message_add, _move, _reply_email
 
 AUTO_CLOSE_BATCH = 200
 

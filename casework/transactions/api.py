@@ -20,6 +20,7 @@ from casework.cases.api import IsInvestigator
 from casework.idempotency.services import HEADER as IDEMPOTENCY_HEADER
 from casework.idempotency.services import idempotent
 from casework.transactions import selectors, services
+from casework.transactions.ingest import transactions_import
 from casework.transactions.models import Investigation, PlannerDecision, Recommendation, RuleDraft, ToolExecution
 from casework.transactions.schemas import TransactionIn
 
@@ -150,7 +151,7 @@ class TransactionImportApi(APIView):
 
         def ingest() -> Response:
             data.is_valid(raise_exception=True)
-            created = services.transactions_import(actor=request.user, rows=data.validated_data["transactions"])
+            created = transactions_import(actor=request.user, rows=data.validated_data["transactions"])
             return Response({"created": len(created), "transaction_ids": [t.transaction_id for t in created]},
                             status=status.HTTP_201_CREATED)
 

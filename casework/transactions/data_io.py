@@ -7,7 +7,7 @@ import io
 
 from django.core.exceptions import ValidationError
 
-from casework.transactions.services import transactions_import
+from casework.transactions.ingest import transactions_import
 
 COLUMNS = ("transaction_id", "account_id", "card_last4", "amount", "currency", "merchant", "mcc", "country",
            "channel", "device_id", "occurred_at", "home_country", "holder_name", "is_fraud")

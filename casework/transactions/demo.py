@@ -80,12 +80,8 @@ def demo_load_transactions(*, users: dict, cards: set[str] | None = None) -> int
     from agents.models import AgentRun
     from agents.tasks import run_pipeline
     from casework.cases.services import case_assign, case_close
-    from casework.transactions.services import (
-        investigation_start,
-        recommendation_decide,
-        rule_promote,
-        transactions_import,
-    )
+    from casework.transactions.ingest import transactions_import
+    from casework.transactions.services import investigation_start, recommendation_decide, rule_promote
 
     if Investigation.objects.exists():
         return 0
@@ -135,8 +131,8 @@ def demo_load_monitoring(*, users: dict) -> None:
     as the API. The worker evaluates them: the live rule's hits on one card open one case."""
     from django.utils import timezone
 
+    from casework.transactions.ingest import transactions_import
     from casework.transactions.monitoring.services import rate_set, rule_create, rule_version_approve
-    from casework.transactions.services import transactions_import
 
     alice, mona, admin = users.get("alice"), users.get("mona"), users.get("admin")
     if not (alice and mona and admin):

@@ -23,7 +23,8 @@ def submit_transaction(data: dict, reference: dict) -> None:
     or explicit rows; input: the transaction(s) to import ({planted: kind} or rows) and the
     id to investigate (default: the last row)."""
     from casework.transactions.demo_data import card_history, planted
-    from casework.transactions.services import investigation_start, transactions_import
+    from casework.transactions.ingest import transactions_import
+    from casework.transactions.services import investigation_start
 
     spec = reference.get("history") or {}
     account = data.get("account") or spec.get("account") or "CARD-7001"

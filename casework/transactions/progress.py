@@ -17,7 +17,8 @@ from django.utils import timezone
 
 from audit.services import audit_record
 from casework.cases.services import case_set_priority
-from casework.transactions import rules, similarity
+from casework.transactions import similarity
+from casework.transactions.backtest import backtest
 from casework.transactions.models import (
     Insight,
     Investigation,
@@ -177,7 +178,7 @@ def investigation_complete(*, investigation_id: int, state: dict, summary: str =
     if draft and not RuleDraft.objects.filter(investigation=investigation).exists():
         RuleDraft.objects.create(investigation=investigation, name=draft["name"][:120],
                                  description=draft.get("description", ""), conditions=draft["conditions"],
-                                 backtest=draft.get("backtest") or rules.backtest(
+                                 backtest=draft.get("backtest") or backtest(
                                      draft["conditions"], drafted_from=investigation.transaction.transaction_id))
     if isinstance(priority_note, str):
         case_set_priority(actor="agent:planner", case=case, priority=priority_note,

@@ -3,11 +3,6 @@ audited in its transaction. The pipeline's writes are in casework/transactions/p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from decimal import Decimal
-from typing import Any
-
-from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.http import Http404
@@ -21,100 +16,12 @@ from casework.entities.extraction import entities_extract
 from casework.errors import Conflict
 from casework.people.roles import ADMIN, MANAGER, user_roles
 from casework.transactions import rules
+from casework.transactions.backtest import backtest
 from casework.transactions.events import ACTIONS, card_block_request
-from casework.transactions.models import CardAccount, Investigation, Recommendation, RuleDraft, Transaction
-from casework.transactions.monitoring.evaluate import evaluate_after_commit, settlement_rates
-from casework.transactions.schemas import TransactionIn, transactions_validate
+from casework.transactions.models import Investigation, Recommendation, RuleDraft, Transaction
 from casework.transactions.states import investigation_transition
 
 PIPELINE = "transactions"
-MAX_TRANSACTIONS_PER_BATCH = 10_000
-CENT = Decimal("0.01")
-
-
-# --- Transactions ---------------------------------------------------------------------------
-
-@transaction.atomic
-def transactions_import(*, actor, rows: Sequence[Any], via: str = "api", numbers: Sequence[int] | None = None,
-                        label: str = "row") -> list[Transaction]:
-    """Store card transactions, all or nothing.
-
-    Steps: validate every row (errors name the row and the field, "row 3: amount", or
-    "line 4: amount" for a CSV file); refuse ids already stored or repeated in the batch;
-    create the accounts that are new (they need a home_country); insert; audit once.
-    """
-    if not rows:
-        raise ValidationError({"__all__": ["Send at least one transaction."]})
-    if len(rows) > MAX_TRANSACTIONS_PER_BATCH:
-        raise ValidationError({"__all__": [f"At most {MAX_TRANSACTIONS_PER_BATCH:,} transactions at a time."]})
-    valid, errors = transactions_validate(rows, numbers=numbers, label=label)
-    if not errors:
-        errors = _refuse_duplicates_and_unknown_accounts(valid, numbers=numbers, label=label)
-    rates = settlement_rates({row.currency for row in valid})
-    if not errors:
-        errors = _refuse_unknown_currencies(valid, rates, numbers=numbers, label=label)
-    if errors:
-        bad = len({key.split(":")[0] for key in errors})
-        raise ValidationError({"__all__": [f"Nothing was imported: {bad} of {len(rows)} {label}s are invalid."],
-                               **errors})
-    accounts = {a.account_id: a for a in CardAccount.objects.filter(account_id__in={t.account_id for t in valid})}
-    # New accounts in one statement (their fields were validated with the row).
-    new = {}
-    for row in valid:
-        if row.account_id not in accounts and row.account_id not in new:
-            new[row.account_id] = CardAccount(account_id=row.account_id, home_country=row.home_country,
-                                              holder_name=row.holder_name)
-    for account in CardAccount.objects.bulk_create(list(new.values()), batch_size=1000):
-        accounts[account.account_id] = account
-    created = Transaction.objects.bulk_create([
-        Transaction(transaction_id=row.transaction_id, account=accounts[row.account_id], card_last4=row.card_last4,
-                    amount=row.amount, currency=row.currency, merchant=row.merchant, mcc=row.mcc,
-                    country=row.country, channel=row.channel, device_id=row.device_id,
-                    occurred_at=row.occurred_at, is_fraud=row.is_fraud, auth_result=row.auth_result,
-                    three_ds_result=row.three_ds_result, avs_result=row.avs_result, cvv_result=row.cvv_result,
-                    ip_address=str(row.ip_address) if row.ip_address else None, email_hash=row.email_hash,
-                    bin=row.bin, merchant_id=row.merchant_id,
-                    settlement_amount=(row.amount * rates[row.currency]).quantize(CENT))
-        for row in valid
-    ], batch_size=1000)
-    audit_record(actor=actor, action="txn.transactions_imported", data={
-        "via": via, "count": len(created), "accounts": sorted(accounts)[:50],
-        "first": valid[0].transaction_id, "last": valid[-1].transaction_id})
-    # The detection rules run on them in the worker, once they are committed.
-    evaluate_after_commit([t.pk for t in created])
-    return created
-
-
-def _refuse_duplicates_and_unknown_accounts(valid: list[TransactionIn], *, numbers, label) -> dict[str, list[str]]:
-    errors: dict[str, list[str]] = {}
-    ids = [row.transaction_id for row in valid]
-    stored = set(Transaction.objects.filter(transaction_id__in=ids).values_list("transaction_id", flat=True))
-    known = set(CardAccount.objects.filter(account_id__in={r.account_id for r in valid})
-                .values_list("account_id", flat=True))
-    seen: set[str] = set()
-    for index, row in enumerate(valid):
-        number = numbers[index] if numbers else index + 1
-        if row.transaction_id in stored:
-            errors[f"{label} {number}: transaction_id"] = [f"{row.transaction_id} is already stored."]
-        elif row.transaction_id in seen:
-            errors[f"{label} {number}: transaction_id"] = [f"{row.transaction_id} appears twice in this batch."]
-        seen.add(row.transaction_id)
-        if row.account_id not in known and row.home_country is None:
-            errors[f"{label} {number}: home_country"] = [f"{row.account_id} is a new account: give its home_country."]
-        if row.home_country:
-            known.add(row.account_id)
-    return errors
-
-
-def _refuse_unknown_currencies(valid, rates, *, numbers, label) -> dict[str, list[str]]:
-    errors: dict[str, list[str]] = {}
-    for index, row in enumerate(valid):
-        if row.currency not in rates:
-            number = numbers[index] if numbers else index + 1
-            errors[f"{label} {number}: currency"] = [
-                f"No exchange rate from {row.currency} to {settings.SETTLEMENT_CURRENCY}: an admin adds it first "
-                "(Transactions > Currency rates)."]
-    return errors
 
 
 # --- Investigations -------------------------------------------------------------------------
@@ -223,7 +130,7 @@ def rule_draft_update(*, actor, rule: RuleDraft, name: str, description: str, co
     rule = _rule_locked(rule)
     rule.name, rule.description = parsed.name, parsed.description
     rule.conditions = [c.model_dump() for c in parsed.conditions]
-    rule.backtest = rules.backtest(parsed.conditions, exclude_account_ids=[rule.investigation.transaction.account_id])
+    rule.backtest = backtest(parsed.conditions, exclude_account_ids=[rule.investigation.transaction.account_id])
     rule.full_clean()
     rule.save()
     audit_record(actor=actor, action="txn.rule_edited", case=rule.investigation.case, obj=rule,
@@ -241,7 +148,7 @@ def rule_promote(*, actor, rule: RuleDraft) -> RuleDraft:
     if not may_promote(actor):
         raise PermissionDenied("Only managers and admins promote rules.")
     rule = _rule_locked(rule)
-    rule.backtest = rules.backtest(rule.conditions, exclude_account_ids=[rule.investigation.transaction.account_id])
+    rule.backtest = backtest(rule.conditions, exclude_account_ids=[rule.investigation.transaction.account_id])
     rule.status, rule.promoted_by, rule.promoted_at = RuleDraft.Status.PROMOTED, actor, timezone.now()
     rule.full_clean()
     rule.save()

@@ -192,9 +192,9 @@ def test_writes_are_throttled_and_a_slow_model_keeps_the_answer_alive(api, case,
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from agents.chat import services
+    from agents.chat import answering
 
-    monkeypatch.setattr(services, "HEARTBEAT_SECONDS", 0.3)
+    monkeypatch.setattr(answering, "HEARTBEAT_SECONDS", 0.3)
     pieces = ANSWER.split(" ")  # a text chunk per word, after a silent second
     fake_openai.script(json_answer({"answer": ANSWER}, delay=1.2, chunk_delay=0.03))
 
@@ -211,12 +211,12 @@ def test_writes_are_throttled_and_a_slow_model_keeps_the_answer_alive(api, case,
 
 
 def test_a_failure_outside_the_model_fails_the_answer_by_name(alice_client, case, monkeypatch):
-    from agents.chat import services
+    from agents.chat import answering
 
     def broken(case):
         raise RuntimeError("the case record could not be read")
 
-    monkeypatch.setattr(services, "case_context", broken)
+    monkeypatch.setattr(answering, "case_context", broken)
 
     ask(alice_client, case, "Why this priority?")
 

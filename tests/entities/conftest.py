@@ -43,7 +43,8 @@ def ticket(db):
 
 @pytest.fixture
 def investigation(db):
-    from casework.transactions.services import investigation_start, transactions_import
+    from casework.transactions.ingest import transactions_import
+    from casework.transactions.services import investigation_start
 
     def make(account=ACCOUNT, transaction_id="TX-1043-00001", merchant="Quick Cash Ltd", device="DEV-RING-A1"):
         transactions_import(actor="system", via="test", rows=[{

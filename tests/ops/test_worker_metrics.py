@@ -131,7 +131,8 @@ def _investigate_and_wait(worker: Worker):
     """Start a transaction investigation (seed 003, offline planner) and wait for its run to end."""
     from agents.models import AgentRun
     from casework.transactions.demo_data import card_history, planted
-    from casework.transactions.services import investigation_start, transactions_import
+    from casework.transactions.ingest import transactions_import
+    from casework.transactions.services import investigation_start
 
     history = card_history("CARD-7301", days=20)
     rows = planted("card_testing", "CARD-7301", history)

@@ -6,7 +6,8 @@ import pytest
 from django.db import transaction
 
 from casework.transactions.demo_data import card_history, planted
-from casework.transactions.services import investigation_start, transactions_import
+from casework.transactions.ingest import transactions_import
+from casework.transactions.services import investigation_start
 from tests.fakes.fixtures import fake_openai  # noqa: F401 - fixture
 
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from casework.transactions.services import transactions_import
+from casework.transactions.ingest import transactions_import
 from tests.transactions.conftest import investigate
 
 pytestmark = pytest.mark.django_db(transaction=True)

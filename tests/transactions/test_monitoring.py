@@ -87,7 +87,7 @@ def test_a_stream_opens_cases_through_live_rules_and_joins_hits_on_one_card(
 def test_after_the_window_a_hit_opens_a_new_case_and_an_allow_rule_lets_a_card_through(alice, mona, settings):
     settings.TXN_HIT_JOIN_MINUTES = 60
     running(alice, mona, name="Big electronics")
-    from casework.transactions.services import transactions_import
+    from casework.transactions.ingest import transactions_import
 
     first = transactions_import(actor="system", rows=[txn(1)])
     transactions_evaluate([t.pk for t in first], now=WHEN)
@@ -222,8 +222,8 @@ def test_four_eyes_rollback_and_audit_over_the_api(alice, ivan, mona, admin_user
 
 
 def test_a_lost_message_is_evaluated_by_the_sweep(alice, mona):
+    from casework.transactions.ingest import transactions_import
     from casework.transactions.monitoring.tasks import monitoring_evaluate_pending
-    from casework.transactions.services import transactions_import
 
     running(alice, mona, name="Big electronics")
     stored = transactions_import(actor="system", rows=[txn(1), txn(2)])  # its on-commit message never ran
@@ -236,7 +236,7 @@ def test_a_lost_message_is_evaluated_by_the_sweep(alice, mona):
 
 def test_the_rules_page_shows_versions_approvals_and_precision(alice, mona, alice_client, admin_user):
     from casework.cases.services import case_close
-    from casework.transactions.services import transactions_import
+    from casework.transactions.ingest import transactions_import
 
     live = running(alice, mona, name="Big electronics")
     stored = transactions_import(actor="system", rows=[txn(1), txn(1, card="CARD-2")])
@@ -264,7 +264,7 @@ def test_the_rules_page_shows_versions_approvals_and_precision(alice, mona, alic
 
 def test_a_live_block_rule_requests_the_card_block_once_per_case(alice, mona):
     from casework.outbox.models import Action, OutboxEvent
-    from casework.transactions.services import transactions_import
+    from casework.transactions.ingest import transactions_import
 
     running(alice, mona, name="Block big electronics", action="block")
     shadow = running(alice, mona, name="Block in shadow", action="block", mode="shadow",

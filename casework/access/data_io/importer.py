@@ -67,7 +67,7 @@ class Importer:
             if None in data:
                 self.problems.append(Problem(name, skipped + reader.line_num, "", "has more values than the header"))
                 continue
-            yield _Row(self, name, skipped + reader.line_num, data)
+            yield _Row(self.problems, name, skipped + reader.line_num, data)
 
     def count(self, bucket: str, name: str) -> None:
         counts = getattr(self.result, bucket)

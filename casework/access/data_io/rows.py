@@ -1,30 +1,26 @@
 """One CSV row with its line number: field readers that record a problem naming the file,
-the row and the column instead of raising."""
+the row and the column instead of raising (in the list of problems the importer reports)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING
 
 from django.utils.dateparse import parse_datetime
 
 from casework.access.data_io.files import Problem
 
-if TYPE_CHECKING:
-    from casework.access.data_io.importer import Importer
-
 
 class _Row:
     """One CSV row with its line number; field readers record problems instead of raising."""
 
-    def __init__(self, importer: Importer, file: str, line: int, data: dict):
-        self.importer, self.file, self.line, self.data = importer, file, line, data
+    def __init__(self, problems: list[Problem], file: str, line: int, data: dict):
+        self.problems, self.file, self.line, self.data = problems, file, line, data
         self.ok = True
 
     def problem(self, column: str, message: str) -> None:
         self.ok = False
-        self.importer.problems.append(Problem(self.file, self.line, column, message))
+        self.problems.append(Problem(self.file, self.line, column, message))
 
     def text(self, column: str, *, required: bool = False, max_length: int | None = None) -> str:
         value = (self.data.get(column) or "").strip()

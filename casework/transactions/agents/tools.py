@@ -84,7 +84,7 @@ def recommendation_tool(args: ToolInput) -> dict:
 
 
 def rule_draft_tool(args: ToolInput) -> dict:
-    from casework.transactions.rules import backtest
+    from casework.transactions.backtest import backtest
 
     draft = findings.draft_rule({"transaction_id": args.transaction_id, **args.state})
     return {**draft, "backtest": backtest(draft["conditions"], drafted_from=args.transaction_id)}

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime, timedelta
-from decimal import Decimal
 
 from django.conf import settings
 from django.db import transaction
@@ -33,35 +32,10 @@ from django.utils import timezone
 
 from audit.services import audit_record
 from casework.transactions import rules
-from casework.transactions.monitoring.models import CurrencyRate, RuleHit, RuleVersion
+from casework.transactions.monitoring.models import RuleHit, RuleVersion
 
 LIVE_CASE_ACTIONS = (RuleVersion.Action.REVIEW, RuleVersion.Action.BLOCK)
 ACTOR = "system"
-
-
-def settlement_rates(currencies) -> dict[str, Decimal]:
-    """Rate to the settlement currency for each currency that has one (the settlement currency is 1)."""
-    rates = {c.currency: c.rate for c in CurrencyRate.objects.filter(currency__in=set(currencies))}
-    rates[settings.SETTLEMENT_CURRENCY] = Decimal(1)
-    return rates
-
-
-def evaluate_after_commit(ids: list[int]) -> None:
-    if not ids:
-        return
-
-    def send():
-        from casework.transactions.monitoring.tasks import monitoring_evaluate
-
-        try:
-            monitoring_evaluate.delay(ids)
-        except Exception:  # noqa: BLE001 - the sweep evaluates them
-            import logging
-
-            logging.getLogger(__name__).warning("Could not enqueue rule evaluation; the sweep will run it.",
-                                                exc_info=True)
-
-    transaction.on_commit(send)
 
 
 def active_versions() -> list[tuple[RuleVersion, list[rules.Condition]]]:

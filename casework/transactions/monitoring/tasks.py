@@ -1,15 +1,20 @@
-"""Celery tasks: evaluate the detection rules on ingested transactions, and the sweep."""
+"""Celery tasks: evaluate the detection rules on ingested transactions, and the sweep; and the
+one function ingestion calls to queue an evaluation (evaluate_after_commit)."""
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
 from celery import shared_task
+from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 # Transactions evaluated per task when the sweep finds a backlog.
 CHUNK = 1000
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
@@ -30,3 +35,17 @@ def monitoring_evaluate_pending(now: datetime | str | None = None) -> int:
     for start in range(0, len(ids), CHUNK):
         transactions_evaluate(ids[start:start + CHUNK], now=now)
     return len(ids)
+
+
+def evaluate_after_commit(ids: list[int]) -> None:
+    """Queue the evaluation of these transactions once the surrounding transaction commits."""
+    if not ids:
+        return
+
+    def send():
+        try:
+            monitoring_evaluate.delay(ids)
+        except Exception:  # noqa: BLE001 - the sweep evaluates them
+            logger.warning("Could not enqueue rule evaluation; the sweep will run it.", exc_info=True)
+
+    transaction.on_commit(send)
