@@ -182,7 +182,7 @@ class CaseFilter(django_filters.FilterSet):
         return queryset.filter(sla_breached_q() if value == "breached" else sla_due_soon_q())
 
     def filter_action(self, queryset, name, value):
-        from casework.outbox.actions import case_has_overdue_action
+        from casework.cases.actions.services import case_has_overdue_action
 
         return queryset.filter(case_has_overdue_action())
 

@@ -9,11 +9,11 @@ class OutboxConfig(AppConfig):
     verbose_name = "Outgoing webhooks"
 
     def ready(self) -> None:
+        from casework.cases.actions.states import ACTION_LIFECYCLE
         from casework.cases.lifecycle import lifecycle_register
         from casework.cases.types import CASE_TYPES, Tab, case_type_register_tab
-        from casework.outbox.states import ACTION_LIFECYCLE
 
-        # Action.state: requested, delivered, confirmed or failed (casework/outbox/states.py).
+        # Action.state: requested, delivered, confirmed or failed (casework/cases/actions/states.py).
         lifecycle_register(ACTION_LIFECYCLE)
 
         # Every case page lists what went out about the case, and how far each delivery got.

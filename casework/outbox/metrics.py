@@ -41,8 +41,8 @@ def outbox_metric_families() -> list[GaugeMetricFamily]:
     oldest = Delivery.objects.filter(state__in=waiting).aggregate(t=Min("created_at"))["t"]
     age = GaugeMetricFamily("casework_webhook_pending_oldest_seconds", OLDEST_HELP,
                             value=max(0.0, (timezone.now() - oldest).total_seconds()) if oldest else 0.0)
-    # Actions (casework/outbox/actions.py): how many in each state, and how many are overdue.
-    from casework.outbox.actions import action_overdue_q
+    # Actions (casework/cases/actions/services.py): how many in each state, and how many are overdue.
+    from casework.cases.actions.services import action_overdue_q
     from casework.outbox.models import Action
 
     actions = GaugeMetricFamily("casework_actions", "Actions decisions asked of other systems, by state.",

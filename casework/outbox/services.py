@@ -402,8 +402,8 @@ def _record(delivery: Delivery, *, token: str, answer, now: datetime, probe: boo
                                    response=answer.body, error=answer.error, latency_ms=answer.latency_ms)
     event_type = EVENT_TYPES.get(delivery.event.type)
     if event_type is not None and event_type.action and outcome != "retrying":
-        # An action event: the action it carries follows its delivery (casework/outbox/actions.py).
-        from casework.outbox.actions import action_delivery_recorded
+        # An action event: the action it carries follows its delivery (casework/cases/actions/services.py).
+        from casework.cases.actions.services import action_delivery_recorded
 
         delivery.last_status, delivery.last_error = answer.status, answer.error
         delivery.state = Delivery.State.DELIVERED if answer.ok else Delivery.State.DEAD

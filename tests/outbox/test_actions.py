@@ -12,9 +12,9 @@ import pytest
 from django.db import transaction
 
 from audit.models import AuditEntry
+from casework.cases.actions.services import action_overdue_q, action_resolve, case_has_overdue_action
 from casework.cases.services import case_close
 from casework.fraud.services import alert_create
-from casework.outbox.actions import action_overdue_q, action_resolve, case_has_overdue_action
 from casework.outbox.models import Action, Delivery, OutboxEvent
 from casework.outbox.services import endpoint_create
 from tests.fraud.conftest import CLEAN
