@@ -17,3 +17,9 @@ class CasesConfig(AppConfig):
         from casework.cases.navigation import nav_connect
 
         nav_connect()
+
+        from casework.cases.types import CASE_TYPES
+        from casework.outbox.case_types import case_types_source_register
+
+        # What a webhook endpoint may subscribe to: the outbox, a layer below, asks at use.
+        case_types_source_register(lambda: {key: t.label for key, t in CASE_TYPES.items()})

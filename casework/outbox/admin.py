@@ -10,14 +10,13 @@ from django.utils.html import format_html
 
 from casework.errors import DomainError
 from casework.outbox import services
+from casework.outbox.case_types import case_types_known
 from casework.outbox.catalogue import EVENT_TYPES
 from casework.outbox.models import Delivery, DeliveryAttempt, Endpoint, OutboundEmail, OutboxEvent
 
 
 def _case_type_choices():
-    from casework.cases.types import CASE_TYPES
-
-    return [(key, t.label) for key, t in CASE_TYPES.items()]
+    return list(case_types_known().items())
 
 
 def _event_type_choices():

@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casework.outbox import services
+from casework.outbox.case_types import case_types_known
 from casework.outbox.catalogue import EVENT_TYPES
 from casework.outbox.models import Delivery, DeliveryAttempt, Endpoint
 from casework.people.roles import ADMIN, has_role
@@ -31,9 +32,7 @@ class IsAdmin(BasePermission):
 
 
 def _case_type_choices():
-    from casework.cases.types import CASE_TYPES
-
-    return list(CASE_TYPES)
+    return list(case_types_known())
 
 
 class EndpointOutputSerializer(serializers.ModelSerializer):

@@ -31,9 +31,11 @@ from audit.rowsql import rows_all, rows_insert
 from audit.services import audit_record
 from casework.errors import Conflict
 from casework.outbox import metrics
+from casework.outbox.case_types import case_types_known
 from casework.outbox.catalogue import EVENT_TYPES
 from casework.outbox.models import Delivery, DeliveryAttempt, Endpoint, OutboxEvent, secret_new
 from casework.outbox.safety import url_resolve_checked
+from casework.outbox.signals import action_delivery_answered, endpoint_owner_notice
 
 logger = logging.getLogger(__name__)
 
@@ -109,17 +111,16 @@ def _wake(ids: list[int]) -> None:
 # --- Endpoints ----------------------------------------------------------------------------
 
 def _clean_subscriptions(event_types, case_types) -> tuple[list[str], list[str]]:
-    from casework.cases.types import CASE_TYPES
-
+    known = case_types_known()
     event_types, case_types = list(dict.fromkeys(event_types or [])), list(dict.fromkeys(case_types or []))
     unknown = [t for t in event_types if t not in EVENT_TYPES]
     if unknown:
         raise ValidationError({"event_types": f"Unknown event type(s): {', '.join(unknown)}. "
                                               f"Choose from: {', '.join(EVENT_TYPES)}."})
-    unknown = [t for t in case_types if t not in CASE_TYPES]
+    unknown = [t for t in case_types if t not in known]
     if unknown:
         raise ValidationError({"case_types": f"Unknown case type(s): {', '.join(unknown)}. "
-                                             f"Choose from: {', '.join(CASE_TYPES)}."})
+                                             f"Choose from: {', '.join(known)}."})
     return event_types, case_types
 
 
@@ -207,9 +208,8 @@ def _endpoint_disable(*, endpoint: Endpoint, reason: str) -> None:
 
 def _notify_owner(endpoint: Endpoint, *, subject: str, body: str, case=None) -> None:
     """Tell the endpoint's owner; an endpoint with no (active) owner is the admins' to mend,
-    so every active admin is told instead. Nobody at all to tell: a warning in the log."""
-    from casework.cases.notifications.services import notification_send
-
+    so every active admin is told instead. Nobody at all to tell: a warning in the log. The
+    notifications app sends them (endpoint_owner_notice: it sits in a layer above)."""
     owner = endpoint.owner if endpoint.owner_id and endpoint.owner.is_active else None
     recipients = [owner] if owner is not None else _admins()
     if not recipients:
@@ -217,9 +217,8 @@ def _notify_owner(endpoint: Endpoint, *, subject: str, body: str, case=None) -> 
         return
     if owner is None:
         body += " This endpoint has no owner: you are told as an admin; set its owner in the admin."
-    for user in recipients:
-        notification_send(actor="system", kind="webhook", subject=subject, body=body, user=user,
-                          url=f"/admin/outbox/endpoint/{endpoint.pk}/change/", case=case)
+    endpoint_owner_notice.send(sender=Endpoint, users=recipients, subject=subject, body=body,
+                               url=f"/admin/outbox/endpoint/{endpoint.pk}/change/", case=case)
 
 
 def _admins() -> list[User]:
@@ -402,12 +401,10 @@ def _record(delivery: Delivery, *, token: str, answer, now: datetime, probe: boo
                                    response=answer.body, error=answer.error, latency_ms=answer.latency_ms)
     event_type = EVENT_TYPES.get(delivery.event.type)
     if event_type is not None and event_type.action and outcome != "retrying":
-        # An action event: the action it carries follows its delivery (casework/cases/actions/services.py).
-        from casework.cases.actions.services import action_delivery_recorded
-
+        # An action event: the action it carries follows its delivery (casework/cases/actions/receivers.py).
         delivery.last_status, delivery.last_error = answer.status, answer.error
         delivery.state = Delivery.State.DELIVERED if answer.ok else Delivery.State.DEAD
-        action_delivery_recorded(delivery=delivery, ok=answer.ok, now=now)
+        action_delivery_answered.send(sender=Delivery, delivery=delivery, ok=answer.ok, now=now)
     metrics.DELIVERIES.labels(outcome).inc()
     if answer.ok:
         if Endpoint.objects.filter(pk=endpoint.pk, paused_until__isnull=False).update(

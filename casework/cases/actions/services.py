@@ -81,7 +81,7 @@ def action_request(*, actor, type: str, case, data: dict, now: datetime | None =
     return action
 
 
-# --- Delivery (called by the delivery worker, in its transaction) ---------------------------
+# --- Delivery (the delivery worker's answer, in its transaction: receivers.py) ------------
 
 def action_delivery_recorded(*, delivery: Delivery, ok: bool, now: datetime) -> None:
     """A delivery of an action event got its answer: a 2xx delivers the action (a replay that
