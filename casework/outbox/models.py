@@ -1,5 +1,5 @@
 """The outbox: events written in the transaction of what caused them, and one delivery per
-(event, endpoint) that a worker takes with a conditional UPDATE (casework/outbox/services.py)."""
+(event, endpoint) that a worker takes with a conditional UPDATE (casework/outbox/delivery.py)."""
 
 from __future__ import annotations
 
