@@ -13,7 +13,7 @@ from django.utils import timezone
 from audit.rowsql import row_update
 from audit.services import audit_entry_build, audit_record, audit_record_many
 from casework.cases.lifecycle.case import CASE_LIFECYCLE
-from casework.cases.lifecycle.services import transition_check
+from casework.cases.lifecycle.check import transition_check
 from casework.cases.models import Case, CaseCounter, Comment, Decision
 from casework.cases.signals import case_assigned, case_closed, case_closing
 from casework.cases.sla import sla_due_at, sla_resumed_due_at

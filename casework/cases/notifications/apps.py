@@ -9,4 +9,11 @@ class NotificationsConfig(AppConfig):
     verbose_name = "Notifications"
 
     def ready(self) -> None:
+        from casework.cases.navigation import nav_read_register, nav_watch
         from casework.cases.notifications import receivers  # noqa: F401 - connects the signal receivers
+        from casework.cases.notifications.models import Notification
+        from casework.cases.notifications.selectors import unread_count
+
+        # The navigation's unread badge, one person's: it changes with their notifications.
+        nav_read_register("unread", unread_count)
+        nav_watch(Notification, uid="notification", person="recipient_user_id")
