@@ -54,7 +54,7 @@ def notification_send(*, actor, kind: str, subject: str, body: str, url: str = "
     audit_record(actor=actor, action="notification.sent", case=case, obj=note,
                  data={"kind": kind, "to": email or name, "in_app": user is not None, "subject": note.subject})
     if email:
-        from casework.cases.notifications.tasks import notification_email_send
+        from casework.cases.notifications.email import notification_email_send
 
         transaction.on_commit(lambda: notification_email_send.delay(note.pk))
     return note
