@@ -30,8 +30,8 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from casework.cases.dashboard import views as dashboard_views
 from casework.ops import views as ops_views
-from casework.people import views as people_views
 from casework.people.urls import auth_urlpatterns
 
 api_urlpatterns = [
@@ -55,7 +55,7 @@ api_urlpatterns = [
 ]
 
 urlpatterns = [
-    path("", people_views.home, name="home"),
+    path("", dashboard_views.home, name="home"),
     *auth_urlpatterns,
     path("people/", include("casework.people.urls")),
     path("cases/", include("casework.cases.urls")),
