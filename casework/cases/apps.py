@@ -14,6 +14,7 @@ class CasesConfig(AppConfig):
 
         lifecycle_register(CASE_LIFECYCLE)
 
+        from casework.cases import receivers  # noqa: F401 - a deactivated person's cases go back to the queue
         from casework.cases.navigation import nav_connect
 
         nav_connect()

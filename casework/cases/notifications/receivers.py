@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.dispatch import receiver
 
 from casework.cases.models import Case
 from casework.cases.signals import case_assigned, case_viewed
 from casework.outbox.models import Endpoint
 from casework.outbox.signals import endpoint_owner_notice
+from casework.people.signals import user_deactivated
 
 
 @receiver(case_assigned, sender=Case, dispatch_uid="notifications_case_assigned")
@@ -32,3 +34,11 @@ def _on_endpoint_owner_notice(sender, users, subject, body, url, case, **kwargs)
 
     for user in users:
         notification_send(actor="system", kind="webhook", subject=subject, body=body, user=user, url=url, case=case)
+
+
+@receiver(user_deactivated, sender=User, dispatch_uid="notifications_user_deactivated")
+def _on_user_deactivated(sender, user, actor, cases_returned, **kwargs):
+    if cases_returned:
+        from casework.cases.notifications.services import notify_cases_returned
+
+        notify_cases_returned(actor=actor, user=user, references=cases_returned)
