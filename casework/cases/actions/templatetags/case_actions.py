@@ -10,6 +10,7 @@ from casework.outbox.models import Action, Delivery
 
 register = template.Library()
 
+
 def _at(when, *, day_of=None) -> str:
     """14:02 on the day the action was requested, 2026-11-26 09:10 on another (local time)."""
     local = timezone.localtime(when)
