@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "casework.cases.saved_views",
     "casework.entities",
     "casework.outbox",
+    "casework.cases.actions",
     "casework.idempotency",
     "casework.ops",
     "casework.security",

@@ -13,10 +13,10 @@
 /evals/           evaluation runs over time (staff); "Add to evaluation suite"   agents/evals/urls.py
 /cases/<ref>/ask/ "Ask the agent" on every case page              agents/chat/urls.py
 /cases/<ref>/report.pdf  the case report (PDF) on every case page   casework/cases/report/urls.py
-/cases/<ref>/actions/    the case's actions (card block ...): live panel, confirm or fail by hand   casework/outbox/urls.py
+/cases/<ref>/actions/    the case's actions (card block ...): live panel, confirm or fail by hand   casework/cases/actions/urls.py
 /api/             REST API (OpenAPI at /api/schema/, Swagger at /api/docs/)
 /api/webhooks/    outgoing webhook endpoints and their delivery logs (admins)   casework/outbox/api_urls.py
-/api/actions/<event id>/confirmation   signed callback: an action was carried out (or failed)   casework/outbox/api_urls.py
+/api/actions/<event id>/confirmation   signed callback: an action was carried out (or failed)   casework/cases/actions/api_urls.py
 /admin/           reference data and read-only audit entries
 /audit/key/       the public key that signs audit checkpoints, and the newest one   audit/urls.py
 /oidc/            sign-in through the organisation's identity provider   casework/people/oidc.py
@@ -30,8 +30,8 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from casework.cases.dashboard import views as dashboard_views
 from casework.ops import views as ops_views
-from casework.people import views as people_views
 from casework.people.urls import auth_urlpatterns
 
 api_urlpatterns = [
@@ -47,6 +47,7 @@ api_urlpatterns = [
     path("", include("casework.cases.report.api_urls")),
     path("", include("casework.cases.saved_views.api_urls")),
     path("", include("casework.outbox.api_urls")),
+    path("", include("casework.cases.actions.api_urls")),
     path("", include("casework.entities.api_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's setup as a script URL: the CSP allows no inline script.
@@ -54,7 +55,7 @@ api_urlpatterns = [
 ]
 
 urlpatterns = [
-    path("", people_views.home, name="home"),
+    path("", dashboard_views.home, name="home"),
     *auth_urlpatterns,
     path("people/", include("casework.people.urls")),
     path("cases/", include("casework.cases.urls")),
@@ -71,7 +72,7 @@ urlpatterns = [
     path("cases/", include("casework.cases.tasks.urls")),
     path("cases/", include("casework.cases.attachments.urls")),
     path("cases/", include("casework.cases.report.urls")),
-    path("cases/", include("casework.outbox.urls")),
+    path("cases/", include("casework.cases.actions.urls")),
     path("", include("casework.entities.urls")),
     path("evals/", include("agents.evals.urls")),
     path("api/", include(api_urlpatterns)),

@@ -10,8 +10,11 @@ Layers, bottom up. A module may import from its own layer or any layer below it,
    and the Celery tasks that run registered pipelines (agents.llm, agents.runtime,
    agents.models, agents.tasks, agents.services).
 2. delivery: the outbox (events, endpoints, webhooks, e-mail).
-3. the case core: casework/cases (Case, types, lifecycle, services, queue).
-4. what sits on cases: entities, actions, notifications, tasks, attachments, saved views,
+3. the case core: casework/cases (Case, types, lifecycle, services, queue), and the actions a
+   decision asks of other systems (casework.cases.actions): an action is a state of its case,
+   the queue filters and flags cases by their overdue actions, and actions build only on the
+   lifecycle and the outbox below them.
+4. what sits on cases: entities, notifications, tasks, attachments, saved views,
    the dashboard and report, the runs' receivers and pages, chat and evaluation.
 5. the case types, each one package.
 
@@ -46,7 +49,7 @@ LAYERS: dict[str, int] = {
     "casework.cases": 3,
     "casework.entities": 4,
     "casework.actions": 4,
-    "casework.cases.actions": 4,
+    "casework.cases.actions": 3,  # the case core's: see the docstring
     "casework.cases.notifications": 4,
     "casework.cases.tasks": 4,
     "casework.cases.attachments": 4,

@@ -1,5 +1,5 @@
 """The access change's action event: the case was decided "Change rejected", and the system
-the change was made on is asked to revert it (casework/outbox/actions.py). Registered in the
+the change was made on is asked to revert it (casework/cases/actions/services.py). Registered in the
 outgoing webhooks' catalogue from AccessConfig.ready and sent by the decision effect below, in
 the decision's transaction, whichever way the case was closed (the report tab, a bulk close,
 the generic close or the API)."""
@@ -43,7 +43,7 @@ def revert_on_decision(*, actor, case, decision) -> None:
     """Decision effect (casework.cases.types.case_type_register_decision_effect): a rejected
     change asks its system to revert it."""
     from casework.access.models import HRMutation
-    from casework.outbox.actions import action_request
+    from casework.cases.actions.services import action_request
     from casework.outbox.services import decision_data
 
     if decision.outcome not in REVERT_OUTCOMES:

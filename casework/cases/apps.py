@@ -14,6 +14,13 @@ class CasesConfig(AppConfig):
 
         lifecycle_register(CASE_LIFECYCLE)
 
+        from casework.cases import receivers  # noqa: F401 - a deactivated person's cases go back to the queue
         from casework.cases.navigation import nav_connect
 
         nav_connect()
+
+        from casework.cases.types import CASE_TYPES
+        from casework.outbox.case_types import case_types_source_register
+
+        # What a webhook endpoint may subscribe to: the outbox, a layer below, asks at use.
+        case_types_source_register(lambda: {key: t.label for key, t in CASE_TYPES.items()})

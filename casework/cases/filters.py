@@ -17,7 +17,7 @@ from django_filters.fields import ModelChoiceField, ModelChoiceIterator
 from casework.cases.models import Case
 from casework.cases.sla import sla_breached_q, sla_due_soon_q
 from casework.cases.types import case_type_choices_available
-from casework.people.roles import ADMIN, INVESTIGATOR
+from casework.people.roles import investigators
 from casework.widgets import QuickSelect
 
 SEARCH_MAX_LENGTH = 100
@@ -25,12 +25,6 @@ SEARCH_MAX_LENGTH = 100
 FULL_REFERENCE = re.compile(r"^[A-Za-z]{2,6}-\d{4,}$")
 # What part of a reference may look like: letters, digits and the dash.
 REFERENCE_CHARACTERS = re.compile(r"^[A-Za-z0-9-]+$")
-
-
-def investigators(request=None):
-    """The people a case may be assigned to (investigators and admins), by username.
-    django-filter calls a queryset callable with the request."""
-    return User.objects.filter(groups__name__in=[INVESTIGATOR, ADMIN]).distinct().order_by("username")
 
 
 ME = "me"
@@ -182,7 +176,7 @@ class CaseFilter(django_filters.FilterSet):
         return queryset.filter(sla_breached_q() if value == "breached" else sla_due_soon_q())
 
     def filter_action(self, queryset, name, value):
-        from casework.outbox.actions import case_has_overdue_action
+        from casework.cases.actions.services import case_has_overdue_action
 
         return queryset.filter(case_has_overdue_action())
 

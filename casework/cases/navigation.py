@@ -18,6 +18,8 @@ Random tokens rather than counters: every backend's `set` is atomic, not every `
 What changes these reads bumps the generation: the receivers below (any save or delete of a
 notification, a saved view, a group, a user; any change of a user's groups, from either
 side) and the notification services' queryset UPDATEs (marking read), which send no signal.
+The saved views and notifications sit in the layer above the case core: their apps register
+their reads and models here (nav_read_register, nav_watch), and this module names neither.
 ENTRY_SECONDS bounds the one case left: a change made while the cache was unreachable.
 """
 
@@ -25,6 +27,8 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Callable
+from typing import Any
 
 from django.contrib.auth.models import Group, User
 from django.core.cache import caches
@@ -51,30 +55,24 @@ def _entry(user_id: int) -> str:
     return f"nav:entry:{user_id}"
 
 
-def _pinned(user) -> list[tuple[int, str]]:
-    from casework.cases.saved_views.selectors import saved_views_pinned
-
-    return [(v.pk, v.name) for v in saved_views_pinned(user)]
-
-
-def _unread(user) -> int:
-    from casework.cases.notifications.selectors import unread_count
-
-    return unread_count(user)
-
-
 def _teams(user) -> list[tuple[int, str]]:
     return list(user.groups.order_by("name", "id").values_list("pk", "name"))
 
 
 def _investigators(user) -> list[str]:
-    from casework.cases.filters import investigators
+    from casework.people.roles import investigators
 
     return list(investigators().values_list("username", flat=True))
 
 
-# Each read runs when a page first asks for it (a dashboard needs two of the four).
-READS = {"pinned": _pinned, "unread": _unread, "teams": _teams, "investigators": _investigators}
+# Each read runs when a page first asks for it (a dashboard needs two of the four). The apps
+# above the case core add theirs (nav_read_register: the saved views app its pinned views, the
+# notifications app the unread count) from their AppConfig.ready.
+READS: dict[str, Callable[[User], Any]] = {"teams": _teams, "investigators": _investigators}
+
+
+def nav_read_register(name: str, read: Callable[[User], Any]) -> None:
+    READS[name] = read
 
 
 def _generation(cache, key: str, found: dict) -> str:
@@ -149,9 +147,17 @@ def nav_after_commit() -> None:
 # --- Receivers: every save and delete of what the entries hold ----------------------------
 
 
-def _notification_changed(sender, instance, **kwargs) -> None:
-    if instance.recipient_user_id is not None:
-        nav_changed(user_id=instance.recipient_user_id)
+# A model an app above registered (nav_watch) -> the field naming the one person whose
+# navigation its rows change, or None: a change may show in everyone's.
+WATCHED: dict[type, str | None] = {}
+
+
+def _watched_changed(sender, instance, **kwargs) -> None:
+    field = WATCHED.get(sender)
+    if field is None:
+        nav_changed()
+    elif getattr(instance, field) is not None:
+        nav_changed(user_id=getattr(instance, field))
 
 
 def _shared_changed(sender, **kwargs) -> None:
@@ -170,14 +176,18 @@ def _groups_changed(sender, action, **kwargs) -> None:
         nav_changed()
 
 
-def nav_connect() -> None:
-    from casework.cases.notifications.models import Notification
-    from casework.cases.saved_views.models import SavedView
+def nav_watch(model: type, *, uid: str, person: str | None = None) -> None:
+    """Every save and delete of `model` changes what the navigation shows: the person's whose
+    id its `person` field holds, or (no `person`) everyone's. Called by the app that owns the
+    model, beside its nav_read_register."""
+    WATCHED[model] = person
+    post_save.connect(_watched_changed, sender=model, dispatch_uid=f"nav_{uid}_saved")
+    post_delete.connect(_watched_changed, sender=model, dispatch_uid=f"nav_{uid}_deleted")
 
-    for model, receiver, uid in ((Notification, _notification_changed, "notification"),
-                                 (SavedView, _shared_changed, "saved_view"), (Group, _shared_changed, "group")):
-        post_save.connect(receiver, sender=model, dispatch_uid=f"nav_{uid}_saved")
-        post_delete.connect(receiver, sender=model, dispatch_uid=f"nav_{uid}_deleted")
+
+def nav_connect() -> None:
+    post_save.connect(_shared_changed, sender=Group, dispatch_uid="nav_group_saved")
+    post_delete.connect(_shared_changed, sender=Group, dispatch_uid="nav_group_deleted")
     post_save.connect(_user_saved, sender=User, dispatch_uid="nav_user_saved")
     post_delete.connect(_shared_changed, sender=User, dispatch_uid="nav_user_deleted")
     m2m_changed.connect(_groups_changed, sender=User.groups.through, dispatch_uid="nav_user_groups")

@@ -13,7 +13,7 @@ from casework.people.roles import is_investigator
 def case_list() -> QuerySet[Case]:
     """Cases for the queue, newest first, with the columns the queue shows (priority_rank is a
     stored column: the priority sort reads its index), and whether an action is overdue."""
-    from casework.outbox.actions import case_has_overdue_action
+    from casework.cases.actions.services import case_has_overdue_action
 
     # action_overdue: an action its decision asked for is unconfirmed past its deadline (the badge).
     return (Case.objects.select_related("assignee").annotate(action_overdue=case_has_overdue_action())

@@ -13,9 +13,9 @@ from django.utils import timezone
 from audit.rowsql import row_update
 from audit.services import audit_entry_build, audit_record, audit_record_many
 from casework.cases.lifecycle.case import CASE_LIFECYCLE
-from casework.cases.lifecycle.services import transition_check
+from casework.cases.lifecycle.check import transition_check
 from casework.cases.models import Case, CaseCounter, Comment, Decision
-from casework.cases.signals import case_assigned, case_closed, case_closing
+from casework.cases.signals import case_assigned, case_closed, case_closing, case_decision_recorded
 from casework.cases.sla import sla_due_at, sla_resumed_due_at
 from casework.cases.types import CASE_TYPES, MERGED_OUTCOME
 from casework.errors import Conflict
@@ -356,10 +356,9 @@ def _close(*, actor, case: Case, outcome: str, reason: str) -> Decision:
     case.status = Case.Status.CLOSED
     case.closed_at = decision.decided_at
     case.save(update_fields=["status", "closed_at", "updated_at"])
-    # A decision that confirms fraud flags what the case names, in the same transaction.
-    from casework.entities.services import entities_decided
-
-    entities_decided(case=case, decision=decision)
+    # What sits on cases follows the decision in the same transaction (a decision that confirms
+    # fraud flags what the case names).
+    case_decision_recorded.send(sender=Case, case=case, decision=decision, actor=actor)
     audit_record(actor=actor, action="case.closed", case=case, obj=decision,
                  data={"outcome": outcome, "reason": reason})
     return decision

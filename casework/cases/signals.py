@@ -1,4 +1,5 @@
-"""Hooks case-type packages listen to; sent after the transaction commits."""
+"""Hooks case-type packages, and what sits on cases, listen to: most are sent after the
+transaction commits; case_closing and case_decision_recorded inside it."""
 
 from __future__ import annotations
 
@@ -17,3 +18,9 @@ case_assigned = Signal()
 # Sent with case=<Case>, user=<user> when a person opens the case's page (notifications about
 # it count as read: casework/cases/notifications).
 case_viewed = Signal()
+# Sent with case=<Case> (locked, just closed), decision=<Decision>, actor=<user or "system">
+# inside the close's transaction, once the decision is written and before the close is audited:
+# what sits on cases records what the decision means to it (a decision confirming fraud flags
+# the entities the case names: casework/entities/receivers.py). `send`: an error rolls the
+# close back.
+case_decision_recorded = Signal()

@@ -38,6 +38,7 @@ from django.db.models import Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from audit.models import AuditEntry
+from casework.cases.merges import case_merged_ids
 from casework.cases.models import Case
 
 SHOW_CHOICES = (("all", "All"), ("people", "People"), ("agents", "Agents"))
@@ -248,8 +249,6 @@ RUN_STARTS = ("agent.run_queued", "agent.run_attached")
 
 
 def _case_ids(case: Case) -> list[int]:
-    from casework.entities.selectors import case_merged_ids
-
     # A duplicate merged into this case brought its history: its entries read here too.
     return [case.pk, *case_merged_ids(case.pk)]
 

@@ -152,7 +152,7 @@ class CaseType:
     evaluation: Evaluation | None = None
     # What a person's decision sets off in other systems: each is called in the decision's
     # transaction, right after case_close wrote it, as effect(*, actor, case, decision), and
-    # writes its outgoing action events there (casework.outbox.actions.action_request), so a
+    # writes its outgoing action events there (casework.cases.actions.services.action_request), so a
     # decision that rolls back asks for nothing (case_type_register_decision_effect).
     decision_effects: list[Callable[..., Any]] = field(default_factory=list)
     dashboard_panels: list[Panel] = field(default_factory=list)

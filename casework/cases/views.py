@@ -14,11 +14,11 @@ from django.views.decorators.http import require_GET, require_POST
 from casework.cases import selectors, services
 from casework.cases.filters import SEARCH_MAX_LENGTH, CaseFilter
 from casework.cases.forms import CloseForm, CommentForm
+from casework.cases.merges import case_merged_into
 from casework.cases.models import Case
 from casework.cases.pagination import CappedPaginator, count_cap_for
 from casework.cases.signals import case_viewed
 from casework.cases.timeline import show_parse, timeline_context, timeline_has_news
-from casework.entities.selectors import case_merged_into
 from casework.errors import DomainError, error_text
 from casework.people.roles import investigator_required
 

@@ -179,7 +179,7 @@ def entity_viewed(*, actor, entity: Entity, what: str = "page") -> None:
 
 def entities_decided(*, case: Case, decision: Decision) -> int:
     """A person's decision: when its outcome confirms fraud (the type's Entities.fraud_outcomes),
-    flag every entity the case names. Called by case_close in its transaction."""
+    flag every entity the case names. Called in case_close's transaction (receivers.py)."""
     declared = case.type_info.entities
     if declared is None or decision.outcome not in declared.fraud_outcomes:
         return 0

@@ -1,5 +1,5 @@
 """The fraud alert's action event: a person confirmed fraud, and the bank's account system is
-asked to freeze the account (casework/outbox/actions.py). Registered in the outgoing webhooks'
+asked to freeze the account (casework/cases/actions/services.py). Registered in the outgoing webhooks'
 catalogue from FraudConfig.ready, and sent by the decision effect below, in the decision's
 transaction, whichever way the case was closed (its page, the API, a bulk close)."""
 
@@ -31,8 +31,8 @@ FREEZE_OUTCOMES = ("confirmed_fraud",)
 def account_freeze_on_decision(*, actor, case, decision) -> None:
     """Decision effect (casework.cases.types.case_type_register_decision_effect): a confirmed
     fraud asks for the alert's account to be frozen. A case with no alert has no account to name."""
+    from casework.cases.actions.services import action_request
     from casework.fraud.models import Alert
-    from casework.outbox.actions import action_request
     from casework.outbox.services import decision_data
 
     if decision.outcome not in FREEZE_OUTCOMES:

@@ -7,6 +7,7 @@ database at scrape time, so they are right whichever worker process did the work
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from django.db import connection
 from django.db.models import Count, Min
@@ -43,9 +44,20 @@ QUEUED_OLDEST_HELP = ("Age of the oldest agent run still queued (0 when none is)
                       "RUN_QUEUED_STALE_AFTER_SECONDS; an age well past that means no worker is taking runs.")
 
 
+# Counts that apps above the platform read at scrape time (the outbox's deliveries, the actions
+# by state): each registers a function returning its metric families from its AppConfig.ready,
+# in INSTALLED_APPS order. The platform names none of them (issue 45: layers point one way).
+DATABASE_FAMILIES: list[Callable[[], list[GaugeMetricFamily]]] = []
+
+
+def metric_families_register(families: Callable[[], list[GaugeMetricFamily]]) -> None:
+    if families not in DATABASE_FAMILIES:
+        DATABASE_FAMILIES.append(families)
+
+
 class DatabaseCollector:
     """Counts from the database: cases by type and status, agent runs by pipeline and status,
-    and the age of the oldest queued run."""
+    the age of the oldest queued run, and what the apps registered (DATABASE_FAMILIES)."""
 
     def describe(self):
         # Named here so that registering the collector does not query the database.
@@ -85,13 +97,12 @@ class DatabaseCollector:
                 value=max(0.0, (timezone.now() - oldest).total_seconds()) if oldest else 0.0)
         except Exception:  # noqa: BLE001
             pass
-        outbox = []
-        try:
-            from casework.outbox.metrics import outbox_metric_families
-
-            outbox = outbox_metric_families()
-        except Exception:  # noqa: BLE001
-            pass
+        registered = []
+        for families in DATABASE_FAMILIES:
+            try:
+                registered += families()
+            except Exception:  # noqa: BLE001 - one app's missing table leaves the others' counts
+                pass
         audit = []
         try:
             from audit.checkpoint_services import checkpoint_metric_families
@@ -106,7 +117,7 @@ class DatabaseCollector:
         yield runs
         if queued_oldest is not None:
             yield queued_oldest
-        yield from outbox
+        yield from registered
         yield from audit
 
 

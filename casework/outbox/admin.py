@@ -10,14 +10,13 @@ from django.utils.html import format_html
 
 from casework.errors import DomainError
 from casework.outbox import services
+from casework.outbox.case_types import case_types_known
 from casework.outbox.catalogue import EVENT_TYPES
-from casework.outbox.models import Action, Delivery, DeliveryAttempt, Endpoint, OutboundEmail, OutboxEvent
+from casework.outbox.models import Delivery, DeliveryAttempt, Endpoint, OutboundEmail, OutboxEvent
 
 
 def _case_type_choices():
-    from casework.cases.types import CASE_TYPES
-
-    return [(key, t.label) for key, t in CASE_TYPES.items()]
+    return list(case_types_known().items())
 
 
 def _event_type_choices():
@@ -159,27 +158,6 @@ class OutboxEventAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-@admin.register(Action)
-class ActionAdmin(admin.ModelAdmin):
-    """Read-only: an action moves by its delivery, the other system's signed callback, or a
-    person's word on the case page (each audited), never by an edit here."""
-
-    list_display = ("id", "label", "case", "state", "requested_at", "deadline_at", "delivered_at", "resolved_at",
-                    "resolved_by_name")
-    list_filter = ("state", "type")
-    search_fields = ("event__id", "case__reference", "external_reference")
-    list_select_related = ("case",)
-
-    def get_readonly_fields(self, request, obj=None):
-        return [f.name for f in Action._meta.fields]
-
-    def has_add_permission(self, request):
         return False
 
     def has_delete_permission(self, request, obj=None):

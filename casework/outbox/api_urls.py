@@ -14,5 +14,4 @@ urlpatterns = [
     path("webhooks/endpoints/<int:pk>/replay-failed/", api.EndpointReplayFailedApi.as_view(),
          name="api-webhook-endpoint-replay-failed"),
     path("webhooks/deliveries/<int:pk>/replay/", api.DeliveryReplayApi.as_view(), name="api-webhook-delivery-replay"),
-    path("actions/<str:id>/confirmation", api.ActionConfirmationApi.as_view(), name="api-action-confirmation"),
 ]

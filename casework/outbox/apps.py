@@ -9,13 +9,8 @@ class OutboxConfig(AppConfig):
     verbose_name = "Outgoing webhooks"
 
     def ready(self) -> None:
-        from casework.cases.lifecycle import lifecycle_register
-        from casework.cases.types import CASE_TYPES, Tab, case_type_register_tab
-        from casework.outbox.states import ACTION_LIFECYCLE
+        from casework.ops.metrics import metric_families_register
+        from casework.outbox.metrics import outbox_metric_families
 
-        # Action.state: requested, delivered, confirmed or failed (casework/outbox/states.py).
-        lifecycle_register(ACTION_LIFECYCLE)
-
-        # Every case page lists what went out about the case, and how far each delivery got.
-        for key in CASE_TYPES:
-            case_type_register_tab(key, Tab("outbox", "Outgoing events", "outbox/_case_events.html"))
+        # The deliveries by state and the oldest pending one's age, on /metrics.
+        metric_families_register(outbox_metric_families)

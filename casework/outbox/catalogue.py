@@ -38,7 +38,7 @@ RUN = {
 
 
 # What every action event's `data.action` says: how to confirm it and by when
-# (casework/outbox/actions.py; the model is casework.outbox.models.Action).
+# (casework/cases/actions/services.py; the model is casework.outbox.models.Action).
 ACTION = {
     "type": "object",
     "required": ["id", "kind", "requested_by", "requested_at", "deadline", "confirm_url"],

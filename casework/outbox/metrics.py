@@ -1,7 +1,6 @@
 """Prometheus metrics of outgoing webhooks. Counters count in the process that delivered;
-the pending deliveries, the oldest one's age, and the actions by state (and overdue) are read
-from the database at scrape time
-(casework.ops.metrics.DatabaseCollector yields outbox_metric_families())."""
+the pending deliveries and the oldest one's age are read from the database at scrape time
+(outbox_metric_families, registered with casework.ops.metrics from OutboxConfig.ready)."""
 
 from __future__ import annotations
 
@@ -41,16 +40,4 @@ def outbox_metric_families() -> list[GaugeMetricFamily]:
     oldest = Delivery.objects.filter(state__in=waiting).aggregate(t=Min("created_at"))["t"]
     age = GaugeMetricFamily("casework_webhook_pending_oldest_seconds", OLDEST_HELP,
                             value=max(0.0, (timezone.now() - oldest).total_seconds()) if oldest else 0.0)
-    # Actions (casework/outbox/actions.py): how many in each state, and how many are overdue.
-    from casework.outbox.actions import action_overdue_q
-    from casework.outbox.models import Action
-
-    actions = GaugeMetricFamily("casework_actions", "Actions decisions asked of other systems, by state.",
-                                labels=["state"])
-    counts = dict(Action.objects.order_by().values_list("state").annotate(n=Count("id")))
-    for state in Action.State.values:
-        actions.add_metric([state], counts.get(state, 0))
-    overdue = GaugeMetricFamily("casework_actions_overdue",
-                                "Actions requested or delivered, not confirmed by their deadline.",
-                                value=Action.objects.filter(action_overdue_q(timezone.now())).count())
-    return [by_state, age, actions, overdue]
+    return [by_state, age]

@@ -1,5 +1,5 @@
 """The outbox: events written in the transaction of what caused them, and one delivery per
-(event, endpoint) that a worker takes with a conditional UPDATE (casework/outbox/services.py)."""
+(event, endpoint) that a worker takes with a conditional UPDATE (casework/outbox/delivery.py)."""
 
 from __future__ import annotations
 
@@ -169,7 +169,7 @@ class Action(models.Model):
     one action event (casework/outbox/catalogue.py: an EventType with `action`), and how far it
     got: requested, delivered (a 2xx to an endpoint), confirmed (by the system that did it,
     through a signed callback, or by a person) or failed. The states and moves are declared in
-    casework/outbox/states.py; every move goes through the lifecycle transition service."""
+    casework/cases/actions/states.py; every move goes through the lifecycle transition service."""
 
     class State(models.TextChoices):
         REQUESTED = "requested", "Requested"

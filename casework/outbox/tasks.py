@@ -27,7 +27,7 @@ def outbox_deliver(self, delivery_id: int, now: datetime | str | None = None) ->
     A transient database error (a restart) sends the task again with backoff. Met before the
     claim, the retry delivers; met after it, the retry finds the delivery claimed and leaves
     it: its lease runs out and the sweep sends it again under the same webhook-id (at least once)."""
-    from casework.outbox.services import delivery_attempt
+    from casework.outbox.delivery import delivery_attempt
 
     _attempt(self, delivery_attempt, delivery_id, now)
 
@@ -82,7 +82,7 @@ def outbox_deliver_due(self, now: datetime | str | None = None) -> int:
     broker message was lost (none sent for WEBHOOK_REDELIVER_AFTER_SECONDS), and claims of
     workers that died mid-request. Returns how many were sent. `now`: the clock's unless a test
     gives one (it is passed on to each delivery, so a test drives the schedule by it)."""
-    from casework.outbox.services import deliveries_due, deliveries_mark_woken
+    from casework.outbox.delivery import deliveries_due, deliveries_mark_woken
 
     return _sweep(self, due=deliveries_due, mark_woken=deliveries_mark_woken, send=outbox_deliver,
                   what="webhook delivery", now=now)
@@ -93,7 +93,7 @@ def outbox_deliver_due(self, now: datetime | str | None = None) -> int:
 def outbox_email_send(self, email_id: int, now: datetime | str | None = None) -> None:
     """One attempt of one queued email. A duplicate message finds it claimed (or sent) and does
     nothing; a transient database error retries it, as outbox_deliver does."""
-    from casework.outbox.email import email_attempt
+    from casework.outbox.email_sending import email_attempt
 
     _attempt(self, email_attempt, email_id, now)
 
@@ -102,7 +102,7 @@ def outbox_email_send(self, email_id: int, now: datetime | str | None = None) ->
 def outbox_email_send_due(self, now: datetime | str | None = None) -> int:
     """Wake a worker for every email that is due (a retry whose time came, a lost broker
     message, a worker that died mid-send). `now` as in outbox_deliver_due."""
-    from casework.outbox.email import emails_due, emails_mark_woken
+    from casework.outbox.email_sending import emails_due, emails_mark_woken
 
     return _sweep(self, due=emails_due, mark_woken=emails_mark_woken, send=outbox_email_send, what="email",
                   now=now)

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.models import Group, User
-from django.db import models, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from audit.services import audit_record
 from casework.people.roles import ADMIN, ROLES
+from casework.people.signals import user_deactivated, user_deactivating
 
 
 def roles_ensure() -> dict[str, Group]:
@@ -66,9 +67,6 @@ def user_deactivate(*, actor, user: User, reason: str = "") -> dict:
     have is ended and every API token of theirs revoked, and their open cases go back to the
     queue (unassigned), with a notification to the admins. One audit entry says all of it
     (each case's unassignment is audited on the case as well)."""
-    from casework.cases.models import Case
-    from casework.cases.services import case_assign
-    from casework.cases.sla import DONE_STATUSES
     from casework.security.models import ApiToken
     from casework.security.sessions import user_sessions_end
 
@@ -80,35 +78,15 @@ def user_deactivate(*, actor, user: User, reason: str = "") -> dict:
     tokens = list(ApiToken.objects.filter(user=user, revoked_at__isnull=True).values_list("prefix", flat=True))
     ApiToken.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=now)
     returned = []
-    for case in Case.objects.filter(assignee=user).exclude(status__in=DONE_STATUSES).order_by("id"):
-        case_assign(actor=actor, case=case, assignee=None)
-        returned.append(case.reference)
+    for _receiver, references in user_deactivating.send(sender=User, user=user, actor=actor):
+        returned += references or []
     summary = {"username": user.username, "was_active": was_active, "reason": reason[:500],
                "tokens_revoked": tokens, "cases_returned": returned}
     sessions = user_sessions_end(user)
     summary["sessions_ended"] = sessions
     audit_record(actor=actor, action="user.deactivated", obj=user, data=summary)
-    if returned:
-        _notify_cases_returned(actor=actor, user=user, references=returned)
+    user_deactivated.send(sender=User, user=user, actor=actor, cases_returned=returned)
     return summary
-
-
-def _notify_cases_returned(*, actor, user: User, references: list[str]) -> None:
-    from django.urls import reverse
-
-    from casework.cases.notifications.models import Notification
-    from casework.cases.notifications.services import notification_send
-
-    admins = (User.objects.filter(is_active=True).exclude(pk=user.pk)
-              .filter(models.Q(is_superuser=True) | models.Q(groups__name=ADMIN)).distinct())
-    shown = ", ".join(references[:20]) + (f" and {len(references) - 20} more" if len(references) > 20 else "")
-    for admin in admins:
-        notification_send(
-            actor=actor, kind=Notification.Kind.CASES_RETURNED, user=admin,
-            subject=f"{len(references)} case(s) of {user.get_username()} back in the queue",
-            body=f"{user.get_full_name() or user.get_username()} no longer has access; their open cases "
-                 f"are unassigned and back in the queue: {shown}.",
-            url=reverse("cases:queue"))
 
 
 @transaction.atomic

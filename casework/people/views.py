@@ -5,8 +5,6 @@ from django.contrib.auth.decorators import login_not_required
 from django.shortcuts import redirect
 from django.utils.decorators import method_decorator
 
-from casework.people.roles import is_investigator, is_manager
-
 
 @method_decorator(login_not_required, name="dispatch")
 class LoginView(auth_views.LoginView):
@@ -33,16 +31,6 @@ class LogoutView(auth_views.LogoutView):
         target = provider_logout_url(request)
         response = super().post(request, *args, **kwargs)
         return redirect(target) if target.startswith("http") else response
-
-
-def home(request):
-    """The dashboard (casework/cases/dashboard) by role: investigators and admins see the
-    team's figures, managers their open validation requests; anyone else is asked to get a role."""
-    if is_investigator(request.user) or is_manager(request.user) or request.user.is_staff:
-        from casework.cases.dashboard.views import dashboard
-
-        return dashboard(request)
-    return redirect("people:no_role")
 
 
 def no_role(request):

@@ -1,5 +1,5 @@
 """The release risk's action event: the release manager said go, no-go or deferred, and CI is
-told so it can promote or hold the build (casework/outbox/actions.py). Registered in the
+told so it can promote or hold the build (casework/cases/actions/services.py). Registered in the
 outgoing webhooks' catalogue from ReleasesConfig.ready and sent by the decision effect below,
 in the decision's transaction, whichever way the case was closed."""
 
@@ -31,7 +31,7 @@ RELEASE_DECIDED = EventType(
 def release_decided_on_decision(*, actor, case, decision) -> None:
     """Decision effect (casework.cases.types.case_type_register_decision_effect): every
     release decision goes to CI."""
-    from casework.outbox.actions import action_request
+    from casework.cases.actions.services import action_request
     from casework.outbox.services import decision_data
     from casework.releases.models import Release
     from casework.releases.services import override_of

@@ -1,5 +1,5 @@
 """The transaction investigation's action event: a person accepted the agents' recommendation
-to block the card, and core banking is asked to do it (casework/outbox/actions.py). Registered
+to block the card, and core banking is asked to do it (casework/cases/actions/services.py). Registered
 in the outgoing webhooks' catalogue from TransactionsConfig.ready; its `data` schema is below."""
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def card_block_by_rule(*, case, txn, version, now=None):
 
 
 def _card_block(*, actor, case, txn, severity, now, rule, recommendation):
-    from casework.outbox.actions import action_request
+    from casework.cases.actions.services import action_request
 
     account = txn.account
     return action_request(actor=actor, type=CARD_BLOCK_REQUESTED.name, case=case, now=now, data={

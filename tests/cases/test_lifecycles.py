@@ -22,7 +22,7 @@ from casework.errors import Conflict, DomainError
 
 ALL = lifecycles()
 IDS = [lc.key for lc in ALL]
-# The case types' tables (the action's table, casework/outbox/states.py, never moves the case).
+# The case types' tables (the action's table, casework/cases/actions/states.py, never moves the case).
 TYPED = [lc for lc in ALL if lc.key in CASE_TYPES]
 
 

@@ -12,9 +12,9 @@ import pytest
 from django.db import transaction
 
 from audit.models import AuditEntry
+from casework.cases.actions.services import action_overdue_q, action_resolve, case_has_overdue_action
 from casework.cases.services import case_close
 from casework.fraud.services import alert_create
-from casework.outbox.actions import action_overdue_q, action_resolve, case_has_overdue_action
 from casework.outbox.models import Action, Delivery, OutboxEvent
 from casework.outbox.services import endpoint_create
 from tests.fraud.conftest import CLEAN
@@ -149,7 +149,8 @@ def test_an_endpoint_the_event_never_went_to_cannot_confirm_it(alice, alert, rec
 
 def test_a_dead_delivery_fails_the_action_and_a_replay_that_gets_through_delivers_it(
         alice, alert, receiver, endpoint, settings, admin_user):
-    from casework.outbox.services import delivery_attempt, delivery_replay
+    from casework.outbox.delivery import delivery_attempt
+    from casework.outbox.services import delivery_replay
 
     settings.WEBHOOK_RETRY_SCHEDULE = [5]
     settings.WEBHOOK_RETRY_JITTER = 0

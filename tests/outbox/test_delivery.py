@@ -16,8 +16,9 @@ from casework.cases.models import Case
 from casework.cases.notifications.models import Notification
 from casework.cases.services import case_assign, case_close, case_create
 from casework.outbox.catalogue import EVENT_TYPES, envelope_schema
+from casework.outbox.delivery import delivery_attempt
 from casework.outbox.models import Delivery, DeliveryAttempt, Endpoint, OutboxEvent
-from casework.outbox.services import delivery_attempt, endpoint_update
+from casework.outbox.services import endpoint_update
 from casework.outbox.tasks import outbox_deliver_due
 
 pytestmark = pytest.mark.django_db
@@ -264,7 +265,7 @@ def test_a_lost_broker_message_is_sent_by_the_sweep(alice, receiver, endpoint, s
 
 
 def test_a_worker_that_died_mid_request_leaves_a_claim_another_takes_over(alice, receiver, endpoint):
-    from casework.outbox.services import delivery_claim
+    from casework.outbox.delivery import delivery_claim
 
     case_create(actor=alice, case_type="fraud_alert", title="Dead worker")
     delivery = Delivery.objects.select_related("endpoint").get()

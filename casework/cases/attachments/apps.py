@@ -18,3 +18,9 @@ class CaseAttachmentsConfig(AppConfig):
         for key in CASE_TYPES:
             case_type_register_tab(key, Tab("evidence", "Evidence", "case_attachments/_tab.html"))
         demo_register_after(demo_load_attachments)
+
+        from casework.cases.attachments.restore import attachments_verify_stored
+        from casework.ops.restore_checks import restore_check_register
+
+        # The restore drill checks every evidence file against its recorded hash.
+        restore_check_register(attachments_verify_stored)

@@ -1,9 +1,9 @@
-"""The dashboard at / (casework.people.views.home routes here by role): the team's figures for
-investigators and admins, and a manager's open validation requests."""
+"""The dashboard at / (`home` routes here by role): the team's figures for investigators and
+admins, and a manager's open validation requests."""
 
 from __future__ import annotations
 
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 from casework.cases.dashboard import charts, selectors
@@ -23,3 +23,11 @@ def dashboard(request):
     if context["manager"]:
         context["panels"] = selectors.manager_panels(user)
     return render(request, "dashboard/dashboard.html", context)
+
+
+def home(request):
+    """/ by role: investigators and admins see the team's figures, managers their open
+    validation requests; anyone else is asked to get a role (casework/people)."""
+    if is_investigator(request.user) or is_manager(request.user) or request.user.is_staff:
+        return dashboard(request)
+    return redirect("people:no_role")

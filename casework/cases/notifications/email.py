@@ -1,8 +1,7 @@
 """SMTP: sending a notification's email (the only module that talks to the mail server).
 
-The send happens in a Celery task (casework.cases.notifications.tasks.notification_email_send)
-with retries spaced out, never in the request that created the notification; EMAIL_TIMEOUT
-bounds each attempt. A delivery that gives up is recorded on the notification (the access
+The send happens in a Celery task (notification_email_send, below) with retries spaced out,
+never in the request that created the notification; EMAIL_TIMEOUT bounds each attempt. A delivery that gives up is recorded on the notification (the access
 flow shows it on the case, with a "Resend link" button) and audited.
 """
 
@@ -10,6 +9,7 @@ from __future__ import annotations
 
 import logging
 
+from celery import shared_task
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db.models import F
@@ -46,3 +46,21 @@ def notification_email_failed(notification_id: int, error: str) -> None:
     audit_record(actor="system", action="notification.email_failed", case=note.case, obj=note,
                  data={"to": note.recipient_email, "kind": note.kind, "error": error[:500],
                        "target": note.target_id})
+
+
+# Spaced out so that a mail server's blip is not a lost email: 30 s, 2 min, 10 min.
+EMAIL_RETRY_COUNTDOWNS = (30, 120, 600)
+
+
+# Its name from when it was in tasks.py: messages queued under it still find it.
+@shared_task(bind=True, name="casework.cases.notifications.tasks.notification_email_send", ignore_result=True,
+             max_retries=len(EMAIL_RETRY_COUNTDOWNS), soft_time_limit=60, time_limit=90, acks_late=True)
+def notification_email_send(self, notification_id: int) -> None:
+    """Email one notification; on failure retry later, and after the last retry record the
+    failure on the notification. Idempotent: an emailed notification is not sent twice."""
+    try:
+        notification_email(notification_id)
+    except Exception as exc:  # noqa: BLE001 - SMTP, DNS, timeouts: all worth a retry, then a record
+        if self.request.retries < self.max_retries:
+            raise self.retry(exc=exc, countdown=EMAIL_RETRY_COUNTDOWNS[self.request.retries]) from exc
+        notification_email_failed(notification_id, f"{type(exc).__name__}: {exc}")

@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from audit.services import audit_record
@@ -54,7 +55,7 @@ def notification_send(*, actor, kind: str, subject: str, body: str, url: str = "
     audit_record(actor=actor, action="notification.sent", case=case, obj=note,
                  data={"kind": kind, "to": email or name, "in_app": user is not None, "subject": note.subject})
     if email:
-        from casework.cases.notifications.tasks import notification_email_send
+        from casework.cases.notifications.email import notification_email_send
 
         transaction.on_commit(lambda: notification_email_send.delay(note.pk))
     return note
@@ -112,6 +113,25 @@ def _case_url(case) -> str:
     from django.urls import reverse
 
     return reverse("cases:detail", args=[case.reference])
+
+
+def notify_cases_returned(*, actor, user: User, references: list[str]) -> None:
+    """The admins (but the person) hear that a deactivated person's open cases are back in the
+    queue (casework.people.services.user_deactivate, through its user_deactivated signal)."""
+    from django.urls import reverse
+
+    from casework.people.roles import ADMIN
+
+    admins = (User.objects.filter(is_active=True).exclude(pk=user.pk)
+              .filter(Q(is_superuser=True) | Q(groups__name=ADMIN)).distinct())
+    shown = ", ".join(references[:20]) + (f" and {len(references) - 20} more" if len(references) > 20 else "")
+    for admin in admins:
+        notification_send(
+            actor=actor, kind=Notification.Kind.CASES_RETURNED, user=admin,
+            subject=f"{len(references)} case(s) of {user.get_username()} back in the queue",
+            body=f"{user.get_full_name() or user.get_username()} no longer has access; their open cases "
+                 f"are unassigned and back in the queue: {shown}.",
+            url=reverse("cases:queue"))
 
 
 def notify_case_assigned(*, case, assignee: User, actor) -> Notification | None:

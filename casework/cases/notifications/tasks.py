@@ -1,27 +1,13 @@
-"""Celery tasks of the notifications app: one email per notification, and the SLA scan
-(scheduled in settings.CELERY_BEAT_SCHEDULE)."""
+"""Celery tasks of the notifications app: one email per notification (defined beside the
+sending, casework/cases/notifications/email.py: the services enqueue it, and the SLA scan below
+calls the services), and the SLA scan (scheduled in settings.CELERY_BEAT_SCHEDULE)."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
-# Spaced out so that a mail server's blip is not a lost email: 30 s, 2 min, 10 min.
-EMAIL_RETRY_COUNTDOWNS = (30, 120, 600)
-
-
-@shared_task(bind=True, ignore_result=True, max_retries=len(EMAIL_RETRY_COUNTDOWNS), soft_time_limit=60,
-             time_limit=90, acks_late=True)
-def notification_email_send(self, notification_id: int) -> None:
-    """Email one notification; on failure retry later, and after the last retry record the
-    failure on the notification. Idempotent: an emailed notification is not sent twice."""
-    from casework.cases.notifications.email import notification_email, notification_email_failed
-
-    try:
-        notification_email(notification_id)
-    except Exception as exc:  # noqa: BLE001 - SMTP, DNS, timeouts: all worth a retry, then a record
-        if self.request.retries < self.max_retries:
-            raise self.retry(exc=exc, countdown=EMAIL_RETRY_COUNTDOWNS[self.request.retries]) from exc
-        notification_email_failed(notification_id, f"{type(exc).__name__}: {exc}")
+# Imported here so that the worker's autodiscovery registers it, and callers find it here.
+from casework.cases.notifications.email import notification_email_send  # noqa: F401
 
 
 @shared_task(bind=True, ignore_result=True, soft_time_limit=240, time_limit=300)

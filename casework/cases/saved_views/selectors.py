@@ -20,6 +20,11 @@ def saved_views_pinned(user) -> list[SavedView]:
     return list(saved_views_visible(user).filter(pinned=True)[:8])
 
 
+def saved_views_pinned_nav(user) -> list[tuple[int, str]]:
+    """What the navigation keeps of them (casework/cases/navigation.py caches it)."""
+    return [(v.pk, v.name) for v in saved_views_pinned(user)]
+
+
 def saved_view_get_for_user(user, pk: int, *, own: bool = False) -> SavedView:
     """A view this person can see (404 otherwise); `own`: one they may change (403 otherwise)."""
     view = get_object_or_404(saved_views_visible(user), pk=pk)

@@ -1,6 +1,6 @@
 """An action's lifecycle (Action.state): what a decision asked another system to do, and how
 far it got. Drawn at /lifecycles/ with the others; written only by
-casework.cases.lifecycle.services.lifecycle_transition (casework/outbox/actions.py)."""
+casework.cases.lifecycle.services.lifecycle_transition (casework/cases/actions/services.py)."""
 
 from __future__ import annotations
 

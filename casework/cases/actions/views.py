@@ -7,9 +7,9 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from casework.cases.actions.services import action_resolve
 from casework.cases.selectors import case_get_for_user
 from casework.errors import DomainError, error_text
-from casework.outbox.actions import action_resolve
 from casework.outbox.models import Action
 from casework.people.roles import investigator_required
 
@@ -17,10 +17,10 @@ from casework.people.roles import investigator_required
 @require_GET
 @investigator_required
 def case_actions(request, reference: str):
-    from casework.outbox.templatetags.outbox import case_actions_context
+    from casework.cases.actions.templatetags.case_actions import case_actions_context
 
     case = case_get_for_user(request.user, reference)
-    return render(request, "outbox/_case_actions_list.html", case_actions_context(case))
+    return render(request, "case_actions/_case_actions_list.html", case_actions_context(case))
 
 
 @require_POST

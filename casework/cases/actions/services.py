@@ -25,12 +25,12 @@ from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
 from audit.services import audit_record
+from casework.cases.actions.states import ACTION_LIFECYCLE, CONFIRMED, DELIVERED, FAILED
 from casework.cases.lifecycle.services import lifecycle_transition
 from casework.errors import Conflict, DomainError
 from casework.outbox.catalogue import EVENT_TYPES
 from casework.outbox.models import Action, Delivery, Endpoint, event_id_new
 from casework.outbox.services import case_data, event_record
-from casework.outbox.states import ACTION_LIFECYCLE, CONFIRMED, DELIVERED, FAILED
 
 REASON_MAX = 500
 REFERENCE_MAX = 200
@@ -81,7 +81,7 @@ def action_request(*, actor, type: str, case, data: dict, now: datetime | None =
     return action
 
 
-# --- Delivery (called by the delivery worker, in its transaction) ---------------------------
+# --- Delivery (the delivery worker's answer, in its transaction: receivers.py) ------------
 
 def action_delivery_recorded(*, delivery: Delivery, ok: bool, now: datetime) -> None:
     """A delivery of an action event got its answer: a 2xx delivers the action (a replay that

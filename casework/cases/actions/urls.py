@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from django.urls import path
 
-from casework.outbox import views
+from casework.cases.actions import views
 
-app_name = "outbox"
+app_name = "case_actions"
 
 urlpatterns = [
     path("<str:reference>/actions/", views.case_actions, name="case_actions"),
