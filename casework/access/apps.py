@@ -9,6 +9,17 @@ class AccessConfig(AppConfig):
     verbose_name = "Access changes"
 
     def ready(self) -> None:
+        # The type itself, before anything is registered on it (casework.cases.types): its key,
+        # label, references' prefix, the outcomes a decision may take, its pipeline.
+        from casework.cases.types import CaseType, case_type_register
+
+        case_type_register(CaseType(
+            "access_change", "Access change", "ACC",
+            (("accepted", "Change accepted"), ("rejected", "Change rejected"),
+             ("manual", "Handled manually")),
+            pipeline="access",
+        ))
+
         # What the change adds to the shared bulk close, chat, evaluation and a manager's
         # dashboard (casework.cases.types).
         from casework.access.chat_tools import access_chat_context, access_chat_tools

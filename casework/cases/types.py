@@ -1,5 +1,6 @@
-"""The five case types: reference prefix, outcomes a decision may take, and what each case-type
-package adds to the shared core, registered on its CaseType from its AppConfig.ready (tabs,
+"""The case types: reference prefix, outcomes a decision may take, and what each case-type
+package adds to the shared core, registered on its CaseType from its AppConfig.ready (the row
+itself: case_type_register; then tabs,
 recommendation, lifecycle, decision on a close, decision effects (its action events), chat
 tools, evaluation adapter, dashboard panels, entities its records name; the demo's loader
 registers with casework.cases.demo.demo_register). The shared core iterates these; it never
@@ -169,40 +170,32 @@ class CaseType:
 # case closed with it never reopens (case_reopen).
 MERGED_OUTCOME = "merged"
 
-CASE_TYPES: dict[str, CaseType] = {
-    ct.key: ct
-    for ct in [
-        CaseType(
-            "fraud_alert", "Fraud alert", "FRA",
-            (("confirmed_fraud", "Confirmed fraud"), ("legit", "Marked legit"),
-             ("false_positive", "Dismissed as false positive")),
-            pipeline="fraud",
-        ),
-        CaseType(
-            "support_ticket", "Support ticket", "SUP",
-            (("replied", "Replied"), ("escalated", "Escalated"), ("no_action", "No action needed")),
-            pipeline="support",
-        ),
-        CaseType(
-            "access_change", "Access change", "ACC",
-            (("accepted", "Change accepted"), ("rejected", "Change rejected"),
-             ("manual", "Handled manually")),
-            pipeline="access",
-        ),
-        CaseType(
-            "transaction_investigation", "Transaction investigation", "TXN",
-            (("fraud", "Fraud"), ("not_fraud", "Not fraud"), ("inconclusive", "Inconclusive")),
-            pipeline="transactions",
-        ),
-        CaseType(
-            "release_risk", "Release risk", "REL",
-            (("go", "Release approved"), ("no_go", "Release blocked"), ("deferred", "Deferred")),
-            pipeline="releases", decider_role="release_manager",
-        ),
-    ]
-}
+# Every case type, in the order they registered: each type's package adds its own row from
+# its AppConfig.ready (case_type_register), so the order is INSTALLED_APPS' order. Empty until
+# the apps are ready: nothing may read it at import or settings time.
+CASE_TYPES: dict[str, CaseType] = {}
 
-CASE_TYPE_CHOICES = [(ct.key, ct.label) for ct in CASE_TYPES.values()]
+
+def case_type_register(case_type: CaseType) -> CaseType:
+    """Add a case type (its key, label, reference prefix, outcomes ...) to the registry, from its
+    package's AppConfig.ready, before anything else it registers on it. Registering the same key
+    again keeps the first row (a second ready() in tests); another type's prefix is refused, as
+    each type counts its references on its own and two would hand out the same ones."""
+    known = CASE_TYPES.get(case_type.key)
+    if known is not None:
+        return known
+    clash = next((ct.key for ct in CASE_TYPES.values() if ct.prefix == case_type.prefix), None)
+    if clash:
+        raise ValueError(f"Case type {case_type.key!r}: prefix {case_type.prefix!r} is {clash!r}'s already.")
+    CASE_TYPES[case_type.key] = case_type
+    return case_type
+
+
+def case_type_choices() -> list[tuple[str, str]]:
+    """(key, label) of every registered type: Case.case_type's choices, read when asked for (a
+    callable, so that a new type needs no migration of the cases app)."""
+    return [(ct.key, ct.label) for ct in CASE_TYPES.values()]
+
 
 # Which pipelines are registered; the agents app sets this at start-up (the case domain
 # does not import the agent runtime). Until it does, no case type counts as available.

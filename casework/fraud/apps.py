@@ -18,6 +18,17 @@ class FraudConfig(AppConfig):
     verbose_name = "Fraud alerts"
 
     def ready(self) -> None:
+        # The type itself, before anything is registered on it (casework.cases.types): its key,
+        # label, references' prefix, the outcomes a decision may take, its pipeline.
+        from casework.cases.types import CaseType, case_type_register
+
+        case_type_register(CaseType(
+            "fraud_alert", "Fraud alert", "FRA",
+            (("confirmed_fraud", "Confirmed fraud"), ("legit", "Marked legit"),
+             ("false_positive", "Dismissed as false positive")),
+            pipeline="fraud",
+        ))
+
         # What the alert adds to the shared chat and evaluation (casework.cases.types).
         from casework.cases.types import Chat, case_type_register_chat, case_type_register_evaluation
         from casework.fraud.chat_tools import fraud_chat_context, fraud_chat_tools

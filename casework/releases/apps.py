@@ -9,6 +9,16 @@ class ReleasesConfig(AppConfig):
     verbose_name = "Release risk"
 
     def ready(self) -> None:
+        # The type itself, before anything is registered on it (casework.cases.types): its key,
+        # label, references' prefix, the outcomes a decision may take, its pipeline.
+        from casework.cases.types import CaseType, case_type_register
+
+        case_type_register(CaseType(
+            "release_risk", "Release risk", "REL",
+            (("go", "Release approved"), ("no_go", "Release blocked"), ("deferred", "Deferred")),
+            pipeline="releases", decider_role="release_manager",
+        ))
+
         # What the release adds to the shared bulk close, chat and evaluation (casework.cases.types).
         from casework.cases.types import (
             Chat,

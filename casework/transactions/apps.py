@@ -9,6 +9,16 @@ class TransactionsConfig(AppConfig):
     verbose_name = "Transaction investigations"
 
     def ready(self) -> None:
+        # The type itself, before anything is registered on it (casework.cases.types): its key,
+        # label, references' prefix, the outcomes a decision may take, its pipeline.
+        from casework.cases.types import CaseType, case_type_register
+
+        case_type_register(CaseType(
+            "transaction_investigation", "Transaction investigation", "TXN",
+            (("fraud", "Fraud"), ("not_fraud", "Not fraud"), ("inconclusive", "Inconclusive")),
+            pipeline="transactions",
+        ))
+
         # What the investigation adds to the shared chat and evaluation (casework.cases.types).
         from casework.cases.types import Chat, case_type_register_chat, case_type_register_evaluation
         from casework.transactions.chat_tools import transaction_chat_context, transaction_chat_tools
