@@ -81,6 +81,12 @@ class AccessConfig(AppConfig):
 
         case_type_register_entities("access_change", ACCESS_ENTITIES)
 
+        # The Tasks tab's checklist for its cases (casework/access/checklist.py).
+        from casework.access.checklist import CHECKLIST
+        from casework.cases.tasks.checklists import checklist_register
+
+        checklist_register("access_change", CHECKLIST)
+
         # Its agents (casework/access/agents/): the pipeline registers itself with the runtime.
         from agents.runtime.pipeline import pipeline_module_load
 

@@ -75,6 +75,12 @@ class FraudConfig(AppConfig):
 
         case_type_register_entities("fraud_alert", FRAUD_ENTITIES)
 
+        # The Tasks tab's checklist for its cases (casework/fraud/checklist.py).
+        from casework.cases.tasks.checklists import checklist_register
+        from casework.fraud.checklist import CHECKLIST
+
+        checklist_register("fraud_alert", CHECKLIST)
+
         # Its agents (casework/fraud/agents/): the pipeline registers itself with the runtime.
         from agents.runtime.pipeline import pipeline_module_load
 

@@ -70,6 +70,12 @@ class ReleasesConfig(AppConfig):
 
         case_type_register_entities("release_risk", RELEASES_ENTITIES)
 
+        # The Tasks tab's checklist for its cases (casework/releases/checklist.py).
+        from casework.cases.tasks.checklists import checklist_register
+        from casework.releases.checklist import CHECKLIST
+
+        checklist_register("release_risk", CHECKLIST)
+
         # Its agents (casework/releases/agents/): the pipeline registers itself with the runtime.
         from agents.runtime.pipeline import pipeline_module_load
 

@@ -71,6 +71,12 @@ class SupportConfig(AppConfig):
 
         case_type_register_entities("support_ticket", SUPPORT_ENTITIES)
 
+        # The Tasks tab's checklist for its cases (casework/support/checklist.py).
+        from casework.cases.tasks.checklists import checklist_register
+        from casework.support.checklist import CHECKLIST
+
+        checklist_register("support_ticket", CHECKLIST)
+
         # Its agents (casework/support/agents/): the pipeline registers itself with the runtime.
         from agents.runtime.pipeline import pipeline_module_load
 

@@ -65,6 +65,12 @@ class TransactionsConfig(AppConfig):
 
         case_type_register_entities("transaction_investigation", TRANSACTIONS_ENTITIES)
 
+        # The Tasks tab's checklist for its cases (casework/transactions/checklist.py).
+        from casework.cases.tasks.checklists import checklist_register
+        from casework.transactions.checklist import CHECKLIST
+
+        checklist_register("transaction_investigation", CHECKLIST)
+
         # Its agents (casework/transactions/agents/): the pipeline registers itself with the runtime.
         from agents.runtime.pipeline import pipeline_module_load
 
