@@ -7,8 +7,6 @@ import json
 import re
 
 from agents.chat.assistant import ASSISTANT_ID
-from agents.chat.offline_domain import answer as domain_answer
-from agents.chat.offline_domain import domain_intent
 from agents.llm.offline_registry import offline_analyst
 from agents.runtime.prompting import unfence_data
 
@@ -147,11 +145,13 @@ def timeline(data: dict, messages):
 @offline_analyst(ASSISTANT_ID)
 def case_assistant(data: dict, messages=None):
     question = question_of(messages)
-    domain = domain_intent(data["case"].get("case_type", ""), question)
-    if domain:  # the case type's own read-only tools answer it (agents/chat/offline_domain.py)
-        made = domain_answer(domain, data, messages)
-        if made is not None:
-            return made if isinstance(made, list) else {"answer": made}
+    # The case type's own read-only tools answer it first (Chat.offline, from the type's package).
+    from casework.cases.types import CASE_TYPES
+
+    chat = getattr(CASE_TYPES.get(data["case"].get("case_type", "")), "chat", None)
+    made = chat.offline(question, data, messages) if chat is not None and chat.offline else None
+    if made is not None:
+        return made if isinstance(made, list) else {"answer": made}
     intent = intent_of(question)
     if intent in ("tests", "timeline"):
         made = (failed_tests if intent == "tests" else timeline)(data, messages)

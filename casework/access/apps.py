@@ -22,6 +22,7 @@ class AccessConfig(AppConfig):
 
         # What the change adds to the shared bulk close, chat, evaluation and a manager's
         # dashboard (casework.cases.types).
+        from casework.access.chat_offline import access_chat_offline
         from casework.access.chat_tools import access_chat_context, access_chat_tools
         from casework.access.dashboard import PANEL
         from casework.access.decide import access_decide
@@ -35,7 +36,8 @@ class AccessConfig(AppConfig):
         )
 
         case_type_register_decide("access_change", access_decide)
-        case_type_register_chat("access_change", Chat(tools=access_chat_tools, context=access_chat_context))
+        case_type_register_chat("access_change", Chat(tools=access_chat_tools, context=access_chat_context,
+                                                    offline=access_chat_offline))
         case_type_register_evaluation("access_change", EVALUATION)
         case_type_register_panel("access_change", PANEL)
 

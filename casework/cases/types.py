@@ -40,10 +40,14 @@ class Recommendation:
 class Chat:
     """What a type adds to "Ask the agent" (agents.chat): `tools()` its read-only tools (built
     when first asked for: they may live in its pipeline package), and `context(case)` its
-    record's data for the conversation (the ids its tools take); either may be None."""
+    record's data for the conversation (the ids its tools take); either may be None.
+    `offline(question, data, messages)` answers, without a language model, the questions its
+    tools can (agents.chat.offline_domain): None when the question is not one of them, else the
+    tool calls to make or, once their results are in, the answer's text."""
 
     tools: Callable[[], tuple] | None = None
     context: Callable[[Any], dict] | None = None
+    offline: Callable[[str, dict, Any], Any] | None = None
 
 
 @dataclass(frozen=True)

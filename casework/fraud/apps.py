@@ -31,10 +31,12 @@ class FraudConfig(AppConfig):
 
         # What the alert adds to the shared chat and evaluation (casework.cases.types).
         from casework.cases.types import Chat, case_type_register_chat, case_type_register_evaluation
+        from casework.fraud.chat_offline import fraud_chat_offline
         from casework.fraud.chat_tools import fraud_chat_context, fraud_chat_tools
         from casework.fraud.evals import EVALUATION
 
-        case_type_register_chat("fraud_alert", Chat(tools=fraud_chat_tools, context=fraud_chat_context))
+        case_type_register_chat("fraud_alert", Chat(tools=fraud_chat_tools, context=fraud_chat_context,
+                                                  offline=fraud_chat_offline))
         case_type_register_evaluation("fraud_alert", EVALUATION)
         # Each final decision's look-alike row, written in the decision's transaction.
         from casework.cases.demo import demo_register

@@ -21,11 +21,13 @@ class TransactionsConfig(AppConfig):
 
         # What the investigation adds to the shared chat and evaluation (casework.cases.types).
         from casework.cases.types import Chat, case_type_register_chat, case_type_register_evaluation
+        from casework.transactions.chat_offline import transaction_chat_offline
         from casework.transactions.chat_tools import transaction_chat_context, transaction_chat_tools
         from casework.transactions.evals import EVALUATION
 
         case_type_register_chat("transaction_investigation",
-                                Chat(tools=transaction_chat_tools, context=transaction_chat_context))
+                                Chat(tools=transaction_chat_tools, context=transaction_chat_context,
+                                     offline=transaction_chat_offline))
         case_type_register_evaluation("transaction_investigation", EVALUATION)
 
         from casework.cases.demo import demo_register
