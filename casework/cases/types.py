@@ -67,6 +67,9 @@ class Evaluation:
     observed: Callable[[Any], dict] | None = None
     trajectory: Callable[[Any], list[str]] | None = None
     grounding: Grounding | None = None
+    # The folder of its scenario files (agents.evals.schema), in its own package; None: the
+    # shared agents/evals/suites/<type>/.
+    suite_dir: Any = None
 
 
 @dataclass(frozen=True)
