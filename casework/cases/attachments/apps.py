@@ -11,7 +11,7 @@ class CaseAttachmentsConfig(AppConfig):
     def ready(self) -> None:
         # One tab on every case type's page, the three being built included: registered here,
         # after the case-type apps (INSTALLED_APPS order), so it comes after their own tabs.
-        from casework.cases.attachments.demo import demo_load_attachments
+        from casework.fraud.demo_attachments import demo_load_attachments
         from casework.cases.demo import demo_register_after
         from casework.cases.types import CASE_TYPES, Tab, case_type_register_tab
 
