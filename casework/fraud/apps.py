@@ -53,6 +53,11 @@ class FraudConfig(AppConfig):
         for tab_id, label, template in EVIDENCE_TABS:
             case_type_register_tab("fraud_alert", Tab(tab_id, label, template))
         demo_register("fraud_alert", demo_load_fraud)
+        # Once every type's demo cases exist: a call note on the oldest open alert (Evidence tab).
+        from casework.cases.demo import demo_register_after
+        from casework.fraud.demo_attachments import demo_load_attachments
+
+        demo_register_after(demo_load_attachments)
         # The dashboard's agreement between agents and people (casework/cases/dashboard).
         from casework.cases.types import case_type_register_recommendation
         from casework.fraud.recommendation import RECOMMENDATION
