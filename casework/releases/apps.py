@@ -66,7 +66,10 @@ class ReleasesConfig(AppConfig):
 
         # What its records name, seen across cases (casework.entities).
         from casework.cases.types import case_type_register_entities
+        from casework.entities.kinds import kind_register
         from casework.releases.entities import ENTITIES as RELEASES_ENTITIES
+
+        kind_register("release_component", "Release component", caseless=True)
 
         case_type_register_entities("release_risk", RELEASES_ENTITIES)
 
