@@ -4,6 +4,7 @@ the database lists none of them."""
 from __future__ import annotations
 
 import pytest
+from django.core.exceptions import ValidationError
 
 from casework.entities import kinds
 from casework.entities.models import Entity
@@ -22,5 +23,5 @@ def test_a_type_registers_its_own_kind_and_the_model_offers_it(monkeypatch):
 
 
 def test_an_unknown_kind_is_refused_by_normalise():
-    with pytest.raises(Exception, match="Choose one of"):
+    with pytest.raises(ValidationError, match="Choose one of"):
         kinds.normalise("warranty_thing", "x")
