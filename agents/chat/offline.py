@@ -111,26 +111,6 @@ def _tool_result(messages, name: str):
     return None
 
 
-def failed_tests(data: dict, messages):
-    release = ((data.get("record") or {}).get("release") or {})
-    if not release:
-        return None
-    result = _tool_result(messages, "get_test_details")
-    if result is None:
-        return [{"id": "get_test_details-1", "name": "get_test_details",
-                 "arguments": {"release_id": release["release_id"]}}]
-    if "error" in result and "message" in result:
-        return f"The test details could not be read: {result['message']}"
-    failed = [t for t in result["tests"] if t["status"] == "failed"]
-    if not failed:
-        counts = release["tests"]
-        return (f"get_test_details lists no failed test ({counts['failed']} failed in the summary, "
-                f"{len(result['tests'])} tests with details).")
-    return "Failed tests (from get_test_details):\n" + "\n".join(
-        f"- {t['name']} ({t['area'] or 'no area'}{', critical' if t['critical'] else ''})"
-        + (f": {t['message']}" if t["message"] else "") for t in failed[:20])
-
-
 def timeline(data: dict, messages):
     result = _tool_result(messages, "get_case_timeline")
     if result is None:
@@ -153,10 +133,11 @@ def case_assistant(data: dict, messages=None):
     if made is not None:
         return made if isinstance(made, list) else {"answer": made}
     intent = intent_of(question)
-    if intent in ("tests", "timeline"):
-        made = (failed_tests if intent == "tests" else timeline)(data, messages)
+    if intent == "timeline":
+        made = timeline(data, messages)
         if made is not None:
             return made if isinstance(made, list) else {"answer": made}
+    if intent in ("tests", "timeline"):  # a case without tests of its own (a release answers above)
         intent = "found"
     answer = {"found": found, "why": why, "tools": tools_ran}.get(intent)
     if answer is not None:

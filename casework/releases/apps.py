@@ -26,12 +26,14 @@ class ReleasesConfig(AppConfig):
             case_type_register_decide,
             case_type_register_evaluation,
         )
+        from casework.releases.chat_offline import release_chat_offline
         from casework.releases.chat_tools import release_chat_context, release_chat_tools
         from casework.releases.decide import release_decide_case
         from casework.releases.evals import EVALUATION
 
         case_type_register_decide("release_risk", release_decide_case)
-        case_type_register_chat("release_risk", Chat(tools=release_chat_tools, context=release_chat_context))
+        case_type_register_chat("release_risk", Chat(tools=release_chat_tools, context=release_chat_context,
+                                                     offline=release_chat_offline))
         case_type_register_evaluation("release_risk", EVALUATION)
 
         from casework.cases.demo import demo_register
