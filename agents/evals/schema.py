@@ -2,8 +2,9 @@
 
 A suite is a folder of YAML files, one scenario per file, for each case type that registered an
 evaluation (casework.cases.types.Evaluation): its `suite_dir`, in the type's own package, or
-else agents/evals/suites/<case_type>/. Every file is validated against `Scenario`; a broken file is refused with a
-ScenarioFileError naming the file and the field ("fraud/high_vpn.yaml: expect.fields: ...").
+else agents/evals/suites/<case_type>/. Every file is validated against `Scenario`; a broken
+file is refused with a ScenarioFileError naming the file as <suite>/<file> and the field
+("fraud_alert/high_vpn.yaml: expect.fields: ...").
 """
 
 from __future__ import annotations
@@ -194,8 +195,8 @@ class Scenario(BaseModel):
     tags: list[str] = Field(default_factory=list)
 
 
-def load_scenario(path: Path, *, root: Path | None = None) -> Scenario:
-    label = _label(path, root)
+def load_scenario(path: Path, *, root: Path | None = None, label: str = "") -> Scenario:
+    label = label or _label(path, root)
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -222,14 +223,14 @@ def load_suite(name: str, *, root: Path | None = None) -> list[Scenario]:
     if name not in suite_types():
         raise ScenarioFileError(name, "suite", f"not a case type; use one of {', '.join(suite_types())}")
     folder = suite_folder(name, root)
-    root = folder.parent  # file names are shown as <suite folder>/<file>
     scenarios: list[Scenario] = []
     seen: dict[str, str] = {}
     for path in sorted(folder.glob("*.y*ml")):
-        scenario = load_scenario(path, root=root)
+        label = f"{name}/{path.name}"  # wherever the suite's folder is
+        scenario = load_scenario(path, label=label)
         if scenario.id in seen:
-            raise ScenarioFileError(_label(path, root), "id", f"{scenario.id!r} is also the id in {seen[scenario.id]}")
-        seen[scenario.id] = _label(path, root)
+            raise ScenarioFileError(label, "id", f"{scenario.id!r} is also the id in {seen[scenario.id]}")
+        seen[scenario.id] = label
         scenarios.append(scenario)
     return scenarios
 
