@@ -12,12 +12,9 @@ from agents.runtime.prompting import unfence_data
 
 NEEDS_LLM = ("That question needs a language model. Without one (LLM_PROVIDER=offline) I answer a fixed "
              "set of questions from this case's stored results: what was found, why this severity or "
-             "priority, which tools ran, the case's timeline, and from the case type's own records: on a "
-             "release which tests failed; on a fraud alert its facts, the account's history and similar "
-             "cases; on an access change the rights check and absences; on a transaction the card's "
-             "transactions and the investigation's record.")
+             "priority, which tools ran, the case's timeline{own}.")
 HELP = ("Ask me what was found, why this severity (or priority), which tools ran, what happened on the "
-        "case (its timeline), or on a release which tests failed.")
+        "case (its timeline){own}.")
 INTENTS = [
     ("tests", re.compile(r"\btests?\b", re.I)),
     ("timeline", re.compile(r"timeline|history|who (did|decided|changed)|audit", re.I)),
@@ -128,7 +125,8 @@ def case_assistant(data: dict, messages=None):
     # The case type's own read-only tools answer it first (Chat.offline, from the type's package).
     from casework.cases.types import CASE_TYPES
 
-    chat = getattr(CASE_TYPES.get(data["case"].get("case_type", "")), "chat", None)
+    case_type = CASE_TYPES.get(data["case"].get("case_type", ""))
+    chat = getattr(case_type, "chat", None)
     made = chat.offline(question, data, messages) if chat is not None and chat.offline else None
     if made is not None:
         return made if isinstance(made, list) else {"answer": made}
@@ -142,4 +140,8 @@ def case_assistant(data: dict, messages=None):
     answer = {"found": found, "why": why, "tools": tools_ran}.get(intent)
     if answer is not None:
         return {"answer": answer(data)}
-    return {"answer": HELP if intent == "help" else NEEDS_LLM}
+    # What this type's own tools answer offline, in its own words (Chat.offline_help).
+    own = getattr(chat, "offline_help", "")
+    if intent == "help":
+        return {"answer": HELP.format(own=f", or {own}" if own else "")}
+    return {"answer": NEEDS_LLM.format(own=f", and from the case's own records: {own}" if own else "")}

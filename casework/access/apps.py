@@ -37,7 +37,8 @@ class AccessConfig(AppConfig):
 
         case_type_register_decide("access_change", access_decide)
         case_type_register_chat("access_change", Chat(tools=access_chat_tools, context=access_chat_context,
-                                                    offline=access_chat_offline))
+                                                    offline=access_chat_offline,
+                                                    offline_help="the rights check and the absences"))
         case_type_register_evaluation("access_change", EVALUATION)
         case_type_register_panel("access_change", PANEL)
 

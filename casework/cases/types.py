@@ -43,11 +43,14 @@ class Chat:
     record's data for the conversation (the ids its tools take); either may be None.
     `offline(question, data, messages)` answers, without a language model, the questions its
     tools can (agents.chat.offline_domain): None when the question is not one of them, else the
-    tool calls to make or, once their results are in, the answer's text."""
+    tool calls to make or, once their results are in, the answer's text; `offline_help` says
+    which questions those are, in the assistant's help."""
 
     tools: Callable[[], tuple] | None = None
     context: Callable[[Any], dict] | None = None
     offline: Callable[[str, dict, Any], Any] | None = None
+    # What `offline` answers, for the assistant's help ("which tests failed").
+    offline_help: str = ""
 
 
 @dataclass(frozen=True)

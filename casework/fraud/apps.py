@@ -36,7 +36,8 @@ class FraudConfig(AppConfig):
         from casework.fraud.evals import EVALUATION
 
         case_type_register_chat("fraud_alert", Chat(tools=fraud_chat_tools, context=fraud_chat_context,
-                                                  offline=fraud_chat_offline))
+                                                  offline=fraud_chat_offline,
+                                                  offline_help="the alert's facts, the account's history and similar cases"))
         case_type_register_evaluation("fraud_alert", EVALUATION)
         # Each final decision's look-alike row, written in the decision's transaction.
         from casework.cases.demo import demo_register

@@ -33,7 +33,7 @@ class ReleasesConfig(AppConfig):
 
         case_type_register_decide("release_risk", release_decide_case)
         case_type_register_chat("release_risk", Chat(tools=release_chat_tools, context=release_chat_context,
-                                                     offline=release_chat_offline))
+                                                     offline=release_chat_offline, offline_help="which tests failed"))
         case_type_register_evaluation("release_risk", EVALUATION)
 
         from casework.cases.demo import demo_register

@@ -27,7 +27,8 @@ class TransactionsConfig(AppConfig):
 
         case_type_register_chat("transaction_investigation",
                                 Chat(tools=transaction_chat_tools, context=transaction_chat_context,
-                                     offline=transaction_chat_offline))
+                                     offline=transaction_chat_offline,
+                                     offline_help="the card's transactions and the investigation's record"))
         case_type_register_evaluation("transaction_investigation", EVALUATION)
 
         from casework.cases.demo import demo_register

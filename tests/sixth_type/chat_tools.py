@@ -43,4 +43,5 @@ def _answer(intent: str, data: dict, messages):
 
 
 CHAT = Chat(tools=chat_tools, context=chat_context,
-            offline=intent_answer([("claim", re.compile(r"warrant|claim|serial|defect", re.I))], _answer))
+            offline=intent_answer([("claim", re.compile(r"warrant|claim|serial|defect", re.I))], _answer),
+            offline_help="what the claim says")

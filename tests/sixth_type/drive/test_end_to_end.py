@@ -74,6 +74,9 @@ def test_ask_the_agent_answers_with_its_tool(claim, alice_client):
     [answer] = ChatMessage.objects.filter(conversation__case=claim.case, role="assistant")
     assert answer.content.startswith("The claim (from get_warranty_claim): Tablet T3 SN-0042, 8 months old")
     assert [t["name"] for t in answer.tool_calls] == ["get_warranty_claim"]
+    alice_client.post(f"/cases/{claim.case.reference}/ask/send/", {"content": "hello"}, HTTP_HX_REQUEST="true")
+    help_text = ChatMessage.objects.filter(conversation__case=claim.case, role="assistant").order_by("id").last()
+    assert help_text.content.endswith("what happened on the case (its timeline), or what the claim says.")
 
 
 def test_a_persons_decision_writes_its_outbox_event(claim, alice_client):
