@@ -62,25 +62,12 @@ def _agent_lines(data: dict, keys=KEYS) -> list[str]:
 
 
 def found(data: dict) -> str:
-    report = (data.get("record") or {}).get("risk_report")
-    if report:
-        return (f"The detective filed {report['report_id']} ({report['severity']}). Findings:\n"
-                + "\n".join(f"- {f}" for f in report["findings"]))
     lines = _agent_lines(data)
     return ("From the agents' results:\n" + "\n".join(f"- {line}" for line in lines[:8])) if lines else \
         "No agent has reported anything on this case yet."
 
 
 def why(data: dict) -> str:
-    record = data.get("record") or {}
-    report = record.get("risk_report")
-    if report:
-        parts = [f"The release is rated {report['severity']} because:"] + [f"- {f}" for f in report["findings"]]
-        if report.get("adjusted_from"):
-            parts.append(f"It was filed as {report['adjusted_from']} and raised, as data was missing.")
-        return "\n".join(parts)
-    if record.get("assessment_error"):
-        return f"There is no severity: the detective failed ({record['assessment_error']})."
     case = data["case"]
     lines = _agent_lines(data, keys=("severity", "risk_level", "risk_score", "priority", "reasoning", "summary"))
     return (f"The case's priority is {case['priority']}.\n" + "\n".join(f"- {line}" for line in lines[:6])).strip()
@@ -135,7 +122,7 @@ def case_assistant(data: dict, messages=None):
         made = timeline(data, messages)
         if made is not None:
             return made if isinstance(made, list) else {"answer": made}
-    if intent in ("tests", "timeline"):  # a case without tests of its own (a release answers above)
+    if intent in ("tests", "timeline"):  # a case without tests of its own (its type answers above)
         intent = "found"
     answer = {"found": found, "why": why, "tools": tools_ran}.get(intent)
     if answer is not None:
