@@ -1,10 +1,10 @@
 """The case types: reference prefix, outcomes a decision may take, and what each case-type
-package adds to the shared core, registered on its CaseType from its AppConfig.ready (the row
-itself: case_type_register; then tabs,
-recommendation, lifecycle, decision on a close, decision effects (its action events), chat
-tools, evaluation adapter, dashboard panels, entities its records name; the demo's loader
-registers with casework.cases.demo.demo_register). The shared core iterates these; it never
-imports a type's package (tests/cases/test_boundary.py)."""
+package adds to the shared core, registered from its AppConfig.ready: the type itself
+(case_type_register), then on its CaseType its tabs, recommendation, lifecycle, decision on a
+close, decision effects (its action events), chat tools, evaluation adapter, dashboard panels
+and the entities its records name (the demo's loader registers with
+casework.cases.demo.demo_register). The shared core iterates these; it never imports a type's
+package (tests/cases/test_boundary.py), and a new type needs no change here (tests/sixth_type/)."""
 
 from __future__ import annotations
 
