@@ -4,7 +4,7 @@ package adds to the shared core, registered from its AppConfig.ready: the type i
 close, decision effects (its action events), chat tools, evaluation adapter, dashboard panels
 and the entities its records name (the demo's loader registers with
 casework.cases.demo.demo_register). The shared core iterates these; it never imports a type's
-package (tests/cases/test_boundary.py), and a new type needs no change here (tests/sixth_type/)."""
+package (tests/cases/test_boundary.py), and a new type needs no change here."""
 
 from __future__ import annotations
 
