@@ -7,19 +7,14 @@ import json
 import re
 
 from agents.chat.assistant import ASSISTANT_ID
-from agents.chat.offline_domain import answer as domain_answer
-from agents.chat.offline_domain import domain_intent
 from agents.llm.offline_registry import offline_analyst
 from agents.runtime.prompting import unfence_data
 
 NEEDS_LLM = ("That question needs a language model. Without one (LLM_PROVIDER=offline) I answer a fixed "
              "set of questions from this case's stored results: what was found, why this severity or "
-             "priority, which tools ran, the case's timeline, and from the case type's own records: on a "
-             "release which tests failed; on a fraud alert its facts, the account's history and similar "
-             "cases; on an access change the rights check and absences; on a transaction the card's "
-             "transactions and the investigation's record.")
+             "priority, which tools ran, the case's timeline{own}.")
 HELP = ("Ask me what was found, why this severity (or priority), which tools ran, what happened on the "
-        "case (its timeline), or on a release which tests failed.")
+        "case (its timeline){own}.")
 INTENTS = [
     ("tests", re.compile(r"\btests?\b", re.I)),
     ("timeline", re.compile(r"timeline|history|who (did|decided|changed)|audit", re.I)),
@@ -67,25 +62,12 @@ def _agent_lines(data: dict, keys=KEYS) -> list[str]:
 
 
 def found(data: dict) -> str:
-    report = (data.get("record") or {}).get("risk_report")
-    if report:
-        return (f"The detective filed {report['report_id']} ({report['severity']}). Findings:\n"
-                + "\n".join(f"- {f}" for f in report["findings"]))
     lines = _agent_lines(data)
     return ("From the agents' results:\n" + "\n".join(f"- {line}" for line in lines[:8])) if lines else \
         "No agent has reported anything on this case yet."
 
 
 def why(data: dict) -> str:
-    record = data.get("record") or {}
-    report = record.get("risk_report")
-    if report:
-        parts = [f"The release is rated {report['severity']} because:"] + [f"- {f}" for f in report["findings"]]
-        if report.get("adjusted_from"):
-            parts.append(f"It was filed as {report['adjusted_from']} and raised, as data was missing.")
-        return "\n".join(parts)
-    if record.get("assessment_error"):
-        return f"There is no severity: the detective failed ({record['assessment_error']})."
     case = data["case"]
     lines = _agent_lines(data, keys=("severity", "risk_level", "risk_score", "priority", "reasoning", "summary"))
     return (f"The case's priority is {case['priority']}.\n" + "\n".join(f"- {line}" for line in lines[:6])).strip()
@@ -113,26 +95,6 @@ def _tool_result(messages, name: str):
     return None
 
 
-def failed_tests(data: dict, messages):
-    release = ((data.get("record") or {}).get("release") or {})
-    if not release:
-        return None
-    result = _tool_result(messages, "get_test_details")
-    if result is None:
-        return [{"id": "get_test_details-1", "name": "get_test_details",
-                 "arguments": {"release_id": release["release_id"]}}]
-    if "error" in result and "message" in result:
-        return f"The test details could not be read: {result['message']}"
-    failed = [t for t in result["tests"] if t["status"] == "failed"]
-    if not failed:
-        counts = release["tests"]
-        return (f"get_test_details lists no failed test ({counts['failed']} failed in the summary, "
-                f"{len(result['tests'])} tests with details).")
-    return "Failed tests (from get_test_details):\n" + "\n".join(
-        f"- {t['name']} ({t['area'] or 'no area'}{', critical' if t['critical'] else ''})"
-        + (f": {t['message']}" if t["message"] else "") for t in failed[:20])
-
-
 def timeline(data: dict, messages):
     result = _tool_result(messages, "get_case_timeline")
     if result is None:
@@ -147,18 +109,26 @@ def timeline(data: dict, messages):
 @offline_analyst(ASSISTANT_ID)
 def case_assistant(data: dict, messages=None):
     question = question_of(messages)
-    domain = domain_intent(data["case"].get("case_type", ""), question)
-    if domain:  # the case type's own read-only tools answer it (agents/chat/offline_domain.py)
-        made = domain_answer(domain, data, messages)
-        if made is not None:
-            return made if isinstance(made, list) else {"answer": made}
+    # The case type's own read-only tools answer it first (Chat.offline, from the type's package).
+    from casework.cases.types import CASE_TYPES
+
+    case_type = CASE_TYPES.get(data["case"].get("case_type", ""))
+    chat = getattr(case_type, "chat", None)
+    made = chat.offline(question, data, messages) if chat is not None and chat.offline else None
+    if made is not None:
+        return made if isinstance(made, list) else {"answer": made}
     intent = intent_of(question)
-    if intent in ("tests", "timeline"):
-        made = (failed_tests if intent == "tests" else timeline)(data, messages)
+    if intent == "timeline":
+        made = timeline(data, messages)
         if made is not None:
             return made if isinstance(made, list) else {"answer": made}
+    if intent in ("tests", "timeline"):  # a case without tests of its own (its type answers above)
         intent = "found"
     answer = {"found": found, "why": why, "tools": tools_ran}.get(intent)
     if answer is not None:
         return {"answer": answer(data)}
-    return {"answer": HELP if intent == "help" else NEEDS_LLM}
+    # What this type's own tools answer offline, in its own words (Chat.offline_help).
+    own = getattr(chat, "offline_help", "")
+    if intent == "help":
+        return {"answer": HELP.format(own=f", or {own}" if own else "")}
+    return {"answer": NEEDS_LLM.format(own=f", and from the case's own records: {own}" if own else "")}

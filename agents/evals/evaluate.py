@@ -12,7 +12,7 @@ from agents.evals.attempt import run_attempt
 from agents.evals.judge import Judge, judge_configured, judge_model
 from agents.evals.prompts import prompt_version
 from agents.evals.report import build_report
-from agents.evals.schema import CASE_TYPES, Scenario, load_suite
+from agents.evals.schema import Scenario, load_suite, suite_types
 from agents.evals.stats import pass_at_k, pass_hat_k, wilson
 
 
@@ -72,7 +72,7 @@ def run_evaluation(suite: str, *, reset: Callable[[], None], scenarios: list[Sce
     """Every scenario `repeat` times. With workers > 1 the repeats are shared out over that
     many processes, each with its own throwaway database (agents.evals.parallel); otherwise
     they run here, one after the other, on `reset`'s database."""
-    if suite not in CASE_TYPES:
+    if suite not in suite_types():
         raise ValueError(f"Unknown suite {suite!r}.")
     if repeat < 1:
         raise ValueError("repeat must be 1 or more.")

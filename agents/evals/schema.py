@@ -1,8 +1,10 @@
 """What a scenario file holds, and reading suites of them.
 
-A suite is a folder of YAML files under agents/evals/suites/<case_type>/, one scenario per
-file. Every file is validated against `Scenario`; a broken file is refused with a
-ScenarioFileError naming the file and the field ("fraud/high_vpn.yaml: expect.fields: ...").
+A suite is a folder of YAML files, one scenario per file, for each case type that registered an
+evaluation (casework.cases.types.Evaluation): its `suite_dir`, in the type's own package, or
+else agents/evals/suites/<case_type>/. Every file is validated against `Scenario`; a broken
+file is refused with a ScenarioFileError naming the file as <suite>/<file> and the field
+("fraud_alert/high_vpn.yaml: expect.fields: ...").
 """
 
 from __future__ import annotations
@@ -16,7 +18,26 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic import ValidationError as PydanticValidationError
 
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
-CASE_TYPES = ("release_risk", "fraud_alert", "access_change", "support_ticket", "transaction_investigation")
+
+
+def suite_types() -> list[str]:
+    """The suites there may be: the case types that registered an evaluation, in the order the
+    types registered (read when asked for: the types register themselves once apps are ready)."""
+    from casework.cases.types import CASE_TYPES
+
+    return [key for key, case_type in CASE_TYPES.items() if case_type.evaluation is not None]
+
+
+def suite_folder(name: str, root: Path | None = None) -> Path:
+    """A suite's folder: `root`/<name> when a root is given (tests, an export's target), else
+    the folder its type's evaluation names, else agents/evals/suites/<name>."""
+    if root is not None:
+        return root / name
+    from casework.cases.types import CASE_TYPES
+
+    evaluation = getattr(CASE_TYPES.get(name), "evaluation", None)
+    own = getattr(evaluation, "suite_dir", None)
+    return Path(own) if own else SUITES_DIR / name
 
 
 class ScenarioFileError(ValueError):
@@ -174,8 +195,8 @@ class Scenario(BaseModel):
     tags: list[str] = Field(default_factory=list)
 
 
-def load_scenario(path: Path, *, root: Path | None = None) -> Scenario:
-    label = _label(path, root)
+def load_scenario(path: Path, *, root: Path | None = None, label: str = "") -> Scenario:
+    label = label or _label(path, root)
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -193,24 +214,23 @@ def load_scenario(path: Path, *, root: Path | None = None) -> Scenario:
 
 
 def suite_names(root: Path | None = None) -> list[str]:
-    root = root or SUITES_DIR
-    return [name for name in CASE_TYPES if (root / name).is_dir()]
+    return [name for name in suite_types() if suite_folder(name, root).is_dir()]
 
 
 def load_suite(name: str, *, root: Path | None = None) -> list[Scenario]:
     """Every scenario of a suite, sorted by file name; refuses the suite on the first broken
     file, and on two files with one id."""
-    root = root or SUITES_DIR
-    if name not in CASE_TYPES:
-        raise ScenarioFileError(name, "suite", f"not a case type; use one of {', '.join(CASE_TYPES)}")
-    folder = root / name
+    if name not in suite_types():
+        raise ScenarioFileError(name, "suite", f"not a case type; use one of {', '.join(suite_types())}")
+    folder = suite_folder(name, root)
     scenarios: list[Scenario] = []
     seen: dict[str, str] = {}
     for path in sorted(folder.glob("*.y*ml")):
-        scenario = load_scenario(path, root=root)
+        label = f"{name}/{path.name}"  # wherever the suite's folder is
+        scenario = load_scenario(path, label=label)
         if scenario.id in seen:
-            raise ScenarioFileError(_label(path, root), "id", f"{scenario.id!r} is also the id in {seen[scenario.id]}")
-        seen[scenario.id] = _label(path, root)
+            raise ScenarioFileError(label, "id", f"{scenario.id!r} is also the id in {seen[scenario.id]}")
+        seen[scenario.id] = label
         scenarios.append(scenario)
     return scenarios
 

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods
 
 from agents.evals.models import EvalRun
 from agents.evals.report import baseline_load, scenario_diff
-from agents.evals.schema import CASE_TYPES, ScenarioFileError
+from agents.evals.schema import ScenarioFileError, suite_types
 from agents.evals.scoring import DIMENSIONS
 
 HISTORY = 50
@@ -36,7 +36,7 @@ def staff_required(view):
 @staff_required
 def index(request):
     suites = []
-    for suite in CASE_TYPES:
+    for suite in suite_types():
         runs = list(EvalRun.objects.filter(suite=suite).defer("report").order_by("-created_at", "-id")[:HISTORY])
         runs.reverse()
         chart = {"labels": [r.created_at.strftime("%Y-%m-%d %H:%M") for r in runs],

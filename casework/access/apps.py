@@ -9,8 +9,20 @@ class AccessConfig(AppConfig):
     verbose_name = "Access changes"
 
     def ready(self) -> None:
+        # The type itself, before anything is registered on it (casework.cases.types): its key,
+        # label, references' prefix, the outcomes a decision may take, its pipeline.
+        from casework.cases.types import CaseType, case_type_register
+
+        case_type_register(CaseType(
+            "access_change", "Access change", "ACC",
+            (("accepted", "Change accepted"), ("rejected", "Change rejected"),
+             ("manual", "Handled manually")),
+            pipeline="access",
+        ))
+
         # What the change adds to the shared bulk close, chat, evaluation and a manager's
         # dashboard (casework.cases.types).
+        from casework.access.chat_offline import access_chat_offline
         from casework.access.chat_tools import access_chat_context, access_chat_tools
         from casework.access.dashboard import PANEL
         from casework.access.decide import access_decide
@@ -24,7 +36,9 @@ class AccessConfig(AppConfig):
         )
 
         case_type_register_decide("access_change", access_decide)
-        case_type_register_chat("access_change", Chat(tools=access_chat_tools, context=access_chat_context))
+        case_type_register_chat("access_change", Chat(tools=access_chat_tools, context=access_chat_context,
+                                                    offline=access_chat_offline,
+                                                    offline_help="the rights check and the absences"))
         case_type_register_evaluation("access_change", EVALUATION)
         case_type_register_panel("access_change", PANEL)
 
@@ -80,6 +94,12 @@ class AccessConfig(AppConfig):
         # A manager's inbox of validation requests, with how many wait for them.
         nav_link_register(NavLink("Inbox", "access:inbox", is_manager, current_url_name="inbox",
                                   count=open_inbox_count, count_label="requests waiting for you", order=60))
+
+        # The Tasks tab's checklist for its cases (casework/access/checklist.py).
+        from casework.access.checklist import CHECKLIST
+        from casework.cases.tasks.checklists import checklist_register
+
+        checklist_register("access_change", CHECKLIST)
 
         # Its agents (casework/access/agents/): the pipeline registers itself with the runtime.
         from agents.runtime.pipeline import pipeline_module_load

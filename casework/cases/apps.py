@@ -9,6 +9,12 @@ class CasesConfig(AppConfig):
     verbose_name = "Cases"
 
     def ready(self) -> None:
+        from django.core import checks
+
+        from casework.cases.checks import case_sla_check
+
+        checks.register(case_sla_check)
+
         from casework.cases.lifecycle import lifecycle_register
         from casework.cases.lifecycle.case import CASE_LIFECYCLE
 

@@ -1,9 +1,10 @@
-"""The five case types: reference prefix, outcomes a decision may take, and what each case-type
-package adds to the shared core, registered on its CaseType from its AppConfig.ready (tabs,
-recommendation, lifecycle, decision on a close, decision effects (its action events), chat
-tools, evaluation adapter, dashboard panels, entities its records name; the demo's loader
-registers with casework.cases.demo.demo_register). The shared core iterates these; it never
-imports a type's package (tests/cases/test_boundary.py)."""
+"""The case types: reference prefix, outcomes a decision may take, and what each case-type
+package adds to the shared core, registered from its AppConfig.ready: the type itself
+(case_type_register), then on its CaseType its tabs, recommendation, lifecycle, decision on a
+close, decision effects (its action events), chat tools, evaluation adapter, dashboard panels
+and the entities its records name (the demo's loader registers with
+casework.cases.demo.demo_register). The shared core iterates these; it never imports a type's
+package (tests/cases/test_boundary.py), and a new type needs no change here."""
 
 from __future__ import annotations
 
@@ -39,10 +40,17 @@ class Recommendation:
 class Chat:
     """What a type adds to "Ask the agent" (agents.chat): `tools()` its read-only tools (built
     when first asked for: they may live in its pipeline package), and `context(case)` its
-    record's data for the conversation (the ids its tools take); either may be None."""
+    record's data for the conversation (the ids its tools take); either may be None.
+    `offline(question, data, messages)` answers, without a language model, the questions its
+    tools can (agents.chat.offline_domain): None when the question is not one of them, else the
+    tool calls to make or, once their results are in, the answer's text; `offline_help` says
+    which questions those are, in the assistant's help."""
 
     tools: Callable[[], tuple] | None = None
     context: Callable[[Any], dict] | None = None
+    offline: Callable[[str, dict, Any], Any] | None = None
+    # What `offline` answers, for the assistant's help ("which tests failed").
+    offline_help: str = ""
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,9 @@ class Evaluation:
     observed: Callable[[Any], dict] | None = None
     trajectory: Callable[[Any], list[str]] | None = None
     grounding: Grounding | None = None
+    # The folder of its scenario files (agents.evals.schema), in its own package; None: the
+    # shared agents/evals/suites/<type>/.
+    suite_dir: Any = None
 
 
 @dataclass(frozen=True)
@@ -169,40 +180,32 @@ class CaseType:
 # case closed with it never reopens (case_reopen).
 MERGED_OUTCOME = "merged"
 
-CASE_TYPES: dict[str, CaseType] = {
-    ct.key: ct
-    for ct in [
-        CaseType(
-            "fraud_alert", "Fraud alert", "FRA",
-            (("confirmed_fraud", "Confirmed fraud"), ("legit", "Marked legit"),
-             ("false_positive", "Dismissed as false positive")),
-            pipeline="fraud",
-        ),
-        CaseType(
-            "support_ticket", "Support ticket", "SUP",
-            (("replied", "Replied"), ("escalated", "Escalated"), ("no_action", "No action needed")),
-            pipeline="support",
-        ),
-        CaseType(
-            "access_change", "Access change", "ACC",
-            (("accepted", "Change accepted"), ("rejected", "Change rejected"),
-             ("manual", "Handled manually")),
-            pipeline="access",
-        ),
-        CaseType(
-            "transaction_investigation", "Transaction investigation", "TXN",
-            (("fraud", "Fraud"), ("not_fraud", "Not fraud"), ("inconclusive", "Inconclusive")),
-            pipeline="transactions",
-        ),
-        CaseType(
-            "release_risk", "Release risk", "REL",
-            (("go", "Release approved"), ("no_go", "Release blocked"), ("deferred", "Deferred")),
-            pipeline="releases", decider_role="release_manager",
-        ),
-    ]
-}
+# Every case type, in the order they registered: each type's package adds its own row from
+# its AppConfig.ready (case_type_register), so the order is INSTALLED_APPS' order. Empty until
+# the apps are ready: nothing may read it at import or settings time.
+CASE_TYPES: dict[str, CaseType] = {}
 
-CASE_TYPE_CHOICES = [(ct.key, ct.label) for ct in CASE_TYPES.values()]
+
+def case_type_register(case_type: CaseType) -> CaseType:
+    """Add a case type (its key, label, reference prefix, outcomes ...) to the registry, from its
+    package's AppConfig.ready, before anything else it registers on it. Registering the same key
+    again keeps the first row (a second ready() in tests); another type's prefix is refused, as
+    each type counts its references on its own and two would hand out the same ones."""
+    known = CASE_TYPES.get(case_type.key)
+    if known is not None:
+        return known
+    clash = next((ct.key for ct in CASE_TYPES.values() if ct.prefix == case_type.prefix), None)
+    if clash:
+        raise ValueError(f"Case type {case_type.key!r}: prefix {case_type.prefix!r} is {clash!r}'s already.")
+    CASE_TYPES[case_type.key] = case_type
+    return case_type
+
+
+def case_type_choices() -> list[tuple[str, str]]:
+    """(key, label) of every registered type: Case.case_type's choices, read when asked for (a
+    callable, so that a new type needs no migration of the cases app)."""
+    return [(ct.key, ct.label) for ct in CASE_TYPES.values()]
+
 
 # Which pipelines are registered; the agents app sets this at start-up (the case domain
 # does not import the agent runtime). Until it does, no case type counts as available.

@@ -24,10 +24,30 @@ KINDS: dict[str, str] = {
     "ip": "IP address",
     "device": "Device",
     "merchant": "Merchant",
-    "release_component": "Release component",
 }
-KIND_CHOICES = list(KINDS.items())
+# Kinds compared without their case (names, not identifiers).
+_CASELESS: set[str] = {"merchant"}
 VALUE_MAX = 128
+
+
+def kind_register(kind: str, label: str, *, caseless: bool = False) -> None:
+    """A kind of entity a case type's records name, beyond the shared ones above (from the
+    type's AppConfig.ready, before it registers its Entities): stored as the record holds it,
+    whitespace tidied, and compared without case when `caseless` (a name rather than an id).
+    Registering it again is harmless; another label under a taken kind is refused."""
+    if KINDS.get(kind, label) != label:
+        raise ValueError(f"The entity kind {kind!r} is registered already, as {KINDS[kind]!r}.")
+    if not kind.isidentifier() or len(kind) > 20:
+        raise ValueError(f"An entity kind is a short lower-case name: not {kind!r}.")
+    KINDS[kind] = label
+    if caseless:
+        _CASELESS.add(kind)
+
+
+def kind_choices() -> list[tuple[str, str]]:
+    """(kind, label) of every kind: Entity.kind's choices, read when asked for (a new kind needs
+    no migration)."""
+    return list(KINDS.items())
 
 _CARD_MASKED = re.compile(r"^(\d{6})[\d*xX•.\u2026 -]*?(\d{4})$")
 _CARD_SCOPED = re.compile(r"^([A-Za-z0-9_.:-]{1,64})/(?:\*+|x+|X+)?(\d{4})$")
@@ -103,7 +123,7 @@ def normalise(kind: str, raw: str) -> tuple[str, str]:
     else:
         # Identifiers keep their case (ACC-001 and acc-001 may differ upstream); names of
         # merchants and components are compared without it.
-        value, display = _plain(kind, raw, lower=kind in ("merchant", "release_component"))
+        value, display = _plain(kind, raw, lower=kind in _CASELESS)
     if len(value) > VALUE_MAX:
         raise _invalid(kind, f"at most {VALUE_MAX} characters")
     return value, display[:VALUE_MAX]

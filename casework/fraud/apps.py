@@ -18,12 +18,26 @@ class FraudConfig(AppConfig):
     verbose_name = "Fraud alerts"
 
     def ready(self) -> None:
+        # The type itself, before anything is registered on it (casework.cases.types): its key,
+        # label, references' prefix, the outcomes a decision may take, its pipeline.
+        from casework.cases.types import CaseType, case_type_register
+
+        case_type_register(CaseType(
+            "fraud_alert", "Fraud alert", "FRA",
+            (("confirmed_fraud", "Confirmed fraud"), ("legit", "Marked legit"),
+             ("false_positive", "Dismissed as false positive")),
+            pipeline="fraud",
+        ))
+
         # What the alert adds to the shared chat and evaluation (casework.cases.types).
         from casework.cases.types import Chat, case_type_register_chat, case_type_register_evaluation
+        from casework.fraud.chat_offline import fraud_chat_offline
         from casework.fraud.chat_tools import fraud_chat_context, fraud_chat_tools
         from casework.fraud.evals import EVALUATION
 
-        case_type_register_chat("fraud_alert", Chat(tools=fraud_chat_tools, context=fraud_chat_context))
+        case_type_register_chat("fraud_alert", Chat(tools=fraud_chat_tools, context=fraud_chat_context,
+                                                  offline=fraud_chat_offline,
+                                                  offline_help="the alert's facts, the account's history and similar cases"))
         case_type_register_evaluation("fraud_alert", EVALUATION)
         # Each final decision's look-alike row, written in the decision's transaction.
         from casework.cases.demo import demo_register
@@ -40,6 +54,11 @@ class FraudConfig(AppConfig):
         for tab_id, label, template in EVIDENCE_TABS:
             case_type_register_tab("fraud_alert", Tab(tab_id, label, template))
         demo_register("fraud_alert", demo_load_fraud)
+        # Once every type's demo cases exist: a call note on the oldest open alert (Evidence tab).
+        from casework.cases.demo import demo_register_after
+        from casework.fraud.demo_attachments import demo_load_attachments
+
+        demo_register_after(demo_load_attachments)
         # The dashboard's agreement between agents and people (casework/cases/dashboard).
         from casework.cases.types import case_type_register_recommendation
         from casework.fraud.recommendation import RECOMMENDATION
@@ -70,6 +89,12 @@ class FraudConfig(AppConfig):
 
         stylesheet_register("fraud/fraud.css")
         nav_link_register(NavLink("Fraud", "fraud:patterns", is_investigator, current_app="fraud", order=10))
+
+        # The Tasks tab's checklist for its cases (casework/fraud/checklist.py).
+        from casework.cases.tasks.checklists import checklist_register
+        from casework.fraud.checklist import CHECKLIST
+
+        checklist_register("fraud_alert", CHECKLIST)
 
         # Its agents (casework/fraud/agents/): the pipeline registers itself with the runtime.
         from agents.runtime.pipeline import pipeline_module_load

@@ -9,6 +9,16 @@ class ReleasesConfig(AppConfig):
     verbose_name = "Release risk"
 
     def ready(self) -> None:
+        # The type itself, before anything is registered on it (casework.cases.types): its key,
+        # label, references' prefix, the outcomes a decision may take, its pipeline.
+        from casework.cases.types import CaseType, case_type_register
+
+        case_type_register(CaseType(
+            "release_risk", "Release risk", "REL",
+            (("go", "Release approved"), ("no_go", "Release blocked"), ("deferred", "Deferred")),
+            pipeline="releases", decider_role="release_manager",
+        ))
+
         # What the release adds to the shared bulk close, chat and evaluation (casework.cases.types).
         from casework.cases.types import (
             Chat,
@@ -16,12 +26,14 @@ class ReleasesConfig(AppConfig):
             case_type_register_decide,
             case_type_register_evaluation,
         )
+        from casework.releases.chat_offline import release_chat_offline
         from casework.releases.chat_tools import release_chat_context, release_chat_tools
         from casework.releases.decide import release_decide_case
         from casework.releases.evals import EVALUATION
 
         case_type_register_decide("release_risk", release_decide_case)
-        case_type_register_chat("release_risk", Chat(tools=release_chat_tools, context=release_chat_context))
+        case_type_register_chat("release_risk", Chat(tools=release_chat_tools, context=release_chat_context,
+                                                     offline=release_chat_offline, offline_help="which tests failed"))
         case_type_register_evaluation("release_risk", EVALUATION)
 
         from casework.cases.demo import demo_register
@@ -56,7 +68,10 @@ class ReleasesConfig(AppConfig):
 
         # What its records name, seen across cases (casework.entities).
         from casework.cases.types import case_type_register_entities
+        from casework.entities.kinds import kind_register
         from casework.releases.entities import ENTITIES as RELEASES_ENTITIES
+
+        kind_register("release_component", "Release component", caseless=True)
 
         case_type_register_entities("release_risk", RELEASES_ENTITIES)
 
@@ -66,6 +81,12 @@ class ReleasesConfig(AppConfig):
 
         stylesheet_register("releases/releases.css")
         nav_link_register(NavLink("Releases", "releases:index", is_investigator, current_app="releases", order=50))
+
+        # The Tasks tab's checklist for its cases (casework/releases/checklist.py).
+        from casework.cases.tasks.checklists import checklist_register
+        from casework.releases.checklist import CHECKLIST
+
+        checklist_register("release_risk", CHECKLIST)
 
         # Its agents (casework/releases/agents/): the pipeline registers itself with the runtime.
         from agents.runtime.pipeline import pipeline_module_load

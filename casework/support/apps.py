@@ -9,6 +9,16 @@ class SupportConfig(AppConfig):
     verbose_name = "Support tickets"
 
     def ready(self) -> None:
+        # The type itself, before anything is registered on it (casework.cases.types): its key,
+        # label, references' prefix, the outcomes a decision may take, its pipeline.
+        from casework.cases.types import CaseType, case_type_register
+
+        case_type_register(CaseType(
+            "support_ticket", "Support ticket", "SUP",
+            (("replied", "Replied"), ("escalated", "Escalated"), ("no_action", "No action needed")),
+            pipeline="support",
+        ))
+
         # What the ticket adds to the shared bulk close, chat and evaluation (casework.cases.types).
         from casework.cases.types import (
             Chat,
@@ -67,6 +77,12 @@ class SupportConfig(AppConfig):
 
         stylesheet_register("support/support.css")
         nav_link_register(NavLink("Support", "support:queue", is_investigator, current_app="support", order=20))
+
+        # The Tasks tab's checklist for its cases (casework/support/checklist.py).
+        from casework.cases.tasks.checklists import checklist_register
+        from casework.support.checklist import CHECKLIST
+
+        checklist_register("support_ticket", CHECKLIST)
 
         # Its agents (casework/support/agents/): the pipeline registers itself with the runtime.
         from agents.runtime.pipeline import pipeline_module_load

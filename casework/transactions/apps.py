@@ -9,13 +9,26 @@ class TransactionsConfig(AppConfig):
     verbose_name = "Transaction investigations"
 
     def ready(self) -> None:
+        # The type itself, before anything is registered on it (casework.cases.types): its key,
+        # label, references' prefix, the outcomes a decision may take, its pipeline.
+        from casework.cases.types import CaseType, case_type_register
+
+        case_type_register(CaseType(
+            "transaction_investigation", "Transaction investigation", "TXN",
+            (("fraud", "Fraud"), ("not_fraud", "Not fraud"), ("inconclusive", "Inconclusive")),
+            pipeline="transactions",
+        ))
+
         # What the investigation adds to the shared chat and evaluation (casework.cases.types).
         from casework.cases.types import Chat, case_type_register_chat, case_type_register_evaluation
+        from casework.transactions.chat_offline import transaction_chat_offline
         from casework.transactions.chat_tools import transaction_chat_context, transaction_chat_tools
         from casework.transactions.evals import EVALUATION
 
         case_type_register_chat("transaction_investigation",
-                                Chat(tools=transaction_chat_tools, context=transaction_chat_context))
+                                Chat(tools=transaction_chat_tools, context=transaction_chat_context,
+                                     offline=transaction_chat_offline,
+                                     offline_help="the card's transactions and the investigation's record"))
         case_type_register_evaluation("transaction_investigation", EVALUATION)
 
         from casework.cases.demo import demo_register
@@ -62,6 +75,12 @@ class TransactionsConfig(AppConfig):
         stylesheet_register("transactions/transactions.css")
         nav_link_register(NavLink("Transactions", "transactions:index", is_investigator, current_app="transactions",
                                   order=40))
+
+        # The Tasks tab's checklist for its cases (casework/transactions/checklist.py).
+        from casework.cases.tasks.checklists import checklist_register
+        from casework.transactions.checklist import CHECKLIST
+
+        checklist_register("transaction_investigation", CHECKLIST)
 
         # Its agents (casework/transactions/agents/): the pipeline registers itself with the runtime.
         from agents.runtime.pipeline import pipeline_module_load

@@ -175,9 +175,9 @@ def test_a_task_past_its_due_day_reads_overdue_until_done(alice_client, alice, c
 
 
 def test_the_demo_gives_the_oldest_open_case_of_each_type_its_checklist_once(alice, ivan, settings, tmp_path):
-    from casework.cases.attachments.demo import demo_load_attachments
     from casework.cases.attachments.models import Attachment
     from casework.cases.tasks.demo import demo_load_tasks
+    from casework.fraud.demo_attachments import demo_load_attachments
 
     settings.MEDIA_ROOT = tmp_path
     fraud = case_create(actor=alice, case_type="fraud_alert", title="Oldest")

@@ -10,6 +10,7 @@ import pytest
 
 from agents.evals.models import eval_run_record
 from agents.evals.report import baseline_save, build_report, compare
+from agents.evals.schema import suite_types
 
 pytestmark = pytest.mark.django_db
 
@@ -41,8 +42,10 @@ def test_staff_see_runs_over_time_as_a_chart(admin_user, client, two_runs):
     assert page.status_code == 200
     assert '<canvas id="chart-release_risk"' in html
     assert "/static/vendor/chartjs/chart.umd.min.js" in html and "cdn" not in html.lower()
-    data = page.context["suites"][0]["chart"]
-    assert page.context["suites"][0]["name"] == "release_risk"
+    # One section per suite, in the types' order (agents.evals.schema.suite_types).
+    suites = {suite["name"]: suite for suite in page.context["suites"]}
+    assert list(suites) == suite_types()
+    data = suites["release_risk"]["chart"]
     assert data["pass_rate"] == [1.0, 0.5] and len(data["labels"]) == 2
     assert 'id="chart-data-release_risk"' in html
     assert json.loads(html.split('id="chart-data-release_risk" type="application/json">')[1].split("</script>")[0])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.evals.schema import CASE_TYPES, ScenarioFileError, load_suite, suite_names
+from agents.evals.schema import ScenarioFileError, load_suite, suite_names, suite_types
 
 GOOD = """id: ok
 category: low
@@ -54,5 +54,11 @@ def test_every_committed_suite_loads():
     names = suite_names()
     assert names
     for name in names:
-        assert name in CASE_TYPES
+        assert name in suite_types()
         assert load_suite(name)
+
+
+def test_the_suites_are_the_types_that_registered_an_evaluation():
+    # Derived from the registry (casework.cases.types.Evaluation), in the types' order.
+    assert suite_types() == ["fraud_alert", "support_ticket", "access_change", "transaction_investigation",
+                             "release_risk"]

@@ -11,14 +11,10 @@ class CaseAttachmentsConfig(AppConfig):
     def ready(self) -> None:
         # One tab on every case type's page, the three being built included: registered here,
         # after the case-type apps (INSTALLED_APPS order), so it comes after their own tabs.
-        from casework.cases.attachments.demo import demo_load_attachments
-        from casework.cases.demo import demo_register_after
         from casework.cases.types import CASE_TYPES, Tab, case_type_register_tab
 
         for key in CASE_TYPES:
             case_type_register_tab(key, Tab("evidence", "Evidence", "case_attachments/_tab.html"))
-        demo_register_after(demo_load_attachments)
-
         from casework.cases.attachments.restore import attachments_verify_stored
         from casework.ops.restore_checks import restore_check_register
 

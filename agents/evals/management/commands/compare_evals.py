@@ -15,14 +15,14 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agents.evals.isolation import evaluation_database, flush_evaluation_database
 from agents.evals.matrix import parse_target, render, run_matrix
-from agents.evals.schema import CASE_TYPES, ScenarioFileError, load_suite
+from agents.evals.schema import ScenarioFileError, load_suite, suite_types
 
 
 class Command(BaseCommand):
     help = "Run one suite against several providers, models or settings and print a side-by-side matrix."
 
     def add_arguments(self, parser):
-        parser.add_argument("--suite", required=True, choices=CASE_TYPES)
+        parser.add_argument("--suite", required=True, choices=suite_types())
         parser.add_argument("--target", action="append", required=True, metavar="NAME=SETTING=VALUE[,...]",
                             help="A target to compare; repeat for each (at least two).")
         parser.add_argument("--repeat", type=int, default=1, metavar="N")

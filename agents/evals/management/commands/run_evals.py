@@ -19,14 +19,14 @@ from django.db import DatabaseError
 from agents.evals.evaluate import SpendCap, run_evaluation
 from agents.evals.isolation import evaluation_database, flush_evaluation_database
 from agents.evals.report import baseline_load, baseline_save, compare
-from agents.evals.schema import CASE_TYPES, ScenarioFileError, load_suite, suite_names
+from agents.evals.schema import ScenarioFileError, load_suite, suite_names, suite_types
 
 
 class Command(BaseCommand):
     help = "Run the evaluation suites, compare with a baseline, save one."
 
     def add_arguments(self, parser):
-        parser.add_argument("--suite", action="append", choices=CASE_TYPES,
+        parser.add_argument("--suite", action="append", choices=suite_types(),
                             help="A suite (case type) to run; repeat for several. Default: every suite.")
         parser.add_argument("--save-baseline", metavar="VERSION", help="Save the results as baseline VERSION.")
         parser.add_argument("--compare", metavar="VERSION", help="Compare with baseline VERSION.")

@@ -1,4 +1,5 @@
-"""Demo evidence: a call note attached to the oldest open fraud case."""
+"""Demo evidence: a call note attached to the oldest open fraud case (registered from the fraud
+app's ready with casework.cases.demo.demo_register_after)."""
 
 from __future__ import annotations
 

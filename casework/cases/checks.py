@@ -1,0 +1,22 @@
+"""System checks of the case core's settings that need the registered case types (which register
+themselves from their AppConfig.ready, after settings are read)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core import checks
+
+
+def case_sla_check(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """settings.CASE_SLA names only registered case types (a typo would silently keep the
+    default deadlines for the type meant)."""
+    from casework.cases.types import CASE_TYPES
+
+    errors = []
+    for case_type, hours in getattr(settings, "CASE_SLA", {}).items():
+        if case_type != "*" and case_type not in CASE_TYPES:
+            parts = ",".join(f"{case_type}:{priority}={value:g}" for priority, value in hours.items())
+            errors.append(checks.Error(
+                f"CASE_SLA: {parts!r} names an unknown case type {case_type!r}.",
+                hint=f"Use one of: {', '.join(CASE_TYPES)}.", id="cases.E001"))
+    return errors
