@@ -20,7 +20,7 @@ WARRANTY_DECIDED = EventType(
 def warranty_decided_on_decision(*, actor, case, decision) -> None:
     """Decision effect (casework.cases.types.case_type_register_decision_effect): the claim is
     decided, and the repair shop is asked to act."""
-    from casework.outbox.actions import action_request
+    from casework.cases.actions.services import action_request
     from casework.outbox.services import decision_data
     from tests.sixth_type.models import WarrantyClaim
     from tests.sixth_type.states import WarrantyStatus, warranty_transition
