@@ -18,7 +18,7 @@ import yaml
 from django.conf import settings
 
 from agents.evals.adapters import evaluation_of
-from agents.evals.schema import SUITES_DIR, Scenario, ScenarioFileError, scenario_yaml
+from agents.evals.schema import Scenario, ScenarioFileError, scenario_yaml, suite_folder
 
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(\.[\w-]+)+")
 _DIGITS = re.compile(r"\+?\d[\d ().-]{7,}\d")
@@ -50,8 +50,12 @@ class Masker:
         return _DIGITS.sub("[number]", _EMAIL.sub("[email]", value or ""))
 
 
-def suites_root() -> Path:
-    return Path(getattr(settings, "EVALS_SUITES_DIR", "") or SUITES_DIR)
+def suites_root() -> Path | None:
+    """Where saved scenarios go instead of each type's own suite folder: EVALS_SUITES_DIR, as
+    <root>/<case_type>/ (tests point it at a temporary folder so nothing lands in a package);
+    None, the default: the type's `suite_dir`."""
+    root = getattr(settings, "EVALS_SUITES_DIR", "")
+    return Path(root) if root else None
 
 
 def scenario_data(case) -> dict:
@@ -107,7 +111,10 @@ def scenario_save(*, case, text: str, actor) -> Path:
     from audit.services import audit_record
 
     scenario = scenario_validate_text(text, label=f"{case.case_type}/{case.reference.lower()}-export.yaml")
-    path = suites_root() / case.case_type / f"{scenario.id}.yaml"
+    folder = suite_folder(case.case_type, suites_root())
+    if folder is None:
+        raise ScenarioFileError(case.case_type, "suite", "its case type keeps no scenario files (Evaluation.suite_dir)")
+    path = folder / f"{scenario.id}.yaml"
     if path.exists():
         raise ScenarioFileError(f"{case.case_type}/{path.name}", "id", f"a scenario {scenario.id!r} already exists")
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,9 +1,9 @@
 """What a scenario file holds, and reading suites of them.
 
 A suite is a folder of YAML files, one scenario per file, for each case type that registered an
-evaluation (casework.cases.types.Evaluation): its `suite_dir`, in the type's own package, or
-else agents/evals/suites/<case_type>/. Every file is validated against `Scenario`; a broken
-file is refused with a ScenarioFileError naming the file as <suite>/<file> and the field
+evaluation (casework.cases.types.Evaluation): its `suite_dir`, in the type's own package
+(casework/<type>/scenarios/). Every file is validated against `Scenario`; a broken file is
+refused with a ScenarioFileError naming the file as <suite>/<file> and the field
 ("fraud_alert/high_vpn.yaml: expect.fields: ...").
 """
 
@@ -17,8 +17,6 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
-SUITES_DIR = Path(__file__).resolve().parent / "suites"
-
 
 def suite_types() -> list[str]:
     """The suites there may be: the case types that registered an evaluation, in the order the
@@ -28,16 +26,15 @@ def suite_types() -> list[str]:
     return [key for key, case_type in CASE_TYPES.items() if case_type.evaluation is not None]
 
 
-def suite_folder(name: str, root: Path | None = None) -> Path:
+def suite_folder(name: str, root: Path | None = None) -> Path | None:
     """A suite's folder: `root`/<name> when a root is given (tests, an export's target), else
-    the folder its type's evaluation names, else agents/evals/suites/<name>."""
+    the folder its type's evaluation names (`suite_dir`); None when it names none."""
     if root is not None:
         return root / name
-    from casework.cases.types import CASE_TYPES
+    from agents.evals.adapters import evaluation_of
 
-    evaluation = getattr(CASE_TYPES.get(name), "evaluation", None)
-    own = getattr(evaluation, "suite_dir", None)
-    return Path(own) if own else SUITES_DIR / name
+    own = getattr(evaluation_of(name), "suite_dir", None)
+    return Path(own) if own else None
 
 
 class ScenarioFileError(ValueError):
@@ -214,7 +211,9 @@ def load_scenario(path: Path, *, root: Path | None = None, label: str = "") -> S
 
 
 def suite_names(root: Path | None = None) -> list[str]:
-    return [name for name in suite_types() if suite_folder(name, root).is_dir()]
+    """The suites whose folder of scenario files exists: what run_evals runs by default."""
+    folders = {name: suite_folder(name, root) for name in suite_types()}
+    return [name for name, folder in folders.items() if folder is not None and folder.is_dir()]
 
 
 def load_suite(name: str, *, root: Path | None = None) -> list[Scenario]:
@@ -225,7 +224,7 @@ def load_suite(name: str, *, root: Path | None = None) -> list[Scenario]:
     folder = suite_folder(name, root)
     scenarios: list[Scenario] = []
     seen: dict[str, str] = {}
-    for path in sorted(folder.glob("*.y*ml")):
+    for path in sorted(folder.glob("*.y*ml")) if folder is not None else []:
         label = f"{name}/{path.name}"  # wherever the suite's folder is
         scenario = load_scenario(path, label=label)
         if scenario.id in seen:
@@ -241,6 +240,6 @@ def scenario_yaml(data: dict) -> str:
 
 def _label(path: Path, root: Path | None) -> str:
     try:
-        return str(path.relative_to(root or SUITES_DIR))
+        return str(path.relative_to(root)) if root is not None else str(path)
     except ValueError:
         return str(path)

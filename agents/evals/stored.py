@@ -9,7 +9,7 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
-from agents.evals.schema import Scenario, ScenarioFileError
+from agents.evals.schema import Scenario, ScenarioFileError, suite_folder
 
 
 class ReviewRefused(Exception):
@@ -80,13 +80,22 @@ def suite_with_stored(suite: str) -> list[Scenario]:
     return files + stored
 
 
-def stored_scenarios_export(directory: Path) -> list[Path]:
-    """Write every approved stored scenario to DIR/<suite>/<id>.yaml; returns the paths."""
+def stored_scenarios_export(directory: Path | None = None) -> list[Path]:
+    """Write every approved stored scenario to its suite's folder (DIR/<suite>/ when a
+    directory is given, else its type's Evaluation.suite_dir) as <id>.yaml; returns the paths.
+    A suite without a folder refuses the export before anything is written."""
     from agents.evals.models import StoredScenario
 
+    approved = list(StoredScenario.objects.filter(status=StoredScenario.Status.APPROVED)
+                    .order_by("suite", "scenario_id"))
+    folders = {stored.suite: suite_folder(stored.suite, directory) for stored in approved}
+    for suite, folder in folders.items():
+        if folder is None:
+            raise ScenarioFileError(suite, "suite", "its case type keeps no scenario files (Evaluation.suite_dir); "
+                                                    "give a directory")
     written = []
-    for stored in StoredScenario.objects.filter(status=StoredScenario.Status.APPROVED).order_by("suite", "scenario_id"):
-        path = directory / stored.suite / f"{stored.scenario_id}.yaml"
+    for stored in approved:
+        path = folders[stored.suite] / f"{stored.scenario_id}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(stored.text if stored.text.endswith("\n") else stored.text + "\n", encoding="utf-8")
         written.append(path)

@@ -8,6 +8,7 @@ rights check and the advisory report are the decision fields beside the record."
 from __future__ import annotations
 
 from datetime import date, datetime
+from pathlib import Path
 
 from django.db import transaction
 from django.utils.dateparse import parse_date, parse_datetime
@@ -233,4 +234,5 @@ GROUNDING = Grounding(statements=access_statements,
                              "reference": r"\bR-[A-Z0-9-]+\b", "date": r"\b\d{4}-\d{2}-\d{2}\b"})
 
 EVALUATION = Evaluation(submit=submit_access, export=access_scenario_parts, decision_fields=DECISION_FIELDS,
-                        observed=access_observed, grounding=GROUNDING)
+                        observed=access_observed, grounding=GROUNDING,
+                        suite_dir=Path(__file__).resolve().parent / "scenarios")

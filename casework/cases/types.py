@@ -70,8 +70,8 @@ class Evaluation:
     observed: Callable[[Any], dict] | None = None
     trajectory: Callable[[Any], list[str]] | None = None
     grounding: Grounding | None = None
-    # The folder of its scenario files (agents.evals.schema), in its own package; None: the
-    # shared agents/evals/suites/<type>/.
+    # The folder of its scenario files (agents.evals.schema), in its own package; None: the type
+    # has no scenario files (only scenarios stored from the web, if any).
     suite_dir: Any = None
 
 

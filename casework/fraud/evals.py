@@ -6,6 +6,8 @@ orchestrator's place in the trajectory is stable (the specialists fan out in any
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.db import transaction
 
 from casework.cases.types import Evaluation, Grounding
@@ -68,4 +70,5 @@ def _grounding() -> Grounding:
 
 
 EVALUATION = Evaluation(submit=submit_fraud, export=fraud_scenario_parts, decision_fields=DECISION_FIELDS,
-                        trajectory=fraud_trajectory, grounding=_grounding())
+                        trajectory=fraud_trajectory, grounding=_grounding(),
+                        suite_dir=Path(__file__).resolve().parent / "scenarios")

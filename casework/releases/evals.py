@@ -5,6 +5,8 @@ masked); the filed risk report is the decision field beside the record."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.db import transaction
 
 from casework.cases.types import Evaluation, Grounding
@@ -57,4 +59,5 @@ def release_statements(case) -> list[str]:
 GROUNDING = Grounding(statements=release_statements, items={"test name": r"\btest_\w+|\b\w+_test\b|[\w/.]+\.py::\w+"}, numbers=True)
 
 EVALUATION = Evaluation(submit=submit_release, export=release_scenario_parts, decision_fields=DECISION_FIELDS,
-                        observed=release_observed, grounding=GROUNDING)
+                        observed=release_observed, grounding=GROUNDING,
+                        suite_dir=Path(__file__).resolve().parent / "scenarios")

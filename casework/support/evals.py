@@ -6,6 +6,8 @@ articles as they are)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.db import transaction
 
 from casework.cases.types import Evaluation, Grounding
@@ -76,4 +78,5 @@ def _grounding() -> Grounding:
 
 
 EVALUATION = Evaluation(submit=submit_support, export=support_scenario_parts, decision_fields=DECISION_FIELDS,
-                        grounding=_grounding())
+                        grounding=_grounding(),
+                        suite_dir=Path(__file__).resolve().parent / "scenarios")

@@ -7,6 +7,8 @@ decision fields beside the record."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.db import transaction
 
 from casework.cases.types import Evaluation, Grounding
@@ -86,4 +88,5 @@ def _grounding() -> Grounding:
 
 
 EVALUATION = Evaluation(submit=submit_transaction, export=transaction_scenario_parts,
-                        decision_fields=DECISION_FIELDS, observed=transaction_observed, grounding=_grounding())
+                        decision_fields=DECISION_FIELDS, observed=transaction_observed, grounding=_grounding(),
+                        suite_dir=Path(__file__).resolve().parent / "scenarios")

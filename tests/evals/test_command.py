@@ -73,12 +73,15 @@ def test_an_unknown_baseline_is_refused(command):
 
 
 def test_a_broken_scenario_file_is_refused_naming_file_and_field(monkeypatch, tmp_path):
-    from agents.evals import schema
+    from dataclasses import replace
+
+    from casework.cases.types import CASE_TYPES
 
     folder = tmp_path / "release_risk"
     folder.mkdir()
     (folder / "bad.yaml").write_text("id: bad\ncategory: high\ninput: {}\nexpect: {fields: []}\n")
-    monkeypatch.setattr(schema, "SUITES_DIR", tmp_path)
+    release_risk = CASE_TYPES["release_risk"]  # its suite's folder, for this test only
+    monkeypatch.setattr(release_risk, "evaluation", replace(release_risk.evaluation, suite_dir=folder))
     with pytest.raises(CommandError, match=r"release_risk/bad.yaml: expect.fields: "):
         call_command("run_evals", "--suite", "release_risk")
 

@@ -61,6 +61,27 @@ def test_an_open_case_is_not_exported(alice):
         call_command("export_scenario", release.case.reference)
 
 
+def test_export_scenario_save_writes_into_its_types_suite_folder(rita, settings, monkeypatch, tmp_path):
+    from dataclasses import replace
+
+    from casework.cases.types import CASE_TYPES
+    from tests.releases.conftest import LOW
+
+    release_risk = CASE_TYPES["release_risk"]  # its suite's folder, for this test only
+    monkeypatch.setattr(release_risk, "evaluation", replace(release_risk.evaluation, suite_dir=tmp_path / "own"))
+    case = submitted_release(LOW, "go", rita)
+    call_command("export_scenario", case.reference, "--save")
+    [path] = (tmp_path / "own").glob("*.yaml")
+    assert yaml.safe_load(path.read_text())["source"] == case.reference
+
+    # EVALS_SUITES_DIR, when set, is the root instead: <root>/<case_type>/.
+    settings.EVALS_SUITES_DIR = str(tmp_path / "root")
+    path.unlink()
+    call_command("export_scenario", case.reference, "--save")
+    assert [p.name for p in (tmp_path / "root" / "release_risk").glob("*.yaml")] == [path.name]
+    assert not list((tmp_path / "own").glob("*.yaml"))
+
+
 def test_a_fraud_alert_export_masks_the_account_and_re_runs(alice):
     from django.db import transaction
 

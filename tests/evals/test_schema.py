@@ -62,3 +62,18 @@ def test_the_suites_are_the_types_that_registered_an_evaluation():
     # Derived from the registry (casework.cases.types.Evaluation), in the types' order.
     assert suite_types() == ["fraud_alert", "support_ticket", "access_change", "transaction_investigation",
                              "release_risk"]
+
+
+def test_each_suite_is_in_its_own_types_package():
+    # The files live beside the type's code (casework/<type>/scenarios/), not in agents/.
+    from importlib import import_module
+    from pathlib import Path
+
+    from agents.evals.adapters import evaluation_of
+    from agents.evals.schema import suite_folder
+
+    for name in suite_types():
+        package = evaluation_of(name).submit.__module__.rpartition(".")[0]
+        folder = suite_folder(name)
+        assert folder == Path(import_module(package).__file__).resolve().parent / "scenarios", name
+        assert folder.is_dir(), name

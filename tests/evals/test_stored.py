@@ -53,6 +53,16 @@ def test_a_second_person_reviews_and_only_approved_scenarios_run_and_export(stor
     call_command("export_scenarios", str(tmp_path))
     [path] = tmp_path.glob("release_risk/*.yaml")
     assert yaml.safe_load(path.read_text())["id"] == stored.scenario_id
+    # Without a directory: into the type's own suite folder (here a temporary one).
+    from dataclasses import replace
+
+    from casework.cases.types import CASE_TYPES
+
+    release_risk = CASE_TYPES["release_risk"]
+    with monkeypatch.context() as patch:
+        patch.setattr(release_risk, "evaluation", replace(release_risk.evaluation, suite_dir=tmp_path / "own"))
+        call_command("export_scenarios")
+    assert [p.name for p in (tmp_path / "own").glob("*.yaml")] == [path.name]
 
     settings.LLM_PROVIDER = "offline"
     monkeypatch.setattr(run_evals, "evaluation_database", nullcontext)

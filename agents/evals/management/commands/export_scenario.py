@@ -1,7 +1,8 @@
 """manage.py export_scenario REF [--save] : a closed case as an evaluation scenario (YAML).
 
 Prints the scenario (the person's decision as the expectation, personal data masked), to edit
-and add to agents/evals/suites/<case_type>/; --save writes it there at once."""
+and add to its case type's suite folder (casework/<type>/scenarios/, the type's
+Evaluation.suite_dir); --save writes it there at once."""
 
 from __future__ import annotations
 
