@@ -23,7 +23,8 @@ from django.core.exceptions import ImproperlyConfigured
 
 from agents.evals.scoring import DIMENSIONS
 
-ALLOWED = re.compile(r"^(LLM|OPENAI|ANTHROPIC|EVAL|RELEASE|FRAUD|SUPPORT|ACCESS|TXN|TRANSACTION)_[A-Z0-9_]+$")
+# Every type's agents run on these; a type adds its own (Evaluation.setting_prefixes).
+SHARED_PREFIXES = ("LLM", "OPENAI", "ANTHROPIC", "EVAL")
 HIDDEN = re.compile(r"KEY|SECRET|TOKEN|PASSWORD")
 
 
@@ -36,6 +37,19 @@ class Target:
         return ", ".join(f"{k}={'***' if HIDDEN.search(k) else v}" for k, v in self.overrides.items()) or "defaults"
 
 
+def allowed_setting(key: str) -> bool:
+    """A setting a target may change: a shared LLM or evaluation setting, or one of a case type's
+    own (the prefixes its evaluation registers, read when asked: types register once apps are
+    ready)."""
+    from casework.cases.types import CASE_TYPES
+
+    prefixes = list(SHARED_PREFIXES)
+    for case_type in CASE_TYPES.values():
+        if case_type.evaluation is not None:
+            prefixes += case_type.evaluation.setting_prefixes
+    return re.fullmatch(rf"(?:{'|'.join(map(re.escape, prefixes))})_[A-Z0-9_]+", key) is not None
+
+
 def parse_target(text: str) -> Target:
     """NAME=SETTING=VALUE[,SETTING=VALUE ...]"""
     name, _, spec = text.partition("=")
@@ -44,7 +58,7 @@ def parse_target(text: str) -> Target:
     overrides: dict = {}
     for part in filter(None, (p.strip() for p in spec.split(","))):
         key, sep, value = part.partition("=")
-        if not sep or not ALLOWED.match(key):
+        if not sep or not allowed_setting(key):
             raise ImproperlyConfigured(f"Target {name!r}: {key!r} is not a setting a target may change "
                                        "(LLM_*, OPENAI_*, ANTHROPIC_*, EVAL_* or a type's agent settings).")
         if value.startswith("env:"):

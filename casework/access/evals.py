@@ -235,4 +235,5 @@ GROUNDING = Grounding(statements=access_statements,
 
 EVALUATION = Evaluation(submit=submit_access, export=access_scenario_parts, decision_fields=DECISION_FIELDS,
                         observed=access_observed, grounding=GROUNDING,
-                        suite_dir=Path(__file__).resolve().parent / "scenarios")
+                        suite_dir=Path(__file__).resolve().parent / "scenarios",
+                        setting_prefixes=("ACCESS",))

@@ -73,6 +73,9 @@ class Evaluation:
     # The folder of its scenario files (agents.evals.schema), in its own package; None: the type
     # has no scenario files (only scenarios stored from the web, if any).
     suite_dir: Any = None
+    # The prefixes of its own settings (its agents' thresholds, timeouts ...) that a comparison
+    # target may override (agents.evals.matrix, `compare_evals --target`): ("WIDGET",) for WIDGET_*.
+    setting_prefixes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

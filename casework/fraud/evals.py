@@ -71,4 +71,5 @@ def _grounding() -> Grounding:
 
 EVALUATION = Evaluation(submit=submit_fraud, export=fraud_scenario_parts, decision_fields=DECISION_FIELDS,
                         trajectory=fraud_trajectory, grounding=_grounding(),
-                        suite_dir=Path(__file__).resolve().parent / "scenarios")
+                        suite_dir=Path(__file__).resolve().parent / "scenarios",
+                        setting_prefixes=("FRAUD",))

@@ -60,4 +60,5 @@ GROUNDING = Grounding(statements=release_statements, items={"test name": r"\btes
 
 EVALUATION = Evaluation(submit=submit_release, export=release_scenario_parts, decision_fields=DECISION_FIELDS,
                         observed=release_observed, grounding=GROUNDING,
-                        suite_dir=Path(__file__).resolve().parent / "scenarios")
+                        suite_dir=Path(__file__).resolve().parent / "scenarios",
+                        setting_prefixes=("RELEASE",))

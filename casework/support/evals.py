@@ -79,4 +79,5 @@ def _grounding() -> Grounding:
 
 EVALUATION = Evaluation(submit=submit_support, export=support_scenario_parts, decision_fields=DECISION_FIELDS,
                         grounding=_grounding(),
-                        suite_dir=Path(__file__).resolve().parent / "scenarios")
+                        suite_dir=Path(__file__).resolve().parent / "scenarios",
+                        setting_prefixes=("SUPPORT",))

@@ -89,4 +89,5 @@ def _grounding() -> Grounding:
 
 EVALUATION = Evaluation(submit=submit_transaction, export=transaction_scenario_parts,
                         decision_fields=DECISION_FIELDS, observed=transaction_observed, grounding=_grounding(),
-                        suite_dir=Path(__file__).resolve().parent / "scenarios")
+                        suite_dir=Path(__file__).resolve().parent / "scenarios",
+                        setting_prefixes=("TXN", "TRANSACTION"))

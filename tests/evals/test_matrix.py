@@ -7,6 +7,7 @@ import json
 import re
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management import CommandError, call_command
 
 from agents.evals.matrix import parse_target
@@ -74,3 +75,19 @@ def test_targets_change_only_model_settings_and_read_keys_from_the_environment(m
         call_command("compare_evals", "--suite", "release_risk", "--target", "a=DATABASE_URL=x", "--target", "b=")
     with pytest.raises(CommandError, match="at least two --target"):
         call_command("compare_evals", "--suite", "release_risk", "--target", "a=LLM_PROVIDER=offline")
+
+
+def test_a_types_own_settings_are_the_prefixes_its_evaluation_registers(monkeypatch):
+    from dataclasses import replace
+
+    from casework.cases.types import CASE_TYPES
+
+    target = parse_target("t=RELEASE_P95_HIGH_MS=900,TXN_MAX_STEPS=4,FRAUD_LOOKALIKE_CELL_CAP=3")
+    assert target.overrides == {"RELEASE_P95_HIGH_MS": 900, "TXN_MAX_STEPS": 4, "FRAUD_LOOKALIKE_CELL_CAP": 3}
+    with pytest.raises(ImproperlyConfigured, match="'WIDGET_LIMIT' is not a setting"):
+        parse_target("t=WIDGET_LIMIT=1")
+    release_risk = CASE_TYPES["release_risk"]
+    monkeypatch.setattr(release_risk, "evaluation", replace(release_risk.evaluation, setting_prefixes=("WIDGET",)))
+    assert parse_target("t=WIDGET_LIMIT=1").overrides == {"WIDGET_LIMIT": 1}
+    with pytest.raises(ImproperlyConfigured, match="'RELEASE_P95_HIGH_MS' is not a setting"):
+        parse_target("t=RELEASE_P95_HIGH_MS=900")
