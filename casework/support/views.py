@@ -107,7 +107,8 @@ def _act(request, ticket_id: str, form_class, action, done):
     ticket = _ticket(request, ticket_id)
     form = form_class(request.POST)
     if not form.is_valid():
-        messages.error(request, "; ".join(m for errors in form.errors.values() for m in errors))
+        # Named by field, as the case pages do ("group: Select a valid choice ...").
+        messages.error(request, "; ".join(f"{name}: {m}" for name, errors in form.errors.items() for m in errors))
         return redirect("cases:detail", reference=ticket.case.reference)
     try:
         result = action(actor=request.user, ticket=ticket, **form.cleaned_data)

@@ -49,14 +49,26 @@ def test_an_answer_whose_task_was_lost_is_sent_again_and_answered(alice_client, 
     assert chat_resend_lost(now=timezone.now() + timedelta(seconds=settings.CHAT_RESEND_AFTER_SECONDS + 1)) == 0
 
 
-def test_an_answer_asked_too_long_ago_is_left_to_fail_as_stale(alice_client, case, monkeypatch):
+def test_an_answer_asked_too_long_ago_is_left_to_fail_as_stale(alice_client, case, monkeypatch, settings):
+    settings.CHAT_RESEND_WITHIN_SECONDS, settings.CHAT_ANSWER_STALE_SECONDS = 600, 90
     with monkeypatch.context() as broker:
         broker.setattr(tasks.chat_answer, "delay", lambda message_id: None)
         ask(alice_client, case, "What happened on the card?")
     answer = ChatMessage.objects.get(role="assistant")
+    # Asked 11 minutes ago (past CHAT_RESEND_WITHIN_SECONDS), and no worker ever took it.
+    asked = timezone.now() - timedelta(minutes=11)
+    ChatMessage.objects.filter(pk=answer.pk).update(created_at=asked, updated_at=asked)
 
-    later = answer.created_at + timedelta(seconds=settings.CHAT_RESEND_WITHIN_SECONDS + 1)
-    assert chat_resend_lost(now=later) == 0
+    assert chat_resend_lost(now=timezone.now()) == 0  # too old to send again ...
+    answer.refresh_from_db()
+    assert answer.status == "answering" and answer.started_at is None
+
+    # ... so the page, polling it, fails it as stale and says why.
+    page = alice_client.get(f"/cases/{case.reference}/ask/message/{answer.pk}/", HTTP_HX_REQUEST="true")
+    answer.refresh_from_db()
+    assert answer.status == "failed" and answer.content == ""
+    assert answer.error == "The answer stopped: no progress for 90 s (no worker took it). Ask again."
+    assert "no worker took it" in page.content.decode()
 
 
 @on_postgres

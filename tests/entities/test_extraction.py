@@ -52,12 +52,25 @@ def test_the_same_thing_in_three_types_is_one_entity(alert, ticket, investigatio
 def test_extracting_again_adds_nothing_and_the_backfill_is_idempotent(alert, ticket):
     case = alert().case
     ticket()
-    before = (Entity.objects.count(), Mention.objects.count())
+    # The alert names account, device and ip; the ticket customer, email, the same account and ip.
+    expected = {("account", ACCOUNT), ("device", "DEV-RING-A1"), ("ip", IP), ("customer", "CUST-9001"),
+                ("email", "d***@example.com")}
+
+    def counts() -> tuple[int, int]:
+        return Entity.objects.count(), Mention.objects.count()
+
+    assert counts() == (5, 7)
     entities_extract(case=case)
+    assert counts() == (5, 7)  # extracting the alert's case again adds nothing
+    assert named(case) == {("account", ACCOUNT), ("device", "DEV-RING-A1"), ("ip", IP)}
+
+    # The backfill rebuilds lost mentions, once, however often it runs.
     Mention.objects.all().delete()
     call_command("backfill_entities", "--batch", "1", stdout=open("/dev/null", "w"))
+    assert counts() == (5, 7)
     call_command("backfill_entities", stdout=open("/dev/null", "w"))
-    assert (Entity.objects.count(), Mention.objects.count()) == before
+    assert counts() == (5, 7)
+    assert {(e.kind, e.display) for e in Entity.objects.all()} == expected
 
 
 @pytest.mark.parametrize("raw,value,display", [

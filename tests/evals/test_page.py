@@ -48,7 +48,10 @@ def test_staff_see_runs_over_time_as_a_chart(admin_user, client, two_runs):
     data = suites["release_risk"]["chart"]
     assert data["pass_rate"] == [1.0, 0.5] and len(data["labels"]) == 2
     assert 'id="chart-data-release_risk"' in html
-    assert json.loads(html.split('id="chart-data-release_risk" type="application/json">')[1].split("</script>")[0])
+    # What the chart draws is the page's JSON: the two runs, oldest first.
+    drawn = json.loads(html.split('id="chart-data-release_risk" type="application/json">')[1].split("</script>")[0])
+    assert drawn["pass_rate"] == [1.0, 0.5] and len(drawn["labels"]) == 2
+    assert drawn["decision_quality"] == [1.0, 0.5] and drawn["tool_usage"] == [1.0, 1.0]
     assert "abc123def456" in html and "offline / offline-rules-v1" in html
     assert "Evaluations</a>" in html  # in the navigation, for staff
 

@@ -41,12 +41,19 @@ def test_a_write_meeting_a_dropped_connection_is_a_503_with_retry_after_and_writ
     assert again.status_code == 201 and Alert.objects.count() == 1
 
 
-def test_a_read_meeting_a_dropped_connection_is_run_again(api):
+def test_a_read_meeting_a_dropped_connection_is_run_again(api, alice, caplog):
+    case = case_create(actor=alice, case_type="fraud_alert", title="Card testing")
     restart_database()
 
-    response = api.get("/api/cases/")
+    with caplog.at_level("WARNING", logger="casework.db_transient"):
+        response = api.get("/api/cases/")
 
-    assert response.status_code == 200
+    assert response.status_code == 200, response.content
+    assert [c["reference"] for c in response.json()["results"]] == [case.reference]  # the second run's answer
+    # The first run met the dead connection; the middleware ran the request again, once.
+    messages = [r.getMessage() for r in caplog.records if r.name == "casework.db_transient"]
+    assert any(m.startswith("GET /api/cases/: transient database error") for m in messages), messages
+    assert messages.count("GET /api/cases/ met a transient database error; running it again.") == 1
 
 
 def test_a_page_form_meeting_a_dropped_connection_says_so_in_a_503_page(alice):

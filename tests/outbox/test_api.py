@@ -59,24 +59,32 @@ def test_the_delivery_log_and_replay(admin_api, alice, receiver, endpoint, setti
     from casework.cases.services import case_create
 
     settings.WEBHOOK_RETRY_SCHEDULE = [5]
-    receiver.script = [500, 500]
-    case_create(actor=alice, case_type="fraud_alert", title="Logged")
+    receiver.script = [500, 500, 500, 500]
+    first = case_create(actor=alice, case_type="fraud_alert", title="Logged")
+    second = case_create(actor=alice, case_type="fraud_alert", title="Also logged")
     from django.utils import timezone
 
     from casework.outbox.tasks import outbox_deliver_due
 
+    # Two attempts each, both answered 500: both deliveries are dead.
     outbox_deliver_due(now=timezone.now() + timezone.timedelta(minutes=2))
     outbox_deliver_due(now=timezone.now() + timezone.timedelta(minutes=4))
     log = admin_api.get(f"/api/webhooks/endpoints/{endpoint.pk}/deliveries/?state=dead").json()
-    assert len(log) == 1 and log[0]["attempts"] == 2
+    assert len(log) == 2 and [entry["attempts"] for entry in log] == [2, 2]
     assert [a["status"] for a in log[0]["attempt_log"]] == [500, 500]
     assert log[0]["attempt_log"][0]["response"] == "receiver says no"
+    one = next(entry for entry in log if entry["case"] == first.reference)
     with django_capture_on_commit_callbacks(execute=True):
-        replayed = admin_api.post(f"/api/webhooks/deliveries/{log[0]['id']}/replay/")
+        replayed = admin_api.post(f"/api/webhooks/deliveries/{one['id']}/replay/")
     assert replayed.status_code == 200
-    assert Delivery.objects.get().state == Delivery.State.DELIVERED
+    assert Delivery.objects.get(pk=one["id"]).state == Delivery.State.DELIVERED
+    assert Delivery.objects.get(event__case=second).state == Delivery.State.DEAD
+    # "Replay failed" sends the one still dead, and only it.
     with django_capture_on_commit_callbacks(execute=True):
-        assert admin_api.post(f"/api/webhooks/endpoints/{endpoint.pk}/replay-failed/").json() == {"replayed": 0}
+        assert admin_api.post(f"/api/webhooks/endpoints/{endpoint.pk}/replay-failed/").json() == {"replayed": 1}
+    assert set(Delivery.objects.values_list("state", flat=True)) == {Delivery.State.DELIVERED}
+    assert len(receiver.received) == 6  # 2 x 2 failed attempts, then one replay each
+    assert admin_api.get(f"/api/webhooks/endpoints/{endpoint.pk}/deliveries/?state=dead").json() == []
     assert Endpoint.objects.count() == 1
 
 

@@ -17,7 +17,7 @@ from casework.cases.notifications.models import Notification
 from casework.cases.services import case_assign, case_close, case_create
 from casework.outbox.catalogue import EVENT_TYPES, envelope_schema
 from casework.outbox.delivery import delivery_attempt
-from casework.outbox.models import Delivery, DeliveryAttempt, Endpoint, OutboxEvent
+from casework.outbox.models import Delivery, DeliveryAttempt, OutboxEvent
 from casework.outbox.services import endpoint_update
 from casework.outbox.tasks import outbox_deliver_due
 
@@ -112,8 +112,19 @@ def test_subscriptions_choose_the_endpoints(alice, receiver, admin_user, django_
 
     decided_only, _ = endpoint_create(actor=admin_user, url=receiver.url, event_types=["case.decided"])
     other_type, _ = endpoint_create(actor=admin_user, url=receiver.url, case_types=["support_ticket"])
-    _open_case(alice, django_capture_on_commit_callbacks)
-    assert not Delivery.objects.filter(endpoint__in=[decided_only, other_type]).exists()
+    fraud_only, _ = endpoint_create(actor=admin_user, url=receiver.url, case_types=["fraud_alert"])
+    everything, _ = endpoint_create(actor=admin_user, url=receiver.url)
+    case = _open_case(alice, django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        case_close(actor=alice, case=case, outcome="legit", reason="Customer confirmed.")
+
+    def received(endpoint) -> list[str]:
+        return sorted(Delivery.objects.filter(endpoint=endpoint, event__type__startswith="case.")
+                      .values_list("event__type", flat=True))
+
+    assert received(decided_only) == ["case.decided"]
+    assert received(other_type) == []
+    assert received(fraud_only) == received(everything) == ["case.created", "case.decided"]
 
 
 def test_410_disables_the_endpoint_and_tells_its_owner(alice, admin_user, receiver, endpoint,
@@ -278,12 +289,28 @@ def test_a_worker_that_died_mid_request_leaves_a_claim_another_takes_over(alice,
     assert delivery.state == Delivery.State.DELIVERED and delivery.attempts == 2
 
 
-def test_reenabling_an_endpoint_resumes_its_waiting_deliveries(alice, admin_user, receiver, endpoint):
+def test_reenabling_an_endpoint_resumes_its_waiting_deliveries(alice, admin_user, receiver, endpoint, settings,
+                                                               django_capture_on_commit_callbacks):
+    settings.WEBHOOK_RETRY_JITTER = 0
+    settings.WEBHOOK_BREAKER_THRESHOLD = 1
+    settings.WEBHOOK_BREAKER_COOLOFF_SECONDS = 24 * 3600
+    receiver.script = [503]
+    _open_case(alice, django_capture_on_commit_callbacks)  # attempt 1: 503, and the breaker opens for a day
+    # Its owner turns the endpoint off while the receiver is fixed: the delivery waits.
     endpoint_update(actor=admin_user, endpoint=endpoint, enabled=False)
     case_create(actor=alice, case_type="fraud_alert", title="While disabled")
-    assert not Delivery.objects.exists()  # a disabled endpoint subscribes to nothing
+    assert Delivery.objects.count() == 1  # a disabled endpoint subscribes to nothing new
+    t = timezone.now()
+    assert outbox_deliver_due(now=t + HOUR) == 0
+    waiting = Delivery.objects.get()
+    assert (waiting.state, waiting.attempts) == (Delivery.State.RETRYING, 1) and len(receiver.received) == 1
+
+    # Turned on again (the breaker closed with it, a day early): the waiting delivery goes.
     endpoint_update(actor=admin_user, endpoint=endpoint, enabled=True)
-    assert Endpoint.objects.get().enabled
+    assert outbox_deliver_due(now=t + HOUR) == 1
+    waiting.refresh_from_db()
+    assert (waiting.state, waiting.attempts, waiting.last_status) == (Delivery.State.DELIVERED, 2, 200)
+    assert [r.headers["webhook-id"] for r in receiver.received] == [waiting.event_id] * 2
 
 
 def test_the_case_page_says_what_happened_and_no_more(alice, alice_client, receiver, endpoint, settings,

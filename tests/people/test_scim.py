@@ -201,6 +201,10 @@ def test_an_admin_deactivates_someone_in_the_admin_with_the_same_effect(client, 
     client.force_login(admin_user)
     case = case_create(actor=admin_user, case_type="fraud_alert", title="Open", assignee=alice)
     _, secret = api_token_create(actor=admin_user, user=alice)
+    browser = Client()
+    browser.force_login(alice)  # alice is signed in elsewhere
+    alices_session = browser.session.session_key
+    assert Session.objects.filter(session_key=alices_session).exists()
 
     response = client.post("/admin/auth/user/", {"action": "deactivate", "_selected_action": [alice.pk]})
 
@@ -208,5 +212,10 @@ def test_an_admin_deactivates_someone_in_the_admin_with_the_same_effect(client, 
     alice.refresh_from_db()
     assert not alice.is_active and Case.objects.get(pk=case.pk).assignee is None
     assert ApiToken.objects.get(user=alice).revoked_at is not None
-    assert AuditEntry.objects.get(action="user.deactivated").actor == "root"
+    entry = AuditEntry.objects.get(action="user.deactivated")
+    assert entry.actor == "root" and entry.data["sessions_ended"] == 1
+    # Her session ended; the admin's own goes on.
+    assert not Session.objects.filter(session_key=alices_session).exists()
+    assert Session.objects.filter(session_key=client.session.session_key).exists()
+    assert browser.get("/cases/")["Location"].startswith("/login/")
     assert client.get(f"/admin/auth/user/{alice.pk}/change/").status_code == 200

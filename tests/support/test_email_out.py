@@ -158,8 +158,18 @@ def test_a_second_wake_up_of_a_sent_email_sends_nothing(smtp_server, emailed_cus
 
     ticket = _ticket_from_email(alice)
     message = ticket_reply(actor=alice, ticket=ticket, body="Please retry the export now.")
-    outbox_email_send(message.email_id)
+    # The first wake-up, on the reply's commit, sent it.
+    email = OutboundEmail.objects.get(pk=message.email_id)
+    [first] = smtp_server.received
+    assert (email.state, email.attempts) == ("sent", 1) and first["Message-ID"] == email.message_id
+    sent_at = email.sent_at
+
+    outbox_email_send(message.email_id)  # a duplicate of the broker's message
+
+    email.refresh_from_db()
     assert len(smtp_server.received) == 1
+    assert (email.state, email.attempts, email.sent_at) == ("sent", 1, sent_at)
+    assert OutboxEvent.objects.filter(type="support.reply_sent").count() == 1
 
 
 def test_a_customer_without_an_address_is_not_emailed_and_the_page_says_so(support_data, alice, alice_client):

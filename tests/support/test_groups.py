@@ -133,7 +133,8 @@ def test_a_person_escalates_a_routed_ticket_to_a_group_and_it_stays_open(alice, 
     url = f"/support/tickets/{ticket.ticket_id}/escalate-group/"
     assert b"support-escalate-group-form" in alice_client.get(f"/cases/{ticket.case.reference}/").content
     # Bad input names the field and changes nothing.
-    alice_client.post(url, {"group": "nonsense", "reason": "x"})
+    refused = alice_client.post(url, {"group": "nonsense", "reason": "x"}, follow=True).content.decode()
+    assert "group: Select a valid choice. nonsense is not one of the available choices." in refused
     assert Ticket.objects.get(pk=ticket.pk).group is None
     response = alice_client.post(url, {"group": "billing", "reason": "It is about the invoice export."})
     assert response.status_code == 302

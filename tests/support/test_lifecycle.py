@@ -129,15 +129,21 @@ def test_the_sla_clock_stops_when_a_ticket_is_closed_without_a_reply(alice, supp
     settings.SUPPORT_SLA = {"free": {"first_response_minutes": 60, "resolution_hours": 24},
                             "pro": {"first_response_minutes": 30, "resolution_hours": 8},
                             "enterprise": {"first_response_minutes": 15, "resolution_hours": 4}}
-    _, ticket = send(alice, "CUST-002", "The CSV export stopped working, it fails with an error.")
-    ticket_close_no_action(actor=alice, ticket=ticket, reason="The customer solved it themselves.")
-    ticket = _fresh(ticket)
-    closed_at = ticket.case.closed_at
-    # Days later, with no first response ever sent: the clock stopped at the close.
-    clock = sla_clock(ticket, now=closed_at + timedelta(days=3))
-    assert clock.next_due is None and clock.minutes_left is None and not clock.breached
-    assert clock.next_label == "closed without a reply"
-    assert clock.first_response_breached is (closed_at > clock.first_response_due)
+    # Two pro tickets (first response due in 30 minutes), both closed without a reply: one 10
+    # minutes after it came in, one 45 minutes after.
+    _, in_time = send(alice, "CUST-002", "The CSV export stopped working, it fails with an error.")
+    _, late = send(alice, "CUST-002", "Someone hacked my account and changed my password!")
+    assert in_time.pk != late.pk
+    for ticket, minutes in ((in_time, 10), (late, 45)):
+        Ticket.objects.filter(pk=ticket.pk).update(created_at=ticket.created_at - timedelta(minutes=minutes))
+        ticket_close_no_action(actor=alice, ticket=_fresh(ticket), reason="The customer solved it themselves.")
+    # Days later, with no first response ever sent: each clock stopped at its close.
+    for ticket, breached in ((in_time, False), (late, True)):
+        ticket = _fresh(ticket)
+        clock = sla_clock(ticket, now=ticket.case.closed_at + timedelta(days=3))
+        assert clock.next_due is None and clock.minutes_left is None and not clock.breached
+        assert clock.next_label == "closed without a reply"
+        assert clock.first_response_breached is breached, ticket.ticket_id
 
 
 def test_a_failed_supervisor_leaves_the_urgency_high_not_medium(alice, support_data, monkeypatch):
