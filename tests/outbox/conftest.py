@@ -20,6 +20,7 @@ class Received:
     headers: dict
     body: bytes
     verified_by: list[str] = field(default_factory=list)  # which of the receiver's secrets verified it
+    client: tuple[str, int] = ("", 0)  # the sender's address and port: which process sent it
 
 
 class Receiver(RecordsErrors):
@@ -49,7 +50,7 @@ class Receiver(RecordsErrors):
             def _answer(self):
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                got = Received(headers, body)
+                got = Received(headers, body, client=self.client_address[:2])
                 for secret in receiver.secrets:
                     try:
                         Webhook(secret).verify(body, headers)
