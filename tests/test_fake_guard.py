@@ -3,6 +3,7 @@ inside itself fails its test, however it was started, unless the test failed alr
 
 from __future__ import annotations
 
+import shutil
 import smtplib
 import subprocess
 import sys
@@ -90,3 +91,17 @@ def test_the_webhook_receiver_fails_on_close_when_its_handler_raised():
         httpx.post(receiver.url, content=b"{}", timeout=10)
     with pytest.raises(FakeServerError, match="(?s)webhook receiver.*TypeError"):
         receiver.close()
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="needs node (bin/oidc-provider's set-up)")
+def test_an_oidc_provider_that_never_says_ready_fails_instead_of_hanging(tmp_path):
+    from tests.fakes.oidc_provider import OIDCProvider
+
+    hung = tmp_path / "hung.mjs"
+    hung.write_text("setInterval(() => {}, 1000);  // listens on nothing, prints nothing\n")
+    with pytest.raises(RuntimeError, match=r"did not start within 1 s \(it said nothing\)"):
+        OIDCProvider(script=hung, startup_seconds=1)
+    dead = tmp_path / "dead.mjs"
+    dead.write_text("console.error('no such module'); process.exit(3);\n")
+    with pytest.raises(RuntimeError, match=r"(?s)it said ''.*no such module"):
+        OIDCProvider(script=dead, startup_seconds=30)
