@@ -61,3 +61,5 @@ def test_a_test_already_failing_keeps_its_own_failure():
             _post(server, {"model": "fake-model", "messages": []})
             1 / 0  # noqa: B018 - the test's own failure, which the fake's must not hide
     assert len(server.errors) == 1
+    with pytest.raises(FakeServerError):  # still unreported: the guard's plugin would name it
+        server.raise_recorded_errors()
