@@ -8,6 +8,7 @@ usually Priya's: on 10 Nov 2025 she changed Jan's FinanceApp access, which needs
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from types import SimpleNamespace
 
@@ -35,9 +36,51 @@ def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@dataclass
+class Mail:
+    """One message as the SMTP server received it."""
+
+    to: list[str]
+    subject: str
+    body: str
+
+
+class Inbox:
+    """What reached the real SMTP server (tests/support/smtp.py), in arrival order."""
+
+    def __init__(self, server):
+        self.server = server
+
+    def __iter__(self):
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self.server.received)
+
+    def __getitem__(self, index):
+        return self._read()[index]
+
+    def clear(self) -> None:
+        self.server.received.clear()
+
+    def _read(self) -> list[Mail]:
+        return [Mail(to=[a.addr_spec for a in m["To"].addresses], subject=str(m["Subject"]),
+                     body=m.get_body(("plain",)).get_content()) for m in self.server.received]
+
+
 @pytest.fixture(autouse=True)
-def _locmem_email(settings):
-    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+def inbox(settings):
+    """Every e-mail of these tests goes through Django's SMTP backend to a real SMTP server on
+    127.0.0.1 (aiosmtpd), and the tests read what it received."""
+    from tests.support.smtp import SmtpServer
+
+    server = SmtpServer()
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", server.port
+    settings.EMAIL_HOST_USER = settings.EMAIL_HOST_PASSWORD = ""
+    settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
+    yield Inbox(server)
+    server.close()
 
 
 @pytest.fixture(autouse=True)

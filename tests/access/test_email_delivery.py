@@ -8,7 +8,6 @@ import smtplib
 
 import pytest
 from django.conf import settings
-from django.core import mail
 
 from audit.models import AuditEntry
 from casework.access.links import link_check, link_token
@@ -42,7 +41,8 @@ def test_email_timeout_is_set():
     assert settings.EMAIL_TIMEOUT == 10
 
 
-def test_the_email_goes_out_from_a_celery_task_after_commit(submit, django_capture_on_commit_callbacks, monkeypatch):
+def test_the_email_goes_out_from_a_celery_task_after_commit(submit, django_capture_on_commit_callbacks, monkeypatch,
+                                                            inbox):
     queued = []
     monkeypatch.setattr(tasks.notification_email_send, "delay", lambda pk: queued.append(pk))
     from casework.access.services import request_send
@@ -57,10 +57,11 @@ def test_the_email_goes_out_from_a_celery_task_after_commit(submit, django_captu
                                   subject="Please explain", body="Why?")
     note = Notification.objects.get(info_request=request)
     assert queued == [note.pk] and note.delivery == "sending"
-    assert not mail.outbox  # nothing was sent in the request's own thread
+    assert len(inbox) == 0  # nothing was sent in the request's own thread
     tasks.notification_email_send.apply(args=[note.pk])
     note.refresh_from_db()
-    assert note.delivery == "emailed" and len(mail.outbox) == 1
+    assert note.delivery == "emailed" and [m.to for m in inbox] == [["priya@example.com"]]
+    assert inbox[0].subject == "Please explain" and "Why?" in inbox[0].body
 
 
 def test_a_failed_delivery_is_retried_spaced_out_then_shown_with_a_resend_button(

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.core import signing
+from django.db import transaction
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -57,23 +58,77 @@ def test_it_works_once(client, org, asked, django_capture_on_commit_callbacks):
     assert EmployeeClaim.objects.get().explanation == "Kees was ill."
 
 
-def test_a_second_submission_racing_the_first_is_refused_by_the_database(org, asked, monkeypatch):
-    from casework.access.services import answers
+@pytest.mark.django_db(transaction=True)
+def test_a_second_submission_racing_the_first_is_refused_by_the_database(org, asked):
+    """Two real transactions, each on its own connection: the first has marked the link used but
+    not committed; the second reads the link as still open (READ COMMITTED), passes every check,
+    and its conditional UPDATE waits on the first's row lock. When the first commits, that UPDATE
+    finds the request answered and updates nothing: the second is refused by the database."""
+    import threading
 
+    from django.db import connection, connections
+
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL: SQLite has one writer at a time, so two transactions cannot both "
+                    "pass the link's check and race for the UPDATE (DATABASE_URL=postgres://... runs it)")
     token = link_token(asked)
-    # The second request read the link before the first committed: to its check, still open.
-    read_before = link_check(token)
-    assert read_before.ok
-    claim_submit(token=token, claim_type="other", explanation="First.")
-    monkeypatch.setattr(answers, "link_check", lambda token, now=None: read_before)
+    first_done, release_first = threading.Event(), threading.Event()
+    outcome: dict[str, object] = {}
 
-    # Past the checks, the conditional update finds the request already answered.
-    with pytest.raises(LinkRefused) as exc:
-        claim_submit(token=token, claim_type="other", explanation="Second.")
-    assert exc.value.code == "link_used" and exc.value.status_code == 410
-    assert str(exc.value) == "This link was already used. Thank you for your answer."  # the UPDATE's refusal
+    def first():
+        try:
+            with transaction.atomic():
+                claim_submit(token=token, claim_type="other", explanation="First.")
+                first_done.set()
+                release_first.wait(timeout=60)  # holds its transaction (and the row lock) open
+            outcome["first"] = "committed"
+        except Exception as exc:  # noqa: BLE001 - reported by the assertions below
+            outcome["first"] = exc
+        finally:
+            first_done.set()
+            connections.close_all()
+
+    def second():
+        try:
+            outcome["second"] = claim_submit(token=token, claim_type="other", explanation="Second.")
+        except Exception as exc:  # noqa: BLE001
+            outcome["second"] = exc
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=first, daemon=True), threading.Thread(target=second, daemon=True)]
+    threads[0].start()
+    assert first_done.wait(timeout=60) and "first" not in outcome, outcome
+    threads[1].start()
+    # The second is past its checks and waits on the first's lock: seen by PostgreSQL itself.
+    _wait_for_lock_wait(connection)
+    release_first.set()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads), "a submission never finished"
+
+    assert outcome["first"] == "committed"
+    refused = outcome["second"]
+    assert isinstance(refused, LinkRefused), refused
+    assert refused.code == "link_used" and refused.status_code == 410
+    assert str(refused) == "This link was already used. Thank you for your answer."  # the UPDATE's refusal
     assert EmployeeClaim.objects.count() == 1
     assert EmployeeClaim.objects.get().explanation == "First."
+
+
+def _wait_for_lock_wait(connection, deadline_seconds: float = 60) -> None:
+    """Until a backend of this database waits on a lock (pg_stat_activity); a failure guard only."""
+    import time
+
+    deadline = time.monotonic() + deadline_seconds
+    with connection.cursor() as cursor:
+        while True:
+            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                           "AND wait_event_type = 'Lock' AND query ILIKE 'UPDATE%%access_inforequest%%'")
+            if cursor.fetchone()[0]:
+                return
+            assert time.monotonic() < deadline, "The second submission never waited on the first's lock."
+            time.sleep(0.02)
 
 
 def test_an_expired_link_is_refused_and_changes_nothing(client, org, asked):
@@ -161,10 +216,8 @@ def test_an_answer_after_the_flow_moved_on_is_refused(client, org, asked):
     assert EmployeeClaim.objects.count() == 0
 
 
-def test_the_investigator_sends_a_new_link_and_the_old_one_stops_working(client, alice, org, asked,
+def test_the_investigator_sends_a_new_link_and_the_old_one_stops_working(client, alice, org, asked, inbox,
                                                                          django_capture_on_commit_callbacks):
-    from django.core import mail
-
     old = link_path(asked)
     InfoRequest.objects.filter(pk=asked.pk).update(expires_at=timezone.now() - timedelta(hours=1))
     client.force_login(alice)
@@ -176,7 +229,7 @@ def test_the_investigator_sends_a_new_link_and_the_old_one_stops_working(client,
     assert "A new link was sent to Priya Patel" in response.content.decode()
     fresh = InfoRequest.objects.get(mutation=asked.mutation, cancelled_at__isnull=True)
     assert fresh.pk != asked.pk and fresh.state() == "open"
-    assert link_path(fresh) in mail.outbox[-1].body
+    assert link_path(fresh) in inbox[-1].body and inbox[-1].to == ["priya@example.com"]
     client.logout()
     assert client.get(old).status_code == 410
     assert client.post(link_path(fresh), form(org)).status_code == 200

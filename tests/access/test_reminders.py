@@ -8,7 +8,6 @@ from datetime import timedelta
 from unittest import mock
 
 import pytest
-from django.core import mail
 
 from casework.access.links import link_url
 from casework.access.models import InfoRequest
@@ -29,18 +28,18 @@ def run_at(when, capture):
         return requests_remind_due(now=when)
 
 
-def test_the_employee_is_reminded_once_then_the_investigator_is_told(asked, alice, ivan,
+def test_the_employee_is_reminded_once_then_the_investigator_is_told(asked, alice, ivan, inbox,
                                                                     django_capture_on_commit_callbacks):
     sent = asked.sent_at
-    mail.outbox.clear()
+    inbox.clear()
     assert run_at(sent + timedelta(days=1, hours=23), django_capture_on_commit_callbacks) == \
         {"reminders": 0, "escalations": 0, "expired": 0}
 
     assert run_at(sent + timedelta(days=2, minutes=1), django_capture_on_commit_callbacks) == \
         {"reminders": 1, "escalations": 0, "expired": 0}
-    assert [m.to for m in mail.outbox] == [["priya@example.com"]]
-    assert mail.outbox[0].subject.startswith("Reminder: ")
-    assert link_url(asked) in mail.outbox[0].body  # the same link: it still works
+    assert [m.to for m in inbox] == [["priya@example.com"]]
+    assert inbox[0].subject.startswith("Reminder: ")
+    assert link_url(asked) in inbox[0].body  # the same link: it still works
     asked.refresh_from_db()
     assert asked.reminder_count == 1
     assert run_at(sent + timedelta(days=3), django_capture_on_commit_callbacks) == {"reminders": 0, "escalations": 0, "expired": 0}
@@ -61,11 +60,12 @@ def test_an_assigned_case_escalates_to_its_investigator_only(asked, alice, ivan,
     assert [n.recipient_user.username for n in Notification.objects.filter(kind="escalation")] == ["ivan"]
 
 
-def test_the_manager_is_reminded_in_the_app_and_by_email(org, awaiting_manager, django_capture_on_commit_callbacks):
+def test_the_manager_is_reminded_in_the_app_and_by_email(org, awaiting_manager, inbox,
+                                                         django_capture_on_commit_callbacks):
     run_at(awaiting_manager.sent_at + timedelta(days=2, hours=1), django_capture_on_commit_callbacks)
     reminder = Notification.objects.get(kind="request_reminder", recipient_user=org.mona_user)
     assert reminder.url == f"/access/inbox/{awaiting_manager.pk}/"
-    assert mail.outbox[-1].to == ["mona@example.com"]
+    assert inbox[-1].to == ["mona@example.com"]
 
 
 def test_answered_and_withdrawn_requests_are_left_alone(asked, org, alice, django_capture_on_commit_callbacks):

@@ -21,6 +21,7 @@ from audit.checkpoints import CheckpointError, checkpoint_parse, current_key, si
 from audit.models import AuditEntry
 from audit.services import GENESIS_HASH, audit_record, audit_sequence
 from tests.audit.guard import behind_the_codes_back
+from tests.fakes.guard import RecordsErrors
 
 pytestmark = pytest.mark.django_db
 
@@ -234,17 +235,26 @@ def test_a_key_in_every_accepted_form_loads_and_a_bad_one_is_named_not_quoted(se
     assert "c2VjcmV0" not in str(failure.value)
 
 
-class _Receiver:
+class _Receiver(RecordsErrors):
+    """A checkpoint webhook on 127.0.0.1; close() raises what its handler raised (tests/fakes/guard.py)."""
+
+    fake_name = "checkpoint webhook receiver"
+
     def __init__(self, script: list[int]):
+        self._init_errors()
         self.bodies: list[bytes] = []
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 - http.server's name
-                receiver.bodies.append(self.rfile.read(int(self.headers.get("content-length", 0))))
-                self.send_response(script.pop(0) if script else 200)
-                self.send_header("content-length", "0")
-                self.end_headers()
+                try:
+                    receiver.bodies.append(self.rfile.read(int(self.headers.get("content-length", 0))))
+                    self.send_response(script.pop(0) if script else 200)
+                    self.send_header("content-length", "0")
+                    self.end_headers()
+                except Exception as exc:
+                    receiver.record_error(exc)
+                    raise
 
             def log_message(self, *args):
                 pass
@@ -252,6 +262,11 @@ class _Receiver:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_port}/checkpoints"
         threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.check_on_stop()
 
 
 def test_each_checkpoint_is_posted_to_the_webhook_and_a_failed_post_is_tried_again(signing, settings):
@@ -264,8 +279,7 @@ def test_each_checkpoint_is_posted_to_the_webhook_and_a_failed_post_is_tried_aga
         assert _publish(1, force=False).webhook == "webhook took position 2"  # nothing new signed; re-sent
         assert _publish(2, force=False).webhook == "webhook already has position 2"
     finally:
-        receiver.server.shutdown()
-        receiver.server.server_close()
+        receiver.close()
     assert len(receiver.bodies) == 2
     assert checkpoint_parse(receiver.bodies[-1].decode()).checkpoint == published.signed.checkpoint
 

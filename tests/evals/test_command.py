@@ -1,7 +1,8 @@
 """manage.py run_evals: a baseline saved, a deliberately broken rule flagged by --compare
 (exit 1 with --fail-on-regression), runs kept for the page, broken files refused.
 
-The command's throwaway database is replaced by the test database here (it is one already);
+The command's throwaway database is replaced by the test database here (it is one already), except
+in the last test, which runs the real one;
 agents.evals.isolation's own refusal to empty anything else is tested on its own."""
 
 from __future__ import annotations
@@ -89,3 +90,31 @@ def test_a_broken_scenario_file_is_refused_naming_file_and_field(monkeypatch, tm
 def test_the_throwaway_database_is_the_only_one_ever_emptied():
     with pytest.raises(RuntimeError, match="Refusing to empty"):
         isolation.flush_evaluation_database()
+
+
+def test_the_command_runs_in_a_throwaway_database_and_drops_it(settings, alice, capsys):
+    """The real path, nothing replaced: the command migrates a database of its own, empties it
+    before each scenario, keeps the run's record in the database it was started on, and drops
+    its own. A case already here is neither seen nor emptied by the scenarios."""
+    from django.db import connection
+
+    from casework.cases.models import Case
+    from casework.cases.services import case_create
+
+    settings.LLM_PROVIDER = "offline"
+    ours = case_create(actor=alice, case_type="fraud_alert", title="Not an evaluation's case")
+    here = connection.settings_dict["NAME"]
+
+    call_command("run_evals", "--suite", "release_risk", "--scenario", "low_clean", "--scenario", "high_error_rate")
+
+    assert "2/2 passed" in capsys.readouterr().out
+    assert connection.settings_dict["NAME"] == here  # back on the database it started on
+    assert list(Case.objects.values_list("pk", flat=True)) == [ours.pk]  # the scenarios' cases went with theirs
+    run = EvalRun.objects.get()
+    assert (run.passed, run.total) == (2, 2)
+    if connection.vendor == "sqlite":
+        assert not list(settings.VAR_DIR.glob("evals-*.sqlite3"))
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", [f"{here}_evals_%"])
+            assert cursor.fetchall() == []

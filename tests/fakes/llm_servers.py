@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.fakes.guard import RecordsErrors
+
 # --- Replies ----------------------------------------------------------------------------
 
 
@@ -125,15 +127,16 @@ class RecordedRequest:
 ReplySource = Reply | str | Callable[[dict], "Reply | str | None"]
 
 
-class FakeLLMServer:
+class FakeLLMServer(RecordsErrors):
     route = ""
+    fake_name = "fake LLM server"
 
     def __init__(self, *, latency: float = 0.0, default: ReplySource | None = None):
         self.latency = latency
         self.default: ReplySource = default if default is not None else text("ok")
         self.handler: Callable[[dict], Reply | str | None] | None = None
         self.requests: list[RecordedRequest] = []
-        self.errors: list[BaseException] = []  # failures inside the fake itself
+        self._init_errors()  # self.errors: failures inside the fake itself (tests/fakes/guard.py)
         self.in_flight = 0
         self.max_in_flight = 0
         self._queue: deque[ReplySource] = deque()
@@ -155,6 +158,11 @@ class FakeLLMServer:
         return self
 
     def stop(self) -> None:
+        """Stop serving; raise FakeServerError if the script failed (tests/fakes/guard.py)."""
+        self._close()
+        self.check_on_stop()
+
+    def _close(self) -> None:
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -165,7 +173,7 @@ class FakeLLMServer:
     def refuse(self) -> None:
         """The endpoint goes down: stop listening, so that connections are refused, until accept()."""
         self._kept_port = self.port
-        self.stop()
+        self._close()
 
     def accept(self) -> None:
         """The endpoint comes back, on the port it had."""
@@ -174,8 +182,10 @@ class FakeLLMServer:
     def __enter__(self) -> FakeLLMServer:
         return self.start()
 
-    def __exit__(self, *exc) -> None:
-        self.stop()
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self._close()
+        if exc_type is None:
+            self.raise_recorded_errors()
 
     @property
     def port(self) -> int:
@@ -240,7 +250,7 @@ class FakeLLMServer:
                 try:
                     reply = self._next_reply(body)
                 except Exception as exc:  # noqa: BLE001 - a broken script answers 500 and is kept for the test
-                    self.errors.append(exc)
+                    self.record_error(exc)
                     reply = error(500, f"The fake's script failed: {type(exc).__name__}: {exc}")
                 wait = self.latency + reply.delay
                 if wait > 0:
@@ -268,6 +278,9 @@ class FakeLLMServer:
             record.status = status
         except (BrokenPipeError, ConnectionResetError):
             record.client_gone = True
+        except Exception as exc:  # a bug in the fake's rendering: the client sees a dropped connection
+            self.record_error(exc)
+            raise
         finally:
             record.answered_at = time.monotonic()
             if counted:

@@ -9,6 +9,7 @@ client (httpx), as a browser would.
 
 from __future__ import annotations
 
+import queue
 import re
 import shutil
 import subprocess
@@ -24,18 +25,36 @@ ROLES = {"casework-investigators": "investigator", "casework-managers": "manager
          "casework-release": "release_manager", "casework-admins": "admin"}
 
 
+# A failure guard only: the provider says READY in about a second.
+STARTUP_SECONDS = 60
+
+
 class OIDCProvider:
-    def __init__(self) -> None:
-        self.process = subprocess.Popen(["node", str(HERE / "provider.mjs")], cwd=HERE, stdout=subprocess.PIPE,
+    def __init__(self, *, script: Path = HERE / "provider.mjs", startup_seconds: float = STARTUP_SECONDS) -> None:
+        self.process = subprocess.Popen(["node", str(script)], cwd=HERE, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
-        line = self.process.stdout.readline()  # blocks until the provider listens (or dies)
-        if not line.startswith("READY "):
+        # Its first line, read on a thread so that a provider that never prints it (hung, or
+        # waiting on something) fails the session after startup_seconds instead of hanging it.
+        # The threads then keep draining its output so that a full pipe never blocks it.
+        first: queue.Queue[str] = queue.Queue()
+
+        def read_stdout() -> None:
+            first.put(self.process.stdout.readline())  # "" at EOF: it died
+            self.process.stdout.read()
+
+        threading.Thread(target=read_stdout, daemon=True).start()
+        try:
+            line = first.get(timeout=startup_seconds)
+        except queue.Empty:
+            line = None
+        if line is None or not line.startswith("READY "):
             self.process.kill()
-            raise RuntimeError(f"The OIDC provider did not start: {line!r} {self.process.stderr.read()[-2000:]}")
+            self.process.wait(timeout=10)
+            said = "nothing" if line is None else repr(line)
+            raise RuntimeError(f"The OIDC provider did not start within {startup_seconds:g} s (it said {said}): "
+                               f"{self.process.stderr.read()[-2000:]}")
         self.issuer = line.split()[1]
-        # Keep draining its output so that a full pipe never blocks it.
-        for stream in (self.process.stdout, self.process.stderr):
-            threading.Thread(target=stream.read, daemon=True).start()
+        threading.Thread(target=self.process.stderr.read, daemon=True).start()
         self.http = httpx.Client(base_url=self.issuer, timeout=10)
         self._clients: dict[str, tuple[str, str]] = {}
 

@@ -1,5 +1,6 @@
 """A real HTTP receiver on 127.0.0.1 that verifies every request's signature with the
-Standard Webhooks reference library, answering from a script (500, 500, then 200 ...)."""
+Standard Webhooks reference library, answering from a script (500, 500, then 200 ...). A
+handler that raises is recorded, and close() raises it (tests/fakes/guard.py)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,22 @@ import pytest
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
+from tests.fakes.guard import RecordsErrors
+
 
 @dataclass
 class Received:
     headers: dict
     body: bytes
     verified_by: list[str] = field(default_factory=list)  # which of the receiver's secrets verified it
+    client: tuple[str, int] = ("", 0)  # the sender's address and port: which process sent it
 
 
-class Receiver:
+class Receiver(RecordsErrors):
+    fake_name = "webhook receiver"
+
     def __init__(self):
+        self._init_errors()
         self.received: list[Received] = []
         self.script: list[int] = []  # statuses to answer, in order; 200 once it is empty
         self.secrets: list[str] = []  # what the receiver holds
@@ -32,9 +39,18 @@ class Receiver:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 - http.server's name
+                try:
+                    self._answer()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the sender gave up (its timeout): not the receiver's failure
+                except Exception as exc:
+                    receiver.record_error(exc)
+                    raise
+
+            def _answer(self):
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                got = Received(headers, body)
+                got = Received(headers, body, client=self.client_address[:2])
                 for secret in receiver.secrets:
                     try:
                         Webhook(secret).verify(body, headers)
@@ -74,6 +90,7 @@ class Receiver:
         self.release()
         self.server.shutdown()
         self.server.server_close()
+        self.check_on_stop()
 
 
 @pytest.fixture

@@ -7,8 +7,10 @@ things to happen (the request to arrive, the delivery to be recorded), bounded b
 
 from __future__ import annotations
 
+import os
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.utils import timezone
@@ -53,6 +55,25 @@ def _wait_for(condition, worker: Worker, what: str):
     return value
 
 
+def _holds_connection(pid: int, local_port: int) -> bool:
+    """Whether process `pid` has the TCP socket whose local port is `local_port` open (Linux's
+    /proc: the socket's inode in /proc/net/tcp, then among the process's file descriptors)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as rows:
+            for row in list(rows)[1:]:
+                fields = row.split()
+                if int(fields[1].rsplit(":", 1)[1], 16) == local_port:
+                    inodes.add(f"socket:[{fields[9]}]")
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            if os.readlink(fd) in inodes:
+                return True
+        except OSError:  # closed since the listing
+            pass
+    return False
+
+
 def test_a_worker_killed_mid_request_loses_no_delivery(start_worker, alice, receiver, endpoint):
     workers = start_worker(2)
     receiver.hold()  # the request stays in flight until its worker is dead
@@ -61,7 +82,8 @@ def test_a_worker_killed_mid_request_loses_no_delivery(start_worker, alice, rece
     delivery = Delivery.objects.select_related("endpoint").get()
     assert (delivery.state, delivery.attempts) == (Delivery.State.DELIVERING, 1)
     assert delivery.claim_token and delivery.lease_until is not None
-    [first] = [w for w in workers if "outbox.tasks.outbox_deliver[" in w.log()]  # the one sending it
+    # The one sending it: the worker process that holds the request's connection open.
+    [first] = [w for w in workers if _holds_connection(w.proc.pid, receiver.received[0].client[1])]
     [second] = [w for w in workers if w is not first]
 
     first.stop()  # SIGKILL to its process group, the request still unanswered

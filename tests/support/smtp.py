@@ -1,5 +1,6 @@
 """A real SMTP server (aiosmtpd) on 127.0.0.1, on a port the OS chooses, that keeps what it
-receives and can refuse recipients (550) while `refuse` is set."""
+receives and can refuse recipients (550) while `refuse` is set. A handler that raises (aiosmtpd
+answers the client 500) is recorded, and close() raises it (tests/fakes/guard.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,14 @@ import threading
 
 from aiosmtpd.smtp import SMTP
 
+from tests.fakes.guard import RecordsErrors
 
-class SmtpServer:
+
+class SmtpServer(RecordsErrors):
+    fake_name = "SMTP server"
+
     def __init__(self):
+        self._init_errors()
         self.received: list[email.message.EmailMessage] = []
         self.refuse = ""  # e.g. "550 5.1.1 <x@example.com>: no such user"
         server = self
@@ -25,8 +31,18 @@ class SmtpServer:
                 return "250 OK"
 
             async def handle_DATA(self, smtp, session, envelope):  # noqa: N802 - aiosmtpd's name
-                server.received.append(email.message_from_bytes(envelope.content, policy=email.policy.default))
+                try:
+                    server.received.append(email.message_from_bytes(envelope.content, policy=email.policy.default))
+                except Exception as exc:
+                    server.record_error(exc)
+                    raise
                 return "250 Message accepted for delivery"
+
+            async def handle_exception(self, error):
+                # aiosmtpd calls this for whatever a handler raised before answering 500.
+                if not server.errors or server.errors[-1] is not error:
+                    server.record_error(error)
+                return "500 The fake SMTP server failed"
 
         # The loop is made and run on its own thread (the test's thread may run one already:
         # Playwright's).
@@ -55,3 +71,4 @@ class SmtpServer:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=10)
         self.loop.close()
+        self.check_on_stop()

@@ -162,16 +162,17 @@ def test_concurrent_retries_with_one_key_store_the_batch_once(alice):
 
     def send():
         try:
-            barrier.wait()
+            barrier.wait(timeout=30)  # failure guards only: a lost thread fails the test, never hangs it
             answers.append(post(client_for(alice), [txn(1), txn(2)], key="same-key"))
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=send) for _ in range(3)]
+    threads = [threading.Thread(target=send, daemon=True) for _ in range(3)]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join()
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads), "a request never answered (a lock held for ever?)"
     assert [a.status_code for a in answers] == [201, 201, 201]
     assert len({str(a.json()) for a in answers}) == 1
     assert sum(a.get("Idempotent-Replayed") == "true" for a in answers) == 2

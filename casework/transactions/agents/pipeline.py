@@ -137,8 +137,7 @@ def plan(ctx: RunContext) -> Step | None:
     action = inv["next_action"]
     if action and action != COMPLETE and action not in inv["completed_steps"]:
         key = f"tool.{action}"
-        return _step(f"tool {action}", CallSpec(key, tool=build_tool(action, inv["safeguards"].get(
-            "tool_timeout_seconds")), input=tool_input(action, inv)), number,
+        return _step(f"tool {action}", CallSpec(key, tool=build_tool(action, tool_timeout(inv, action)), input=tool_input(action, inv)), number,
             {"kind": "tool", "key": key, "tool": action})
     key = f"planner.{inv['step_count'] + 1}"
     return _step("planner", CallSpec(key, planner_agent(), planner_input(inv)), number,
@@ -165,11 +164,18 @@ def _step(name: str, call: CallSpec, number: int, pending: dict) -> Step:
     return Step(name, [call], index=number, state={"pending": {**pending, "input": call.input}})
 
 
+def tool_timeout(inv: dict, name: str) -> float | None:
+    """This tool's timeout: its own in the safeguards' "tool_timeouts" ({name: seconds}, e.g. a
+    short one for the one tool a test or a demo hangs), else the investigation's."""
+    safeguards = inv["safeguards"]
+    return (safeguards.get("tool_timeouts") or {}).get(name) or safeguards.get("tool_timeout_seconds")
+
+
 def _replay(ctx: RunContext, pending: dict) -> Step:
     """A step chosen but not saved (the worker died during it): ask for it again."""
     inv = ctx.state["inv"]
     if pending["kind"] == "tool":
-        call = CallSpec(pending["key"], tool=build_tool(pending["tool"], inv["safeguards"].get("tool_timeout_seconds")),
+        call = CallSpec(pending["key"], tool=build_tool(pending["tool"], tool_timeout(inv, pending["tool"])),
                         input=pending["input"])
     else:
         call = CallSpec(pending["key"], planner_agent(), pending["input"])
@@ -240,7 +246,7 @@ def _absorb_tool(ctx: RunContext, inv: dict, pending: dict) -> None:
     if output is not None:
         status, error = "SUCCESS", None
     elif result.get("error_type") == "ToolTimeout":
-        timeout = inv["safeguards"].get("tool_timeout_seconds", settings.TXN_TOOL_TIMEOUT_SECONDS)
+        timeout = tool_timeout(inv, name) or settings.TXN_TOOL_TIMEOUT_SECONDS
         status, error = "TIMED_OUT", f"Tool timed out after {timeout:g}s"
     else:
         status, error = "FAILED", result.get("error") or "failed"
