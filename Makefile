@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint migrate seed worker web clean
+.PHONY: run test test-pg lint migrate seed worker web clean
 
 $(STAMP): requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,10 +26,22 @@ var/audit_signing_key: | $(STAMP) var/secret_key
 run: $(STAMP) var/secret_key var/audit_signing_key
 	@bash bin/run
 
+# The whole suite, one pytest-xdist worker per core (TEST_WORKERS=0: in this process), on the
+# PostgreSQL answering on 127.0.0.1:5432 or DATABASE_URL, else on SQLite, said loudly (bin/test-db).
+# One part: make test PYTEST_ARGS=tests/fraud (or .venv/bin/python -m pytest tests/fraud).
+TEST_WORKERS ?= auto
+PYTEST = $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+
 test: $(STAMP)
 	@bash bin/browser
 	@bash bin/oidc-provider
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	@bash bin/test-db $(PYTEST)
+
+# The same suite on a throwaway PostgreSQL cluster (bin/test-pg), removed afterwards.
+test-pg: $(STAMP)
+	@bash bin/browser
+	@bash bin/oidc-provider
+	@bash bin/test-pg $(PYTEST)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

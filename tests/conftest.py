@@ -96,3 +96,24 @@ def prepared_statements() -> list[str]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements")
         return [row[0] for row in cursor.fetchall()]
+
+
+def pytest_collection_modifyitems(items):
+    """The long tests first (marked `long`): under pytest-xdist's worksteal each starts at once
+    on a worker while the others share the short ones, instead of one starting last and
+    leaving every other worker idle until it ends."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """On SQLite, say loudly how many tests needed PostgreSQL and how to run them."""
+    from django.conf import settings
+
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
+        return
+    skipped = [report for report in terminalreporter.stats.get("skipped", [])
+               if "PostgreSQL" in str(getattr(report, "longrepr", ""))]
+    if skipped:
+        terminalreporter.write_sep("*", f"{len(skipped)} tests SKIPPED: they need PostgreSQL", red=True, bold=True)
+        terminalreporter.write_line("Run them: start PostgreSQL on 127.0.0.1:5432 (make test uses it), "
+                                    "or `make test-pg` (a throwaway cluster), or set DATABASE_URL.")

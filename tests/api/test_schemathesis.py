@@ -77,6 +77,7 @@ GET_NOT_FOR_INVESTIGATORS = {"GET /api/access/inbox/", "GET /api/webhooks/endpoi
                              "GET /api/webhooks/endpoints/{id}/", "GET /api/webhooks/endpoints/{id}/deliveries/"}
 
 
+@pytest.mark.long
 def test_every_operation_keeps_its_contract(live_server):
     demo_load()
     user = user_create(actor="system", username="fuzz", password="fuzz-pass-123", role=INVESTIGATOR)

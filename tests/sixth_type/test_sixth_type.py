@@ -11,16 +11,21 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 DRIVE_TESTS = 6
 SHARED = ("casework", "agents", "audit", "templates")
 SHARED_FILES = ("manage.py", "pyproject.toml", "Makefile", "requirements.txt")
 
 
+@pytest.mark.long
 def test_the_sixth_type_runs_end_to_end_in_its_own_process(tmp_path):
     env = {**os.environ, "VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path / 'sixth.sqlite3'}",
            "LLM_PROVIDER": "offline", "CELERY_TASK_ALWAYS_EAGER": "true"}
     env.pop("DJANGO_SETTINGS_MODULE", None)
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        env.pop(name, None)  # its own run, not one of this run's xdist workers
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider",
          "--ds=tests.sixth_type.settings", "tests/sixth_type/drive/"],
