@@ -10,7 +10,7 @@ from tests.access import conftest as access
 from tests.access.conftest import employee_link
 
 # The access tests' organisation (Mona manages Priya, Kees is on sick leave ...) as fixtures here.
-mark, org, submit, _locmem_email = access.mark, access.org, access.submit, access._locmem_email
+mark, org, submit, inbox = access.mark, access.org, access.submit, access.inbox
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
