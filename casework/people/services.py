@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.models import Group, User
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -18,16 +19,19 @@ def roles_ensure() -> dict[str, Group]:
 def user_create(*, actor, username: str, password: str, role: str, first_name: str = "",
                 last_name: str = "", email: str = "") -> User:
     """Create a user in one role (idempotent on username: an existing user is returned)."""
-    groups = roles_ensure()
     existing = User.objects.filter(username=username).first()
     if existing:
         return existing
+    if role not in ROLES:
+        raise ValidationError({"role": f"{role!r} is not one of {', '.join(ROLES)}."})
+    # Only the group this person joins (not every role's: one query instead of four per user).
+    group = Group.objects.get_or_create(name=role)[0]
     user = User(username=username, first_name=first_name, last_name=last_name, email=email,
                 is_staff=role == ADMIN, is_superuser=role == ADMIN)
     user.set_password(password)
     user.full_clean()
     user.save()
-    user.groups.add(groups[role])
+    user.groups.add(group)
     audit_record(actor=actor, action="user.created", obj=user, data={"username": username, "role": role})
     return user
 

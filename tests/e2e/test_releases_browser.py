@@ -33,7 +33,9 @@ def test_a_release_arrives_the_manager_asks_the_agent_then_decides(page, log_in,
     expect(answering.locator(".chat-content")).to_contain_text("The release is rated")  # before it is complete
     expect(page.get_by_role("button", name="Ask")).to_be_disabled()
     done = page.locator('.chat-assistant[data-status="done"]')
-    expect(done).to_contain_text("The release is rated high because:")
+    # The stream takes as long as its words at 0.07 s each (several seconds, longer on a busy
+    # machine): wait for its end with room to spare, not the default 5 s.
+    expect(done).to_contain_text("The release is rated high because:", timeout=60_000)
     expect(done).to_contain_text("test_refund_flow")
     expect(page.get_by_role("button", name="Ask")).to_be_enabled()
     expect(page.locator(".conversation-info")).to_contain_text("2 messages")
