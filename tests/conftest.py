@@ -110,9 +110,9 @@ def pytest_collection_modifyitems(items):
 
 def pytest_terminal_summary(terminalreporter):
     """On SQLite, say loudly how many tests needed PostgreSQL and how to run them."""
-    from django.conf import settings
+    from django.db import connection
 
-    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.sqlite3":
+    if connection.vendor != "sqlite":
         return
     skipped = [report for report in terminalreporter.stats.get("skipped", [])
                if "PostgreSQL" in str(getattr(report, "longrepr", ""))]
