@@ -96,7 +96,9 @@ def _module_name(root: Path, path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imported_names(node: ast.AST, module: str, is_package: bool, modules: dict[str, Path]) -> list[str]:
+def statement_names(node: ast.AST, module: str, is_package: bool) -> list[str]:
+    """What an import statement names, relative imports resolved: `import a.b` names a.b;
+    `from a import b, c` names a, a.b and a.c (b may be a module or a name in a)."""
     if isinstance(node, ast.Import):
         return [alias.name for alias in node.names]
     if isinstance(node, ast.ImportFrom):
@@ -105,9 +107,17 @@ def _imported_names(node: ast.AST, module: str, is_package: bool, modules: dict[
             package = module.split(".") if is_package else module.split(".")[:-1]
             package = package[:len(package) - node.level + 1]
             base = ".".join([*package, base] if base else package)
-        # `from package import submodule` imports the submodule; `from module import name`, the module.
-        return [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+        return [base, *(f"{base}.{alias.name}" for alias in node.names)]
     return []
+
+
+def _imported_names(node: ast.AST, module: str, is_package: bool, modules: dict[str, Path]) -> list[str]:
+    names = statement_names(node, module, is_package)
+    if isinstance(node, ast.ImportFrom):
+        # `from package import submodule` imports the submodule; `from module import name`, the module.
+        base, named = names[0], names[1:]
+        return [name if name in modules else base for name in named]
+    return names
 
 
 def build(root: Path, packages: tuple[str, ...] = TOP_PACKAGES) -> Graph:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from tests.import_graph import statement_names
+
 ROOT = Path(settings.BASE_DIR)
 SHARED = ("casework/cases", "casework/entities", "agents/runtime", "agents/llm", "agents/chat", "agents/evals",
           "audit")
@@ -38,16 +40,10 @@ def _module_of(path: Path) -> str:
 
 
 def _named(node: ast.AST, module: str, is_package: bool) -> list[str]:
-    """The modules (and module.name pairs) an import statement names, relative ones resolved."""
-    if isinstance(node, ast.Import):
-        return [alias.name for alias in node.names]
-    if isinstance(node, ast.ImportFrom):
-        base = node.module or ""
-        if node.level:
-            package = module.split(".") if is_package else module.split(".")[:-1]
-            package = package[:len(package) - node.level + 1]
-            base = ".".join([*package, base] if base else package)
-        return [base, *(f"{base}.{alias.name}" for alias in node.names)]
+    """The modules (and module.name pairs) an import statement names, relative ones resolved
+    (tests/import_graph.py, which the layers test reads the same way), or a call names by string."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return statement_names(node, module, is_package)
     # apps.get_model("access", "InfoRequest"), apps.get_model("access.InfoRequest"),
     # importlib.import_module("casework.access.x"): a type named by a string is still named.
     if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
