@@ -117,7 +117,9 @@ def test_a_second_submission_racing_the_first_is_refused_by_the_database(org, as
 
 
 def _wait_for_lock_wait(connection, deadline_seconds: float = 60) -> None:
-    """Until a backend of this database waits on a lock (pg_stat_activity); a failure guard only."""
+    """Until a backend of this database waits on a lock (pg_stat_activity). The short sleep only
+    spaces the polls; what the test asserts never depends on how long the wait took, and the
+    deadline is a failure guard for a second submission that never blocks."""
     import time
 
     deadline = time.monotonic() + deadline_seconds
