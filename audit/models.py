@@ -186,3 +186,57 @@ class AuditEntry(models.Model):
     @property
     def summary(self) -> str:
         return self.action.replace("_", " ").replace(".", ": ")
+
+
+class AccessEntryQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise AppendOnlyError("Access entries are append-only.")
+
+    def delete(self):
+        raise AppendOnlyError("Access entries are append-only.")
+
+
+class AccessEntry(models.Model):
+    """One read of sensitive data: who opened which case (its page, a tab, its report, an
+    attachment), entity or export, when, and through which path (audit.access).
+
+    A log of its own beside the audit chain: reads are many times the writes (every tab of
+    every case a person opens), they need no order among themselves, and the chain's sequencer
+    links entries one by one. Append-only as the chain is: the model refuses changes and the
+    database's triggers refuse UPDATE and DELETE (migration 0008)."""
+
+    at = models.DateTimeField()
+    user_id = models.BigIntegerField(null=True)
+    username = models.CharField(max_length=150)
+    # What was read: a case by reference (case_ref, and object_type "case"), or another object
+    # (object_type "entity", "export", "attachment"...) with the case it belongs to, if any.
+    case_ref = models.CharField(max_length=32, blank=True)
+    object_type = models.CharField(max_length=40)
+    object_id = models.CharField(max_length=64, blank=True)
+    # The path: the URL's name ("cases:detail", "api:case-detail") or the export's name.
+    via = models.CharField(max_length=100)
+    path = models.CharField(max_length=300, blank=True)
+    correlation_id = models.CharField(max_length=64, blank=True)
+
+    objects = AccessEntryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        verbose_name_plural = "access entries"
+        indexes = [
+            # "Who looked at this case", newest first; and the export per case.
+            models.Index(fields=["case_ref", "-at"], name="access_entry_case"),
+            # The export per person.
+            models.Index(fields=["user_id", "-at"], name="access_entry_user"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.username} read {self.object_type} {self.case_ref or self.object_id}"
+
+    def save(self, *args, **kwargs):
+        if not self._state.adding:
+            raise AppendOnlyError("Access entries are append-only.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise AppendOnlyError("Access entries are append-only.")

@@ -104,6 +104,9 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "audit.context.CorrelationIdMiddleware",
+    # Every read of a case, an entity or an export on record, written after the response is
+    # sent (audit/access.py).
+    "audit.access.AccessLogMiddleware",
     "casework.people.middleware.LoginRequiredMiddleware",
     "casework.security.middleware.PermissionsPolicyMiddleware",
     "casework.security.middleware.QueryStringLimitMiddleware",

@@ -12,14 +12,26 @@ from tests.db_flush import fast_flush
 pytest_plugins = ["tests.fakes.guard"]
 
 
+def in_every_team(user):
+    """The fixture people who work cases are in one team owning every case type, so that a test
+    about something else sees the cases it makes; tests about need-to-know make their own
+    teams (tests/cases/test_visibility.py)."""
+    from casework.cases.types import CASE_TYPES
+    from casework.people.teams import team_create, team_member_set
+
+    team = team_create(actor="system", name="Every case type (test fixture)", case_types=list(CASE_TYPES))
+    team_member_set(actor="system", team=team, user=user)
+    return user
+
+
 @pytest.fixture
 def alice(db):
-    return user_create(actor="system", username="alice", password="alice-pass-123", role=INVESTIGATOR)
+    return in_every_team(user_create(actor="system", username="alice", password="alice-pass-123", role=INVESTIGATOR))
 
 
 @pytest.fixture
 def ivan(db):
-    return user_create(actor="system", username="ivan", password="ivan-pass-123", role=INVESTIGATOR)
+    return in_every_team(user_create(actor="system", username="ivan", password="ivan-pass-123", role=INVESTIGATOR))
 
 
 @pytest.fixture
@@ -29,7 +41,8 @@ def mona(db):
 
 @pytest.fixture
 def rita(db):
-    return user_create(actor="system", username="rita", password="rita-pass-123", role=RELEASE_MANAGER)
+    return in_every_team(user_create(actor="system", username="rita", password="rita-pass-123",
+                                     role=RELEASE_MANAGER))
 
 
 @pytest.fixture

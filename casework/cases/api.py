@@ -57,7 +57,7 @@ class CaseListApi(ListAPIView):
     filterset_class = CaseFilter
 
     def get_queryset(self):
-        return selectors.case_list()
+        return selectors.case_list(self.request.user)
 
 
 class CaseDetailApi(APIView):

@@ -25,6 +25,7 @@ class CasesConfig(AppConfig):
 
         nav_connect()
 
+        from casework.cases import visibility  # noqa: F401 - registers its navigation reads
         from casework.cases.types import CASE_TYPES
         from casework.outbox.case_types import case_types_source_register
 

@@ -17,6 +17,7 @@ from audit.services import audit_record
 from casework.cases import services
 from casework.cases.models import Case
 from casework.cases.types import CASE_TYPES
+from casework.cases.visibility import cases_visible_to
 from casework.errors import DomainError, error_text
 
 BULK_MAX = 200
@@ -110,7 +111,9 @@ def cases_bulk_apply(*, actor: User, references: list[str], action: str, assigne
                                reason=reason)
     reason = (reason or "").strip()
 
-    by_ref = {c.reference: c for c in Case.objects.select_related("assignee").filter(reference__in=references)}
+    # Only cases the actor may see: any other is "no such case", as its page would answer.
+    by_ref = {c.reference: c for c in cases_visible_to(actor, Case.objects.select_related("assignee"))
+              .filter(reference__in=references)}
     result = BulkResult(action=action)
     running = _running(list(by_ref.values())) if action == "close" else set()
     for ref in references:

@@ -62,7 +62,7 @@ def _next(request) -> str:
 def _matching(request) -> list[str]:
     """Every case the queue's filters (in `next`) match, up to BULK_MAX, in the queue's order."""
     query = QueryDict(urlsplit(_next(request)).query)
-    filterset = CaseFilter(query, queryset=selectors.case_list(), request=request)
+    filterset = CaseFilter(query, queryset=selectors.case_list(request.user), request=request)
     if not filterset.is_valid():
         return []
     return list(filterset.qs.values_list("reference", flat=True)[:BULK_MAX])

@@ -63,6 +63,9 @@ class Case(models.Model):
                             default=Value(9)),
         output_field=models.SmallIntegerField(), db_persist=True,
     )
+    # Restricted by a lead to named people (an investigation of an employee): only they and
+    # admins see it, whatever their teams (casework/cases/visibility.py; CaseRestriction).
+    restricted = models.BooleanField(default=False)
 
     # Every queue sort ends with these, so that rows with equal keys keep one order and
     # pages never overlap (casework.cases.filters.CaseOrderingFilter).
@@ -111,6 +114,19 @@ class Case(models.Model):
         """This case's case-type record (an alert, a ticket ...), or None."""
         attr = self.type_info.record_attr
         return getattr(self, attr, None) if attr else None
+
+
+class CaseRestriction(models.Model):
+    """One person a restricted case is shown to (Case.restricted)."""
+
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="restrictions")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="case_restrictions")
+    granted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    granted_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["case", "user"], name="case_restriction_unique")]
+        indexes = [models.Index(fields=["user", "case"], name="case_restriction_user")]
 
 
 class CaseCounter(models.Model):

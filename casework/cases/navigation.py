@@ -59,16 +59,12 @@ def _teams(user) -> list[tuple[int, str]]:
     return list(user.groups.order_by("name", "id").values_list("pk", "name"))
 
 
-def _investigators(user) -> list[str]:
-    from casework.people.roles import investigators
-
-    return list(investigators().values_list("username", flat=True))
-
-
 # Each read runs when a page first asks for it (a dashboard needs two of the four). The apps
 # above the case core add theirs (nav_read_register: the saved views app its pinned views, the
 # notifications app the unread count) from their AppConfig.ready.
-READS: dict[str, Callable[[User], Any]] = {"teams": _teams, "investigators": _investigators}
+# The case core's visibility rule adds "investigators" (whom this person may assign cases to)
+# and "case_teams" (their teams' roles and case types).
+READS: dict[str, Callable[[User], Any]] = {"teams": _teams}
 
 
 def nav_read_register(name: str, read: Callable[[User], Any]) -> None:
@@ -186,6 +182,12 @@ def nav_watch(model: type, *, uid: str, person: str | None = None) -> None:
 
 
 def nav_connect() -> None:
+    from casework.people.models import Team, TeamMembership
+
+    # Teams decide whom a case may be assigned to (casework.cases.visibility).
+    for model in (Team, TeamMembership):
+        post_save.connect(_shared_changed, sender=model, dispatch_uid=f"nav_{model.__name__}_saved")
+        post_delete.connect(_shared_changed, sender=model, dispatch_uid=f"nav_{model.__name__}_deleted")
     post_save.connect(_shared_changed, sender=Group, dispatch_uid="nav_group_saved")
     post_delete.connect(_shared_changed, sender=Group, dispatch_uid="nav_group_deleted")
     post_save.connect(_user_saved, sender=User, dispatch_uid="nav_user_saved")

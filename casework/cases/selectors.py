@@ -7,25 +7,30 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from casework.cases.models import Case
+from casework.cases.visibility import cases_visible_to
 from casework.people.roles import is_investigator
 
 
-def case_list() -> QuerySet[Case]:
-    """Cases for the queue, newest first, with the columns the queue shows (priority_rank is a
-    stored column: the priority sort reads its index), and whether an action is overdue."""
+def case_list(user) -> QuerySet[Case]:
+    """The cases this person may see (casework.cases.visibility), for the queue, newest first,
+    with the columns the queue shows (priority_rank is a stored column: the priority sort reads
+    its index), and whether an action is overdue."""
     from casework.cases.actions.services import case_has_overdue_action
 
     # action_overdue: an action its decision asked for is unconfirmed past its deadline (the badge).
-    return (Case.objects.select_related("assignee").annotate(action_overdue=case_has_overdue_action())
+    return (cases_visible_to(user, Case.objects.select_related("assignee")).annotate(action_overdue=case_has_overdue_action())
             .order_by(*Case.TIEBREAKERS))
 
 
 def case_get_for_user(user, reference: str) -> Case:
-    """The case with this reference, if this user may see it (404 / PermissionDenied)."""
+    """The case with this reference, if this user may see it: investigators (and release
+    managers, admins) work cases, and of those only the ones their teams may see
+    (casework.cases.visibility). Any other case is answered as if it did not exist (404), so
+    that its reference does not leak; someone who works no cases at all gets 403."""
     if not is_investigator(user):
         raise PermissionDenied("Only investigators can see cases.")
     return get_object_or_404(
-        Case.objects.select_related("assignee", "created_by"), reference=reference.upper()
+        cases_visible_to(user, Case.objects.select_related("assignee", "created_by")), reference=reference.upper()
     )
 
 

@@ -18,6 +18,7 @@ from casework.cases.models import Case, CaseCounter, Comment, Decision
 from casework.cases.signals import case_assigned, case_closed, case_closing, case_decision_recorded
 from casework.cases.sla import sla_due_at, sla_resumed_due_at
 from casework.cases.types import CASE_TYPES, MERGED_OUTCOME
+from casework.cases.visibility import case_visible
 from casework.errors import Conflict
 from casework.outbox.services import case_data, decision_data, event_record
 from casework.people.roles import has_role, is_investigator
@@ -89,6 +90,12 @@ def case_assign(*, actor, case: Case, assignee: User | None) -> Case:
     _refuse_if_closed(case)
     if assignee is not None and not is_investigator(assignee):
         raise ValidationError({"assignee": f"{assignee.get_username()} is not an investigator."})
+    if assignee is not None and not case_visible(assignee, case):
+        # Assignment stays inside the teams that may see the case (and its restriction).
+        raise ValidationError({"assignee": f"{assignee.get_username()} is not among the people "
+                                           f"{case.reference} is restricted to." if case.restricted else
+                                           f"{assignee.get_username()} is in no team that sees "
+                                           f"{case.type_info.label} cases."})
     previous = case.assignee
     case.assignee = assignee
     entries = [audit_entry_build(

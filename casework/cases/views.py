@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from audit.access import access_not_recorded
 from casework.cases import selectors, services
 from casework.cases.filters import SEARCH_MAX_LENGTH, CaseFilter
 from casework.cases.forms import CloseForm, CommentForm
@@ -28,7 +29,7 @@ QUEUE_PAGE_SIZE = 25
 @require_GET
 @investigator_required
 def queue(request):
-    filterset = CaseFilter(request.GET or None, queryset=selectors.case_list(), request=request)
+    filterset = CaseFilter(request.GET or None, queryset=selectors.case_list(request.user), request=request)
     cap = count_cap_for(request.GET)
     page = CappedPaginator(filterset.qs, QUEUE_PAGE_SIZE, cap=cap).get_page(request.GET.get("page"))
     params = request.GET.copy()
@@ -52,7 +53,7 @@ def assign_to_me(request, reference: str):
     except DomainError as exc:
         messages.error(request, exc.message)
     if request.htmx:
-        case = selectors.case_list().get(pk=case.pk)
+        case = selectors.case_list(request.user).get(pk=case.pk)
         return render(request, "cases/_queue_row.html", {"case": case})
     return redirect("cases:detail", reference=case.reference)
 
@@ -102,6 +103,7 @@ def detail(request, reference: str):
 
 @require_GET
 @investigator_required
+@access_not_recorded  # part of the case page, whose opening is the read; and its poll
 def timeline(request, reference: str):
     case = selectors.case_get_for_user(request.user, reference)
     try:

@@ -52,3 +52,53 @@ class ScimGroup(models.Model):
 
     def __str__(self) -> str:
         return self.display_name
+
+
+class Team(models.Model):
+    """A team owns case types (the fraud team FRA- and TXN-): its members see and work those
+    cases, and nobody else does (casework/cases/visibility.py). Members come from the identity
+    provider's groups (`sso_groups` / `sso_lead_groups`, through OIDC's groups claim and SCIM
+    groups) or are added by hand in the admin."""
+
+    name = models.CharField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=50, unique=True)
+    # Case type keys (casework.cases.types.CASE_TYPES), e.g. ["fraud", "transactions"].
+    case_types = models.JSONField(default=list, blank=True)
+    # The provider's groups whose members are this team's members / leads.
+    sso_groups = models.JSONField(default=list, blank=True)
+    sso_lead_groups = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class TeamMembership(models.Model):
+    class Role(models.TextChoices):
+        MEMBER = "member", "Member"
+        LEAD = "lead", "Lead"
+
+    class Source(models.TextChoices):
+        MANUAL = "manual", "Added in Casework"
+        SSO = "sso", "From the identity provider's groups"
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="team_memberships")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
+    # A membership from the provider's groups follows them (renewed at each sign-in and SCIM
+    # change); one added by hand stays until someone removes it.
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.MANUAL)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["team__name", "user__username"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "user"], name="team_membership_unique"),
+            models.CheckConstraint(condition=Q(role__in=["member", "lead"]), name="team_membership_role_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team} ({self.role})"

@@ -53,6 +53,7 @@ from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, get_next_u
 from audit.services import audit_record
 from casework.people.models import ExternalAccount
 from casework.people.services import roles_for_groups, user_roles_set
+from casework.people.teams import user_teams_sync
 
 logger = logging.getLogger(__name__)
 
@@ -264,6 +265,7 @@ def oidc_user_sign_in(*, claims: dict, issuer: str, ip: str = "") -> tuple[User 
     if not roles:
         if user is not None:
             user_roles_set(actor=ACTOR, user=user, roles=set(), source="oidc")
+            user_teams_sync(actor=ACTOR, user=user, groups=groups or [], source="oidc")
             ExternalAccount.objects.filter(user=user).update(groups=groups or [])
         return user, f"{username} is in no group that gives a Casework role"
     names = {"email": str(claims.get("email") or "")[:254], "first_name": str(claims.get("given_name") or "")[:150],
@@ -290,6 +292,7 @@ def oidc_user_sign_in(*, claims: dict, issuer: str, ip: str = "") -> tuple[User 
             user.save(update_fields=changed)
         ExternalAccount.objects.filter(user=user).update(groups=groups or [])
     user_roles_set(actor=ACTOR, user=user, roles=roles, source="oidc")
+    user_teams_sync(actor=ACTOR, user=user, groups=groups or [], source="oidc")
     return user, ""
 
 

@@ -35,6 +35,7 @@ from rest_framework.views import APIView
 from audit.services import audit_record
 from casework.people.models import ExternalAccount, ScimGroup
 from casework.people.services import roles_for_groups, user_deactivate, user_reactivate, user_roles_set
+from casework.people.teams import user_teams_sync
 
 ACTOR = "scim"
 USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User"
@@ -178,6 +179,7 @@ def scim_user_delete(user: User) -> None:
     user_deactivate(actor=ACTOR, user=user, reason="deleted by the identity provider (SCIM)")
     user.scim_groups.clear()
     user_roles_set(actor=ACTOR, user=user, roles=set(), source="scim")
+    user_teams_sync(actor=ACTOR, user=user, groups=[], source="scim")
     ExternalAccount.objects.filter(user=user).delete()
     audit_record(actor=ACTOR, action="user.deprovisioned", obj=user, data={"username": user.username})
 
@@ -187,6 +189,7 @@ def _sync_roles(users) -> None:
         names = list(user.scim_groups.values_list("display_name", flat=True))
         ExternalAccount.objects.filter(user=user).update(groups=names)
         user_roles_set(actor=ACTOR, user=user, roles=roles_for_groups(names), source="scim")
+        user_teams_sync(actor=ACTOR, user=user, groups=names, source="scim")
 
 
 def _member_ids(members) -> set[int]:

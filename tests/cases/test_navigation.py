@@ -22,6 +22,7 @@ from casework.cases.saved_views.services import saved_view_create, saved_view_de
 from casework.cases.services import case_create
 from casework.people.roles import INVESTIGATOR, MANAGER
 from casework.people.services import user_create, user_roles_set
+from tests.conftest import in_every_team
 
 pytestmark = pytest.mark.django_db
 
@@ -133,6 +134,9 @@ def test_investigators_in_the_filter_and_the_bulk_bar_follow_roles(alice_client,
     html = page(alice_client)[0]
     assert html.count('<option value="alice">alice</option>') == 2 and '"mona"' not in html
     zoe = user_create(actor="system", username="zoe", password="zoe-pass-123", role=INVESTIGATOR)
+    # In no team: nobody may be assigned a case she could not see (casework.cases.visibility).
+    assert '"zoe"' not in page(alice_client)[0]
+    in_every_team(zoe)
     assert page(alice_client)[0].count('<option value="zoe">zoe</option>') == 2
     user_roles_set(actor="system", user=zoe, roles={MANAGER}, source="test")
     assert '"zoe"' not in page(alice_client)[0]
