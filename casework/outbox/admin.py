@@ -8,9 +8,9 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.utils.html import format_html
 
+from casework.case_type_source import case_types_known
 from casework.errors import DomainError
 from casework.outbox import services
-from casework.outbox.case_types import case_types_known
 from casework.outbox.catalogue import EVENT_TYPES
 from casework.outbox.models import Delivery, DeliveryAttempt, Endpoint, OutboundEmail, OutboxEvent
 

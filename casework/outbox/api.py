@@ -17,8 +17,8 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casework.case_type_source import case_types_known
 from casework.outbox import services
-from casework.outbox.case_types import case_types_known
 from casework.outbox.catalogue import EVENT_TYPES
 from casework.outbox.models import Delivery, DeliveryAttempt, Endpoint
 from casework.people.roles import ADMIN, has_role

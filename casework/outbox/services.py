@@ -23,8 +23,8 @@ from django.utils import timezone
 
 from audit.rowsql import rows_all, rows_insert
 from audit.services import audit_record
+from casework.case_type_source import case_types_known
 from casework.errors import Conflict
-from casework.outbox.case_types import case_types_known
 from casework.outbox.catalogue import EVENT_TYPES
 from casework.outbox.models import Delivery, Endpoint, OutboxEvent, secret_new
 from casework.outbox.safety import url_resolve_checked

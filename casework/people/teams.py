@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from audit.services import audit_record
+from casework.case_type_source import case_types_known
 from casework.people.models import Team, TeamMembership
 
 ROLES = (TeamMembership.Role.MEMBER, TeamMembership.Role.LEAD)
@@ -27,11 +28,10 @@ def team_create(*, actor, name: str, case_types, slug: str = "", sso_groups=(), 
     existing = Team.objects.filter(name=name).first()
     if existing:
         return existing
-    from casework.cases.types import CASE_TYPES
-
-    unknown = sorted(set(case_types) - set(CASE_TYPES))
+    known = case_types_known()
+    unknown = sorted(set(case_types) - set(known))
     if unknown:
-        raise ValidationError({"case_types": f"{', '.join(unknown)}: no such case type (one of {', '.join(CASE_TYPES)})."})
+        raise ValidationError({"case_types": f"{', '.join(unknown)}: no such case type (one of {', '.join(known)})."})
     team = Team.objects.create(name=name, slug=slug or slugify(name)[:50], case_types=list(case_types),
                                sso_groups=list(sso_groups), sso_lead_groups=list(sso_lead_groups))
     audit_record(actor=actor, action="team.created", obj=team,

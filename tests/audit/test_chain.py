@@ -12,14 +12,18 @@ from django.core.management import CommandError, call_command
 
 from audit.models import AppendOnlyError, AuditEntry
 from audit.services import GENESIS_HASH, audit_record, audit_sequence
+from casework.people.roles import INVESTIGATOR
+from casework.people.services import user_create
 from tests.audit.guard import behind_the_codes_back
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def entries(alice):
-    """alice's user.created entry plus three more, sequenced, in chain order."""
+def entries(db):
+    """alice's user.created entry plus three more, sequenced, in chain order (alice in no team:
+    the conftest's alice joins one, two entries more)."""
+    alice = user_create(actor="system", username="alice", password="alice-pass-123", role=INVESTIGATOR)
     audit_record(actor=alice, action="case.commented", data={"body": "first"})
     audit_record(actor="agent:geo", action="agent.finished", data={"risk": 0.4})
     audit_record(actor="system", action="case.closed", data={"outcome": "legit"})

@@ -12,12 +12,14 @@ from audit.models import AuditEntry
 from casework.cases.services import case_close, case_create
 from casework.people.roles import INVESTIGATOR
 from casework.people.services import user_create
+from tests.conftest import in_every_team
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
 def test_the_report_downloads_from_a_decided_cases_page(page, log_in, tmp_path):
-    alice = user_create(actor="system", username="alice", password="alice-pass-123", role=INVESTIGATOR)
+    alice = in_every_team(user_create(actor="system", username="alice", password="alice-pass-123",
+                                      role=INVESTIGATOR))
     case = case_create(actor=alice, case_type="fraud_alert", title="Deposit cycling on ACC-77", priority="high")
     case_close(actor=alice, case=case, outcome="confirmed_fraud", reason="Mule pattern; the customer admitted it.")
     log_in(page, "alice", "alice-pass-123")

@@ -1,6 +1,7 @@
-"""The case types an endpoint may subscribe to (Endpoint.case_types): the admin's and the API's
-choices, and what a subscription is checked against. The case core owns the case types and
-sits in a layer above the outbox, so it registers where they come from (CasesConfig.ready)."""
+"""The registered case types, for the layers below the case core: what a webhook endpoint may
+subscribe to (the outbox's Endpoint.case_types) and what a team may own (people.Team.case_types).
+The case core owns the case types and sits above both, so it registers where they come from
+(CasesConfig.ready)."""
 
 from __future__ import annotations
 
