@@ -62,7 +62,7 @@ def world_make(asked) -> World:
     from casework.fraud.services import alert_create
     from casework.releases.services import release_submit
     from casework.support.models import Customer
-    from casework.support.services import customer_save, ticket_open
+    from casework.support.services import customer_save, ticket_open, ticket_triage_failed
     from casework.transactions.demo_data import planted
     from casework.transactions.ingest import transactions_import
     from casework.transactions.services import investigation_start
@@ -89,6 +89,8 @@ def world_make(asked) -> World:
                                                    "tenure_months": 3, "seats": 2, "region": "eu-west"})
     ticket = ticket_open(actor="system", customer=Customer.objects.get(pk=customer.pk),
                          message="I was charged twice for the March invoice.")
+    # Triage failed: the ticket waits for a person, so the support queue lists it.
+    ticket = ticket_triage_failed(actor="system", ticket=ticket, run=None, error="The matrix runs no agents.")
     rows = [{**row, "home_country": "NL"} for row in planted("card_testing", "CARD-7301", [])]
     transactions_import(actor="system", rows=rows, via="test")
     txn = investigation_start(actor="system", transaction_id=rows[-1]["transaction_id"]).case
