@@ -2,12 +2,16 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from audit.admin_scope import CaseScopedAdmin
 from audit.models import AuditEntry
 
 
 @admin.register(AuditEntry)
-class AuditEntryAdmin(admin.ModelAdmin):
-    """Read-only: entries are written by the audit services alone."""
+class AuditEntryAdmin(CaseScopedAdmin, admin.ModelAdmin):
+    """Read-only: entries are written by the audit services alone. An entry about a case is
+    listed only to who may see the case (audit.admin_scope)."""
+
+    case_field = "case_id"
 
     list_display = ("id", "chain_position", "timestamp", "actor", "action", "case_ref", "object_type", "object_id")
     list_filter = ("actor_type", "action")

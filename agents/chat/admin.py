@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from agents.chat.models import ChatMessage, Conversation
+from audit.admin_scope import CaseScopedAdmin
 
 
 class ChatMessageInline(admin.TabularInline):
@@ -21,7 +22,7 @@ class ChatMessageInline(admin.TabularInline):
 
 
 @admin.register(Conversation)
-class ConversationAdmin(admin.ModelAdmin):
+class ConversationAdmin(CaseScopedAdmin, admin.ModelAdmin):
     list_display = ["id", "case", "user", "is_open", "created_at"]
     list_filter = ["is_open"]
     search_fields = ["case__reference", "user__username"]

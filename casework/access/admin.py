@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from audit.admin_scope import CaseScopedAdmin
 from casework.access.models import (
     AccessLevel,
     AdvisoryReport,
@@ -79,7 +80,7 @@ class AbsenceAdmin(admin.ModelAdmin):
     autocomplete_fields = ["employee"]
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(CaseScopedAdmin, admin.ModelAdmin):
     def has_add_permission(self, request):
         return False
 
@@ -91,7 +92,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 
 @admin.register(HRMutation)
-class HRMutationAdmin(admin.ModelAdmin):
+class HRMutationAdmin(CaseScopedAdmin, admin.ModelAdmin):
     """Mutations are created by mutation_submit (page, API, import) so that each gets its case
     and its investigation; here their details can be corrected, never their status."""
 

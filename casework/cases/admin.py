@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from audit.admin_scope import CaseScopedAdmin
 from casework.cases.models import Case, CaseCounter, Comment, Decision
 
 
@@ -20,7 +21,7 @@ class DecisionInline(admin.TabularInline):
 
 
 @admin.register(Case)
-class CaseAdmin(admin.ModelAdmin):
+class CaseAdmin(CaseScopedAdmin, admin.ModelAdmin):
     list_display = ("reference", "case_type", "title", "status", "priority", "assignee", "created_at", "updated_at")
     list_filter = ("case_type", "status", "priority")
     search_fields = ("reference", "title")
@@ -47,7 +48,7 @@ class CaseAdmin(admin.ModelAdmin):
 
 
 @admin.register(Decision)
-class DecisionAdmin(admin.ModelAdmin):
+class DecisionAdmin(CaseScopedAdmin, admin.ModelAdmin):
     list_display = ("case", "outcome", "decided_by", "decided_at", "final")
     list_filter = ("outcome", "final")
     search_fields = ("case__reference", "reason")
@@ -55,7 +56,7 @@ class DecisionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Comment)
-class CommentAdmin(admin.ModelAdmin):
+class CommentAdmin(CaseScopedAdmin, admin.ModelAdmin):
     list_display = ("case", "author", "created_at")
     search_fields = ("case__reference", "body")
     autocomplete_fields = ["case", "author"]

@@ -3,6 +3,16 @@ from __future__ import annotations
 from django.apps import AppConfig
 
 
+def _admin_case_ids(user):
+    """The rule for the Django admin (audit.admin_scope): the ids of the cases this person may
+    see (casework.cases.visibility), None for every case (admins)."""
+    from casework.cases.visibility import cases_visible_to, sees_every_case
+
+    if getattr(user, "is_authenticated", False) and user.is_active and sees_every_case(user):
+        return None
+    return cases_visible_to(user).values("pk")
+
+
 class CasesConfig(AppConfig):
     name = "casework.cases"
     label = "cases"
@@ -25,8 +35,13 @@ class CasesConfig(AppConfig):
 
         nav_connect()
 
-        from casework.case_type_source import case_types_source_register
+        # The admins of every layer (audit, outbox, the types) show only the cases of this rule.
+        from audit.admin_scope import case_scope_register
         from casework.cases import visibility  # noqa: F401 - registers its navigation reads
+
+        case_scope_register(_admin_case_ids)
+
+        from casework.case_type_source import case_types_source_register
         from casework.cases.types import CASE_TYPES
 
         # What a webhook endpoint may subscribe to: the outbox, a layer below, asks at use.

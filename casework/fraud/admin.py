@@ -10,6 +10,7 @@ from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
 
+from audit.admin_scope import CaseScopedAdmin
 from casework.fraud.features import FEATURE_NAMES, SCORE_NAMES
 from casework.fraud.models import Account, Alert, KnowledgePattern
 from casework.fraud.schemas import alert_validate
@@ -66,7 +67,7 @@ class AlertAddForm(forms.ModelForm):
 
 
 @admin.register(Alert)
-class AlertAdmin(admin.ModelAdmin):
+class AlertAdmin(CaseScopedAdmin, admin.ModelAdmin):
     list_display = ("case", "account", "status", "risk_level", "fraud_probability", "score_source", "case_status",
                     "created_at")
     list_filter = ("status", "risk_level", "score_source", "case__status", "case__priority")
@@ -113,7 +114,7 @@ class AlertAdmin(admin.ModelAdmin):
 
 
 @admin.register(KnowledgePattern)
-class KnowledgePatternAdmin(admin.ModelAdmin):
+class KnowledgePatternAdmin(CaseScopedAdmin, admin.ModelAdmin):
     list_display = ("case", "account", "final_outcome", "one_sentence_description", "created_at")
     list_filter = ("final_outcome",)
     search_fields = ("case__reference", "account__account_id", "behavioral_pattern", "one_sentence_description")

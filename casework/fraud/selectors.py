@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 
+from casework.cases.visibility import visible_q
 from casework.fraud.assessment import (
     AGENT_LABELS,
     ASSESSMENT_MODES,
@@ -43,14 +44,16 @@ __all__ = [
 ]
 
 
-def alert_list() -> QuerySet[Alert]:
-    return Alert.objects.select_related("account", "case", "case__assignee")
+def alert_list(user) -> QuerySet[Alert]:
+    """The alerts of the cases this person may see (casework.cases.visibility)."""
+    return Alert.objects.filter(visible_q(user, "case__")).select_related("account", "case", "case__assignee")
 
 
-def patterns_search(q: str = "") -> QuerySet[KnowledgePattern]:
-    """Captured knowledge patterns, newest first; every word of `q` must appear somewhere
-    (signals, behavioural pattern, description, outcome, account or case reference)."""
-    patterns = KnowledgePattern.objects.select_related(
+def patterns_search(user, q: str = "") -> QuerySet[KnowledgePattern]:
+    """Captured knowledge patterns of the cases this person may see, newest first; every word
+    of `q` must appear somewhere (signals, behavioural pattern, description, outcome, account
+    or case reference)."""
+    patterns = KnowledgePattern.objects.filter(visible_q(user, "case__")).select_related(
         "case", "account", "decision", "decision__decided_by",
     )
     for word in (q or "").split()[:10]:

@@ -109,7 +109,7 @@ def alert_import(request):
 def patterns(request):
     form = PatternSearchForm(request.GET or None)
     q = form.cleaned_data["q"] if form.is_valid() else ""
-    page = Paginator(selectors.patterns_search(q), PATTERNS_PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(selectors.patterns_search(request.user, q), PATTERNS_PAGE_SIZE).get_page(request.GET.get("page"))
     context = {"form": form, "q": q, "page": page}
     if request.htmx and request.htmx.target == "pattern-results":
         return render(request, "fraud/_pattern_results.html", context)

@@ -8,6 +8,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.utils.html import format_html
 
+from audit.admin_scope import CaseScopedAdmin
 from casework.case_type_source import case_types_known
 from casework.errors import DomainError
 from casework.outbox import services
@@ -114,7 +115,7 @@ class EndpointAdmin(admin.ModelAdmin):
 
 
 @admin.register(Delivery)
-class DeliveryAdmin(admin.ModelAdmin):
+class DeliveryAdmin(CaseScopedAdmin, admin.ModelAdmin):
     list_display = ("id", "event", "endpoint", "state", "attempts", "next_attempt_at", "last_status",
                     "last_latency_ms", "created_at")
     list_filter = ("state", "endpoint")
@@ -145,7 +146,7 @@ class DeliveryAdmin(admin.ModelAdmin):
 
 
 @admin.register(OutboxEvent)
-class OutboxEventAdmin(admin.ModelAdmin):
+class OutboxEventAdmin(CaseScopedAdmin, admin.ModelAdmin):
     list_display = ("id", "type", "version", "case", "created_at")
     list_filter = ("type",)
     search_fields = ("id", "case__reference")
@@ -165,7 +166,7 @@ class OutboxEventAdmin(admin.ModelAdmin):
 
 
 @admin.register(OutboundEmail)
-class OutboundEmailAdmin(admin.ModelAdmin):
+class OutboundEmailAdmin(CaseScopedAdmin, admin.ModelAdmin):
     """Emails decisions sent (support replies): queued, sent, failed with the server's answer. A
     failed one is sent again with the action (the same Message-ID), or from its case's page."""
 

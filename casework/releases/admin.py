@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from audit.admin_scope import CaseScopedAdmin
 from casework.releases.models import Release, ReleaseTest, RiskReport
 
 
@@ -24,7 +25,7 @@ class ReleaseTestInline(ReadOnly, admin.TabularInline):
 
 
 @admin.register(Release)
-class ReleaseAdmin(ReadOnly, admin.ModelAdmin):
+class ReleaseAdmin(CaseScopedAdmin, ReadOnly, admin.ModelAdmin):
     list_display = ["release_id", "version", "tests_failed", "error_rate", "response_time_p95", "assessment",
                     "created_at"]
     list_filter = ["assessment"]
@@ -33,7 +34,7 @@ class ReleaseAdmin(ReadOnly, admin.ModelAdmin):
 
 
 @admin.register(RiskReport)
-class RiskReportAdmin(ReadOnly, admin.ModelAdmin):
+class RiskReportAdmin(CaseScopedAdmin, ReadOnly, admin.ModelAdmin):
     list_display = ["report_id", "release", "severity", "adjusted_from", "provider", "filed_at"]
     list_filter = ["severity"]
     search_fields = ["report_id", "release__release_id"]

@@ -5,18 +5,22 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 
+from casework.cases.visibility import visible_q
 from casework.people.roles import is_investigator
 from casework.releases.models import Release, RiskReport
 
 
-def release_list():
-    return Release.objects.select_related("case").prefetch_related("reports")
+def release_list(user):
+    """The releases of the cases this person may see (casework.cases.visibility)."""
+    return Release.objects.filter(visible_q(user, "case__")).select_related("case").prefetch_related("reports")
 
 
 def release_get_for_user(user, release_id: str) -> Release:
+    """The release, if this person works cases (else 403) and may see its case: any other is
+    a 404, as a release that does not exist."""
     if not is_investigator(user):
         raise PermissionDenied("Only investigators and release managers can see releases.")
-    return get_object_or_404(release_list(), release_id=release_id)
+    return get_object_or_404(release_list(user), release_id=release_id)
 
 
 def release_latest_report(release: Release) -> RiskReport | None:

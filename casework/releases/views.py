@@ -36,7 +36,7 @@ def index(request):
             errors = exc.message_dict
         except DomainError as exc:
             errors = {"release_id": [exc.message]}
-    releases = selectors.release_list()[:100]
+    releases = selectors.release_list(request.user)[:100]
     return render(request, "releases/index.html", {"releases": releases, "errors": errors, "text": text},
                   status=400 if errors else 200)
 

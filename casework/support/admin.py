@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 
+from audit.admin_scope import CaseScopedAdmin
 from casework.errors import DomainError
 from casework.support.groups import support_group_save
 from casework.support.models import (
@@ -64,7 +65,7 @@ class TicketMessageInline(admin.TabularInline):
 
 
 @admin.register(Ticket)
-class TicketAdmin(admin.ModelAdmin):
+class TicketAdmin(CaseScopedAdmin, admin.ModelAdmin):
     list_display = ("ticket_id", "case", "customer", "lifecycle", "urgency", "ticket_type", "recommended_action",
                     "language", "created_at")
     list_filter = ("lifecycle", "urgency", "ticket_type", "recommended_action", "language")
@@ -83,7 +84,7 @@ class TicketAdmin(admin.ModelAdmin):
 
 
 @admin.register(InboundEmail)
-class InboundEmailAdmin(admin.ModelAdmin):
+class InboundEmailAdmin(CaseScopedAdmin, admin.ModelAdmin):
     """Every inbound email as received, with what became of it; a held one (unknown sender,
     SUPPORT_UNKNOWN_SENDER=hold) is let in with the action."""
 
@@ -143,7 +144,7 @@ class SupportGroupAdmin(admin.ModelAdmin):
 
 
 @admin.register(TicketFeedback)
-class TicketFeedbackAdmin(admin.ModelAdmin):
+class TicketFeedbackAdmin(CaseScopedAdmin, admin.ModelAdmin):
     """The customers' answers to "Did this answer your question?" (read-only)."""
 
     list_display = ("ticket", "solved", "auto_sent", "category", "article_id", "created_at")

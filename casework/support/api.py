@@ -20,7 +20,8 @@ from rest_framework.views import APIView
 
 from agents.models import AgentRun
 from casework.cases.api import IsInvestigator
-from casework.cases.selectors import case_final_decision, case_get_for_user
+from casework.cases.selectors import case_final_decision
+from casework.cases.visibility import case_visible
 from casework.support import selectors, services
 from casework.support.models import Ticket, TicketMessage
 from casework.support.tickets import MESSAGE_MAX_LENGTH
@@ -111,10 +112,12 @@ class IntakeOutputSerializer(serializers.Serializer):
 def intake_payload(request, run: AgentRun) -> dict:
     from django.urls import reverse
 
-    ticket = Ticket.objects.filter(case_id=run.case_id).first() if run.case_id else None
+    # A message that joined a ticket its sender may not see names no ticket or case to them.
+    shown = bool(run.case_id) and case_visible(request.user, run.case)
+    ticket = Ticket.objects.filter(case_id=run.case_id).first() if shown else None
     return {"intake_run": run.pk, "status": run.status, "customer_id": run.state.get("input_customer_id", ""),
             "ticket_id": ticket.ticket_id if ticket else None,
-            "reference": run.case.reference if run.case_id else None,
+            "reference": run.case.reference if shown else None,
             "matched": run.state.get("matched") if ticket else None,
             "status_url": request.build_absolute_uri(reverse("api-support-intake", args=[run.pk]))}
 
@@ -165,15 +168,14 @@ class IntakeDetailApi(APIView):
     def get(self, request, run_id: int):
         run = AgentRun.objects.select_related("case").filter(pk=run_id, pipeline=services.PIPELINE,
                                                              mode="intake").first()
-        if run is None:
+        # An intake whose ticket's case this person may not see is answered as a missing one.
+        if run is None or (run.case_id and not case_visible(request.user, run.case)):
             raise Http404("No such intake.")
         return Response(intake_payload(request, run))
 
 
 def _ticket(request, ticket_id: str) -> Ticket:
-    ticket = selectors.ticket_get(ticket_id)
-    case_get_for_user(request.user, ticket.case.reference)
-    return ticket
+    return selectors.ticket_get_for_user(request.user, ticket_id)
 
 
 class TicketDetailApi(APIView):
@@ -228,7 +230,7 @@ class TicketReplyApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         services.ticket_reply(actor=request.user, ticket=ticket, **data.validated_data)
-        return Response(TicketOutputSerializer(selectors.ticket_get(ticket_id)).data)
+        return Response(TicketOutputSerializer(selectors.ticket_get_for_user(request.user, ticket_id)).data)
 
 
 class _ReasonApi(APIView):
@@ -244,7 +246,7 @@ class _ReasonApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         type(self).action(actor=request.user, ticket=ticket, **data.validated_data)
-        return Response(TicketOutputSerializer(selectors.ticket_get(ticket_id)).data)
+        return Response(TicketOutputSerializer(selectors.ticket_get_for_user(request.user, ticket_id)).data)
 
 
 class TicketEscalateApi(_ReasonApi):

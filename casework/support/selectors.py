@@ -6,12 +6,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.db.models import Case as DbCase
-from django.db.models import IntegerField, Subquery, Value, When
+from django.db.models import IntegerField, Q, Subquery, Value, When
 from django.http import Http404
 from django.utils import timezone
 
 from casework.cases.models import Case
+from casework.cases.visibility import visible_q
+from casework.people.roles import is_investigator
 from casework.support.models import Customer, KBArticle, Ticket, TicketMessage
 from casework.support.states import MATCHABLE, WAITING, TicketState
 
@@ -38,12 +41,22 @@ def ticket_for_case(case: Case) -> Ticket | None:
             .filter(case=case).first())
 
 
-def ticket_get(ticket_id: str) -> Ticket:
-    ticket = (Ticket.objects.select_related("customer", "case", "case__assignee")
-              .prefetch_related("messages__sent_by", "messages__email").filter(ticket_id=(ticket_id or "").upper()).first())
+def ticket_get(ticket_id: str, *, within: Q | None = None) -> Ticket:
+    tickets = (Ticket.objects.select_related("customer", "case", "case__assignee")
+               .prefetch_related("messages__sent_by", "messages__email"))
+    ticket = tickets.filter(within or Q(), ticket_id=(ticket_id or "").upper()).first()
     if ticket is None:
         raise Http404(f"No ticket {ticket_id}.")
     return ticket
+
+
+def ticket_get_for_user(user, ticket_id: str) -> Ticket:
+    """The ticket, if this person may see its case (casework.cases.selectors.case_get_for_user's
+    rule): 403 for someone who works no cases, 404 for a ticket outside their need-to-know, as
+    for one that does not exist."""
+    if not is_investigator(user):
+        raise PermissionDenied("Only investigators can see tickets.")
+    return ticket_get(ticket_id, within=visible_q(user, "case__"))
 
 
 def kb_article_get(article_id: str) -> KBArticle:
@@ -58,19 +71,22 @@ def _urgency_rank():
                  default=Value(4), output_field=IntegerField())
 
 
-def support_queue(*, states: tuple[str, ...] = WAITING, group: str = ""):
-    """Open tickets that wait for a person (triage failed, routed, reply drafted, escalated),
-    most urgent first, then oldest first; `group`: only that escalation group's queue."""
+def support_queue(user, *, states: tuple[str, ...] = WAITING, group: str = ""):
+    """Open tickets that wait for a person (triage failed, routed, reply drafted, escalated) of
+    the cases this person may see, most urgent first, then oldest first; `group`: only that
+    escalation group's queue."""
     tickets = (Ticket.objects.select_related("customer", "case", "case__assignee", "group")
-               .filter(lifecycle__in=states).exclude(case__status=Case.Status.CLOSED))
+               .filter(visible_q(user, "case__"), lifecycle__in=states).exclude(case__status=Case.Status.CLOSED))
     if group:
         tickets = tickets.filter(group__key=group)
     return tickets.annotate(urgency_rank=_urgency_rank()).order_by("urgency_rank", "created_at", "id")
 
 
-def auto_sent_replies():
-    """Replies the system sent on its own, newest first, for spot checks."""
-    return (TicketMessage.objects.filter(auto_sent=True).select_related("ticket__customer", "ticket__case")
+def auto_sent_replies(user):
+    """Replies the system sent on its own on the cases this person may see, newest first, for
+    spot checks."""
+    return (TicketMessage.objects.filter(visible_q(user, "ticket__case__"), auto_sent=True)
+            .select_related("ticket__customer", "ticket__case")
             .order_by("-created_at", "-id"))
 
 

@@ -11,7 +11,6 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from casework.cases.selectors import case_get_for_user
 from casework.errors import DomainError
 from casework.people.roles import investigator_required
 from casework.security.throttles import page_throttle
@@ -35,9 +34,7 @@ QUEUE_VIEWS = {
 
 
 def _ticket(request, ticket_id: str):
-    ticket = selectors.ticket_get(ticket_id)
-    case_get_for_user(request.user, ticket.case.reference)  # the case's access check
-    return ticket
+    return selectors.ticket_get_for_user(request.user, ticket_id)
 
 
 @require_GET
@@ -49,7 +46,7 @@ def queue(request):
     states = QUEUE_VIEWS.get(show, QUEUE_VIEWS[""])[1]
     group = request.GET.get("group", "")
     group = group if group in SupportGroup.Key.values else ""
-    page = Paginator(selectors.support_queue(states=states, group=group), PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(selectors.support_queue(request.user, states=states, group=group), PAGE_SIZE).get_page(request.GET.get("page"))
     rows = [(ticket, selectors.sla_clock(ticket)) for ticket in page.object_list]
     return render(request, "support/queue.html", {"page": page, "rows": rows, "show": show, "group": group,
                                                   "groups": SupportGroup.objects.all(),
@@ -59,7 +56,7 @@ def queue(request):
 @require_GET
 @investigator_required
 def auto_sent(request):
-    page = Paginator(selectors.auto_sent_replies(), PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(selectors.auto_sent_replies(request.user), PAGE_SIZE).get_page(request.GET.get("page"))
     return render(request, "support/auto_sent.html", {"page": page})
 
 

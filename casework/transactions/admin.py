@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from audit.admin_scope import CaseScopedAdmin
 from casework.transactions.models import CardAccount, CurrencyRate, DetectionRule, Investigation, RuleDraft, Transaction
 
 
@@ -36,7 +37,7 @@ class ReadOnly(admin.ModelAdmin):
 
 
 @admin.register(Investigation)
-class InvestigationAdmin(ReadOnly):
+class InvestigationAdmin(CaseScopedAdmin, ReadOnly):
     list_display = ["case", "transaction", "status", "severity", "confidence_score", "completed_at"]
     list_filter = ["status", "severity"]
     search_fields = ["case__reference", "transaction__transaction_id"]
@@ -44,7 +45,7 @@ class InvestigationAdmin(ReadOnly):
 
 
 @admin.register(RuleDraft)
-class RuleDraftAdmin(ReadOnly):
+class RuleDraftAdmin(CaseScopedAdmin, ReadOnly):
     list_display = ["name", "status", "investigation", "promoted_by", "promoted_at"]
     list_filter = ["status"]
 

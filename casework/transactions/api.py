@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 
 from casework.api_schema import pydantic_openapi_30
 from casework.cases.api import IsInvestigator
+from casework.cases.selectors import case_get_for_user
 from casework.idempotency.services import HEADER as IDEMPOTENCY_HEADER
 from casework.idempotency.services import idempotent
 from casework.transactions import selectors, services
@@ -88,8 +89,10 @@ class InvestigationSerializer(serializers.ModelSerializer):
         return RuleSerializer(rule).data if rule else None
 
 
-def _investigation(reference: str) -> Investigation:
-    investigation = selectors.investigation_get(reference.upper())
+def _investigation(request, reference: str) -> Investigation:
+    """The investigation behind the case, if this person may see the case (case_get_for_user:
+    403 for someone who works no cases, 404 outside their need-to-know)."""
+    investigation = selectors.investigation_get_for_case(case_get_for_user(request.user, reference))
     if investigation is None:
         raise Http404(f"No transaction investigation {reference}.")
     return investigation
@@ -182,7 +185,7 @@ class InvestigationDetailApi(APIView):
     @extend_schema(operation_id="txn_investigations_read", responses={200: InvestigationSerializer, 401: E401,
                                                                        403: E403, 404: E404})
     def get(self, request, reference: str):
-        return _out(_investigation(reference))
+        return _out(_investigation(request, reference))
 
 
 class InvestigationResumeApi(APIView):
@@ -194,7 +197,7 @@ class InvestigationResumeApi(APIView):
                    description="Continue a FAILED or TIMED_OUT investigation from its saved state; finished tools are "
                                "not run again.")
     def post(self, request, reference: str):
-        investigation = _investigation(reference)
+        investigation = _investigation(request, reference)
         services.investigation_resume(actor=request.user, investigation=investigation)
         return _out(investigation, status.HTTP_202_ACCEPTED)
 
@@ -208,7 +211,7 @@ class RecommendationDecideApi(APIView):
                    responses={200: RecommendationSerializer, 400: E400, 401: E401, 403: E403, 404: E404,
                               409: OpenApiResponse(description="Already decided the other way.")})
     def post(self, request, reference: str, pk: int):
-        investigation = _investigation(reference)
+        investigation = _investigation(request, reference)
         rec = get_object_or_404(Recommendation, pk=pk, investigation=investigation)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -229,5 +232,5 @@ class RulePromoteApi(APIView):
     def post(self, request, reference: str):
         if not services.may_promote(request.user):
             raise PermissionDenied("Only managers and admins promote rules.")
-        rule = get_object_or_404(RuleDraft, investigation=_investigation(reference))
+        rule = selectors.rule_draft_to_promote(request.user, reference)
         return Response(RuleSerializer(services.rule_promote(actor=request.user, rule=rule)).data)

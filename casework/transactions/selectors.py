@@ -4,8 +4,10 @@ model, promoted rules."""
 from __future__ import annotations
 
 from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
 
 from casework.cases.models import Case
+from casework.cases.visibility import visible_q
 from casework.people.roles import ADMIN, MANAGER, user_roles
 from casework.transactions.analysis import load_history, txn_row
 from casework.transactions.models import Investigation, RuleDraft
@@ -14,8 +16,21 @@ from casework.transactions.states import ACTIVE, TXN_LIFECYCLE
 HISTORY_SHOWN = 40
 
 
-def investigation_list() -> QuerySet[Investigation]:
-    return Investigation.objects.select_related("case", "case__assignee", "transaction", "transaction__account")
+def investigation_list(user=None) -> QuerySet[Investigation]:
+    """Investigations, joined; with `user`, only those of the cases this person may see
+    (casework.cases.visibility): every list a person reads passes them."""
+    investigations = Investigation.objects.select_related("case", "case__assignee", "transaction",
+                                                          "transaction__account")
+    return investigations if user is None else investigations.filter(visible_q(user, "case__"))
+
+
+def rule_draft_to_promote(user, reference: str) -> RuleDraft:
+    """The rule drafted on this case, for a manager or admin to promote: promoting is not
+    working the case (managers work none), but it shows the case, so the case must be inside
+    their need-to-know (casework.cases.visibility); any other is a 404, as a missing one."""
+    return get_object_or_404(RuleDraft.objects.filter(visible_q(user, "investigation__case__"))
+                             .select_related("investigation__case"),
+                             investigation__case__reference=reference.upper())
 
 
 def investigation_get_for_case(case: Case) -> Investigation | None:

@@ -56,7 +56,7 @@ def index(request):
         status = 400
     elif request.method == "POST":
         status = 400
-    recent = selectors.investigation_list()[:RECENT_SHOWN]
+    recent = selectors.investigation_list(request.user)[:RECENT_SHOWN]
     return render(request, "transactions/index.html",
                   {"start_form": start_form, "import_form": import_form, "recent": recent}, status=status)
 
@@ -128,8 +128,7 @@ def rule_edit(request, reference: str):
 def rule_promote(request, reference: str):
     if not services.may_promote(request.user):
         raise PermissionDenied("Only managers and admins promote rules.")
-    rule = get_object_or_404(RuleDraft.objects.select_related("investigation__case"),
-                             investigation__case__reference=reference.upper())
+    rule = selectors.rule_draft_to_promote(request.user, reference)
     try:
         services.rule_promote(actor=request.user, rule=rule)
         messages.success(request, f"Rule {rule.name!r} promoted.")

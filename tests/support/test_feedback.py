@@ -74,7 +74,7 @@ def test_not_solved_on_an_auto_answer_reopens_the_ticket_to_a_person(alice, supp
     from casework.support.selectors import support_queue
     from casework.support.states import WAITING
 
-    assert ticket in list(support_queue(states=WAITING))
+    assert ticket in list(support_queue(alice, states=WAITING))
 
 
 def test_not_solved_on_a_persons_reply_reopens_the_closed_case(alice, support_data):

@@ -12,6 +12,7 @@ from casework.people.roles import INVESTIGATOR, MANAGER
 from casework.people.services import user_create
 from casework.support.groups import group_pick_member, support_group_save
 from casework.support.models import SupportGroup
+from tests.conftest import in_every_team
 from tests.support.conftest import send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -20,7 +21,9 @@ SECURITY = "Someone hacked my account and changed my password!"
 
 
 def _people(*names, role=INVESTIGATOR):
-    return [user_create(actor="system", username=n, password=f"{n}-pass-123", role=role) for n in names]
+    # In a team owning support tickets: escalation assigns only people who may see the case.
+    return [in_every_team(user_create(actor="system", username=n, password=f"{n}-pass-123", role=role))
+            for n in names]
 
 
 @pytest.fixture

@@ -110,7 +110,7 @@ def test_the_generic_close_with_another_outcome_closes_the_ticket_without_a_repl
     assert ticket.case.is_closed and ticket.lifecycle == "closed_no_reply" and ticket.completed_at
     move = AuditEntry.objects.get(case_id=ticket.case_id, action="support.state_changed", data__to="closed_no_reply")
     assert move.actor == "alice" and move.data["from"] == "routed" and move.data["by"] == "person"
-    assert ticket not in support_queue()
+    assert ticket not in support_queue(alice)
 
 
 def test_a_person_escalating_closes_the_ticket_without_a_reply(alice, support_data):
@@ -154,7 +154,7 @@ def test_a_failed_supervisor_leaves_the_urgency_high_not_medium(alice, support_d
     assert ticket.lifecycle == "triage_failed"
     assert ticket.urgency == "high" and ticket.case.priority == "high"
     assert ticket.triage["result"]["urgency"] == "high"
-    queue = list(support_queue())
+    queue = list(support_queue(alice))
     assert queue.index(_fresh(high)) < queue.index(ticket)  # beside the high tickets, oldest first
     guard = AuditEntry.objects.get(case_id=ticket.case_id, action="support.guard_applied")
     assert guard.data | {} == {**guard.data, "rule": "urgency_unknown", "proposed": "", "decided": "high"}
@@ -173,7 +173,7 @@ def test_a_triage_that_raises_leaves_the_ticket_in_the_queue_as_failed(alice, al
     assert triage_run(ticket).status == "failed"
     ticket = _fresh(ticket)
     assert ticket.lifecycle == "triage_failed" and ticket.case.status == "in_progress"
-    assert ticket in support_queue() and ticket in support_queue(states=("triage_failed",))
+    assert ticket in support_queue(alice) and ticket in support_queue(alice, states=("triage_failed",))
     assert ticket.urgency == "high" and ticket.recommended_action == "route_specialist"
     assert "the summary could not be built" in ticket.triage["failures"][0]["error"]
     move = AuditEntry.objects.get(case_id=ticket.case_id, action="support.state_changed", data__to="triage_failed")

@@ -145,7 +145,7 @@ def test_auto_send_sends_the_reply_and_lists_it_for_spot_checks(alice, support_d
     _, ticket = send(alice, "CUST-003", "How do I download an invoice?")
     (reply,) = ticket.messages.filter(direction="agent")
     assert reply.auto_sent and "download" in reply.text.lower()
-    assert list(auto_sent_replies()) == [reply]
+    assert list(auto_sent_replies(alice)) == [reply]
     ticket.case.refresh_from_db()
     assert ticket.case.status == "awaiting_response" and not ticket.case.is_closed
 
@@ -162,7 +162,7 @@ def test_a_security_concern_is_escalated_directly_without_a_specialist(alice, su
     assert not ticket.case.is_closed and ticket.case.status == "awaiting_decision"
     from casework.support.selectors import support_queue
 
-    assert list(support_queue(states=("escalated",))) == [ticket]
+    assert list(support_queue(alice, states=("escalated",))) == [ticket]
     assert ticket.triage["route"] == "escalate"
     assert ticket.triage["result"]["reasoning"].startswith("Direct escalation required")
 

@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from audit.models import AuditEntry
 from casework.transactions.models import Investigation, Recommendation, RuleDraft
+from tests.conftest import in_every_team
 from tests.transactions.conftest import investigate, load
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -87,6 +88,9 @@ def test_the_api_starts_reads_and_refuses(api, mona, fraud_case):
     assert api.post(url, {"decision": "accept"}, format="json").status_code == 409
     assert api.post(f"/api/transactions/investigations/{fraud_case.case.reference}/rule/promote/").status_code == 403
     api.force_authenticate(mona)
+    # Promoting shows the case: a manager outside its teams gets a 404, as for a missing case.
+    assert api.post(f"/api/transactions/investigations/{fraud_case.case.reference}/rule/promote/").status_code == 404
+    in_every_team(mona)
     promoted = api.post(f"/api/transactions/investigations/{fraud_case.case.reference}/rule/promote/")
     assert promoted.status_code == 200 and promoted.json()["promoted_by"] == "mona"
 

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from audit.admin_scope import CaseScopedAdmin
 from casework.outbox.models import Action
 
 
 @admin.register(Action)
-class ActionAdmin(admin.ModelAdmin):
+class ActionAdmin(CaseScopedAdmin, admin.ModelAdmin):
     """Read-only: an action moves by its delivery, the other system's signed callback, or a
     person's word on the case page (each audited), never by an edit here."""
 

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from audit.admin_scope import CaseScopedAdmin
 from casework.cases.attachments.models import Attachment
 
 
 @admin.register(Attachment)
-class AttachmentAdmin(admin.ModelAdmin):
+class AttachmentAdmin(CaseScopedAdmin, admin.ModelAdmin):
     """Read-only, and no file link: evidence is read through the case page's checked download."""
 
     list_display = ("case", "original_name", "size", "sha256", "content_type", "uploaded_by", "uploaded_at")

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from audit.admin_scope import CaseScopedAdmin
 from casework.cases.notifications.models import Notification, NotificationPreference
 
 
 @admin.register(Notification)
-class NotificationAdmin(admin.ModelAdmin):
+class NotificationAdmin(CaseScopedAdmin, admin.ModelAdmin):
     """Read-only: notifications are written by notification_send, with their audit entry."""
 
     list_display = ["created_at", "kind", "recipient_name", "recipient_email", "subject", "read_at", "emailed_at"]

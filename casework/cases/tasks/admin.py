@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from audit.admin_scope import CaseScopedAdmin
 from casework.cases.tasks.models import Task
 
 
 @admin.register(Task)
-class TaskAdmin(admin.ModelAdmin):
+class TaskAdmin(CaseScopedAdmin, admin.ModelAdmin):
     """Read-only: tasks change through their services, each change audited (the case page, the API)."""
 
     list_display = ("case", "position", "title", "assignee", "due_on", "done", "done_by", "done_at")

@@ -104,7 +104,12 @@ def chart(stats: list[tuple[RuleVersion, VersionStats]], *, now: datetime | None
             "total_live": sum(live.values()), "total_shadow": sum(shadow.values())}
 
 
-def rules_page(*, now: datetime | None = None) -> list[dict]:
+def rules_page(user, *, now: datetime | None = None) -> list[dict]:
+    """Every rule with its versions, stats and chart; the case a rule was drafted on is named
+    only to people who may see that case (casework.cases.visibility): rules are everyone's,
+    the case behind one is not."""
+    from casework.cases.visibility import case_visible
+
     now = now or timezone.now()
     rules = list(rules_with_versions())
     versions = [v for rule in rules for v in rule.versions.all()]
@@ -113,5 +118,7 @@ def rules_page(*, now: datetime | None = None) -> list[dict]:
     for rule in rules:
         rows = [(v, stats[v.pk]) for v in rule.versions.all()]
         active = next((v for v in rule.versions.all() if v.status == RuleVersion.Status.ACTIVE), None)
-        page.append({"rule": rule, "versions": rows, "active": active, "chart": chart(rows, now=now)})
+        drafted = rule.drafted_from.investigation.case if rule.drafted_from_id else None
+        page.append({"rule": rule, "versions": rows, "active": active, "chart": chart(rows, now=now),
+                     "drafted_case": drafted if drafted is not None and case_visible(user, drafted) else None})
     return page

@@ -24,7 +24,7 @@ from casework.transactions.monitoring.models import DetectionRule, RuleVersion
 @login_required
 def rules(request):
     return render(request, "transactions/rules.html", {
-        "rules": selectors.rules_page(), "may_approve": services.may_approve(request.user),
+        "rules": selectors.rules_page(request.user), "may_approve": services.may_approve(request.user),
         "may_write": is_investigator(request.user),
         "fields": ", ".join(rule_language.FIELDS), "actions": RuleVersion.Action.choices,
         "modes": RuleVersion.Mode.choices, "user_id": request.user.pk})
