@@ -199,3 +199,21 @@ def test_the_queue_row_and_the_report_say_restricted(client, people, case):
     case.refresh_from_db()
     report = case_report_html(case=case, actor=people["mark"])
     assert ">Restricted</span>" in report and "lena, mark" in report
+
+
+def test_a_notification_about_a_restricted_case_says_so_in_the_inbox_and_the_email(client, people, case,
+                                                                                    mailoutbox):
+    from casework.cases.notifications.email import notification_email
+    from casework.cases.notifications.services import notify_case_assigned
+
+    people["mark"].email = "mark@example.com"
+    people["mark"].save()
+    case_restrict(actor=people["lena"], case=case, people=[people["mark"]], reason="x")
+    case.refresh_from_db()
+    note = notify_case_assigned(case=case, assignee=people["mark"], actor=people["lena"])
+    client.force_login(people["mark"])
+    inbox = client.get("/notifications/").content.decode()
+    item = inbox[inbox.index(f'id="notification-{note.pk}"'):]
+    assert ">Restricted</span>" in item[:item.index("</article>")]
+    assert notification_email(note.pk)
+    assert mailoutbox[-1].subject == f"[Restricted] {case.reference} assigned to you"
