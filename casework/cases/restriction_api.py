@@ -67,7 +67,8 @@ class CaseRestrictionApi(APIView):
                    examples=[OpenApiExample("Lift", request_only=True, value={"reason": "Investigation closed."})])
     def delete(self, request, reference: str):
         case = selectors.case_get_for_user(request.user, reference)
-        data = self.DeleteSerializer(data=request.data)
+        # The reason in the body, or as ?reason= for clients that send no body with a DELETE.
+        data = self.DeleteSerializer(data=request.data or request.query_params)
         data.is_valid(raise_exception=True)
         case = restriction.case_unrestrict(actor=request.user, case=case, **data.validated_data)
         return Response(_output(case))

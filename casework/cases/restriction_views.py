@@ -40,5 +40,4 @@ def restriction_change(request, reference: str):
         return redirect("cases:detail", reference=case.reference)
     context = restriction_context(case, request.user, **({"unrestrict_form": form} if lifting else {"form": form}))
     # The header's "Restricted" mark follows, out of band.
-    response = render(request, "cases/_restriction.html", {**context, "errors": errors, "oob_meta": True})
-    return response
+    return render(request, "cases/_restriction.html", {**context, "errors": errors, "oob_meta": True})
