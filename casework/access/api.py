@@ -30,6 +30,7 @@ from casework.access.models import (
     RightsCheck,
     System,
 )
+from casework.access.special import claim_masked
 from casework.cases.api import IsInvestigator
 from casework.cases.selectors import case_final_decision, case_get_for_user
 from casework.people.roles import is_manager
@@ -69,12 +70,20 @@ class RightsCheckOutputSerializer(serializers.ModelSerializer):
 
 
 class ClaimOutputSerializer(serializers.ModelSerializer):
+    """The absence's kind and dates (and what quotes them) are special-category: masked unless
+    the context's `viewer` is in a team owning access changes, or the manager the request is
+    `addressed` to (casework/access/special.py). No viewer: masked."""
+
     colleague = serializers.CharField(source="colleague.employee_id", default=None, allow_null=True)
 
     class Meta:
         model = EmployeeClaim
         fields = ["claim_type", "colleague", "period_start", "period_end", "explanation", "submitted_at",
                   "validation_status", "validation"]
+
+    def to_representation(self, claim):
+        return claim_masked(self.context.get("viewer"), claim, super().to_representation(claim),
+                            addressed=self.context.get("addressed", False))
 
 
 class VerdictOutputSerializer(serializers.ModelSerializer):
@@ -137,7 +146,8 @@ class StatusHistorySerializer(serializers.Serializer):
     reason = serializers.CharField(allow_blank=True)
 
 
-def mutation_payload(mutation: HRMutation) -> dict:
+def mutation_payload(mutation: HRMutation, *, viewer) -> dict:
+    """The case as `viewer` may see it (special-category fields masked for them)."""
     case = mutation.case
     claim = EmployeeClaim.objects.filter(request__mutation=mutation).select_related("colleague").order_by("-submitted_at").first()
     verdict = ManagerVerdict.objects.filter(request__mutation=mutation).select_related("decided_by").order_by("-decided_at").first()
@@ -156,7 +166,7 @@ def mutation_payload(mutation: HRMutation) -> dict:
         "rights_check": RightsCheckOutputSerializer(check).data if check else None,
         "messages": MessageOutputSerializer(selectors.mutation_messages(case), many=True).data,
         "requests": RequestOutputSerializer(selectors.mutation_requests(mutation), many=True).data,
-        "claim": ClaimOutputSerializer(claim).data if claim else None,
+        "claim": ClaimOutputSerializer(claim, context={"viewer": viewer}).data if claim else None,
         "manager_verdict": VerdictOutputSerializer(verdict).data if verdict else None,
         "report": ReportOutputSerializer(report).data if report else None,
         "decision": {"outcome": decision.outcome, "reason": decision.reason,
@@ -228,7 +238,7 @@ class MutationSubmitApi(APIView):
         data.is_valid(raise_exception=True)
         mutation = services.mutation_submit(actor=request.user, **data.validated_data)
         mutation = selectors.mutation_for_case(mutation.case)
-        return Response(mutation_payload(mutation), status=status.HTTP_201_CREATED)
+        return Response(mutation_payload(mutation, viewer=request.user), status=status.HTTP_201_CREATED)
 
 
 class MutationDetailApi(APIView):
@@ -243,7 +253,7 @@ class MutationDetailApi(APIView):
         mutation = selectors.mutation_for_case(case)
         if mutation is None:
             raise Http404("This case has no recorded access change.")
-        return Response(mutation_payload(mutation))
+        return Response(mutation_payload(mutation, viewer=request.user))
 
 
 # --- the employee's answer --------------------------------------------------------------------
@@ -312,7 +322,8 @@ class InboxItemSerializer(RequestOutputSerializer):
     def get_claim(self, obj):
         claim = next((getattr(r, "claim", None) for r in obj.mutation.requests.all()
                       if hasattr(r, "claim")), None)
-        return ClaimOutputSerializer(claim).data if claim else None
+        # The manager this request is addressed to judges the claim: they see it whole.
+        return ClaimOutputSerializer(claim, context={"addressed": True}).data if claim else None
 
 
 class ManagerInboxApi(APIView):

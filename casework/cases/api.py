@@ -42,11 +42,12 @@ class CommentOutputSerializer(serializers.ModelSerializer):
 
 class CaseOutputSerializer(serializers.ModelSerializer):
     assignee = serializers.CharField(source="assignee.username", default=None, allow_null=True)
+    restricted = serializers.BooleanField(read_only=True, help_text="Restricted by a lead to named people.")
 
     class Meta:
         model = Case
         fields = ["reference", "case_type", "title", "status", "priority", "assignee",
-                  "created_at", "updated_at", "closed_at", "due_at"]
+                  "created_at", "updated_at", "closed_at", "due_at", "restricted"]
 
 
 class CaseListApi(ListAPIView):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from casework.cases import api, bulk_api
+from casework.cases import api, bulk_api, restriction_api
 
 urlpatterns = [
     path("cases/", api.CaseListApi.as_view(), name="api-case-list"),
@@ -11,4 +11,5 @@ urlpatterns = [
     path("cases/<str:reference>/assign/", api.CaseAssignApi.as_view(), name="api-case-assign"),
     path("cases/<str:reference>/comments/", api.CaseCommentApi.as_view(), name="api-case-comment"),
     path("cases/<str:reference>/close/", api.CaseCloseApi.as_view(), name="api-case-close"),
+    path("cases/<str:reference>/restriction/", restriction_api.CaseRestrictionApi.as_view(), name="api-case-restriction"),
 ]

@@ -16,3 +16,21 @@ class CloseForm(forms.Form):
     def __init__(self, *args, case: Case, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["outcome"].choices = case.type_info.outcomes
+
+
+class RestrictForm(forms.Form):
+    """Name the people a restricted case is shown to (the lead who restricts is always one)."""
+
+    people = forms.ModelMultipleChoiceField(queryset=None, to_field_name="username", required=False,
+                                            widget=forms.SelectMultiple(attrs={"size": 6}))
+    reason = forms.CharField(max_length=2_000, widget=forms.TextInput(attrs={"placeholder": "Why (on record)"}))
+
+    def __init__(self, *args, **kwargs):
+        from casework.people.roles import investigators
+
+        super().__init__(*args, **kwargs)
+        self.fields["people"].queryset = investigators().filter(is_active=True)
+
+
+class UnrestrictForm(forms.Form):
+    reason = forms.CharField(max_length=2_000, widget=forms.TextInput(attrs={"placeholder": "Why (on record)"}))

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from casework.cases import bulk_views, views
+from casework.cases import bulk_views, restriction_views, views
 
 app_name = "cases"
 
@@ -14,4 +14,5 @@ urlpatterns = [
     path("<str:reference>/assign-to-me/", views.assign_to_me, name="assign_to_me"),
     path("<str:reference>/comments/", views.comment_add, name="comment_add"),
     path("<str:reference>/close/", views.close, name="close"),
+    path("<str:reference>/restriction/", restriction_views.restriction_change, name="restriction"),
 ]

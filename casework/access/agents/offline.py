@@ -215,12 +215,19 @@ def advisory(data: dict, messages=None):
         details.append(f"Rights check: {rights['message']}")
     claim = data.get("claim")
     if claim:
-        absence = {"sick_leave_cover": "sick leave", "vacation_cover": "vacation"}.get(claim["claim_type"])
-        story = (f"covered {claim['colleague_name']}'s {absence} ({claim['period_start']} to {claim['period_end']})"
-                 if absence else "another reason")
-        details.append(f"Employee's explanation: {story}: \"{claim['explanation']}\"")
-        if claim.get("validation_detail"):
-            details.append(f"Claim validation ({claim['validation']}): {claim['validation_detail'].get('message', '')}")
+        if claim["claim_type"] in ("sick_leave_cover", "vacation_cover"):
+            # The report is shown to everyone who sees the case: it names no kind or dates of an
+            # absence and quotes neither the explanation nor the check's message (special-category;
+            # the claim panel shows them to the teams owning access changes).
+            details.append(f"Employee's explanation: covered {claim['colleague_name']}'s absence (its kind, dates "
+                           "and the explanation are on the Answers tab, for the teams owning access changes).")
+            if claim.get("validation_detail"):
+                details.append(f"Claim validation: {claim['validation']}.")
+        else:
+            details.append(f"Employee's explanation: another reason: \"{claim['explanation']}\"")
+            if claim.get("validation_detail"):
+                details.append(f"Claim validation ({claim['validation']}): "
+                               f"{claim['validation_detail'].get('message', '')}")
     verdict = data.get("manager_verdict")
     if verdict:
         details.append(f"Manager {verdict['manager']} {'approved' if verdict['approved'] else 'denied'}: "

@@ -5,7 +5,10 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from django.db import transaction
+
 from audit.models import AuditEntry
+from audit.services import audit_record
 from casework.access.data_io.files import COLUMNS, EXPORT_ONLY
 from casework.access.models import (
     AccessLevel,
@@ -19,6 +22,8 @@ from casework.access.models import (
     System,
     Vacation,
 )
+from casework.access.special import CASE_TYPE, claim_masked
+from casework.cases.masking import sees_special
 
 
 def _write(path: Path, header: list[str], rows) -> int:
@@ -32,8 +37,16 @@ def _write(path: Path, header: list[str], rows) -> int:
     return count
 
 
-def access_data_export(directory) -> dict[str, int]:
-    """Write every file import reads, plus audit_trail.csv and pending_actions.csv."""
+def access_data_export(directory, *, viewer=None) -> dict[str, int]:
+    """Write every file import reads, plus audit_trail.csv and pending_actions.csv; audited.
+
+    `viewer`: the person the export is for. Absences are special-category
+    (casework/cases/masking.py): for someone outside the teams owning access changes,
+    sickLeave.csv and vacation.csv keep their header and no rows (the file a row is in is
+    itself its kind), and an employee's explanation of an absence is withheld in
+    pending_actions.csv. Without a viewer (an operator's round trip on the server, who holds
+    the database anyway) everything is written."""
+    whole = viewer is None or sees_special(viewer, CASE_TYPE)
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     cols = {name: req + opt for name, (req, opt) in COLUMNS.items()}
@@ -61,7 +74,8 @@ def access_data_export(directory) -> dict[str, int]:
     for file, model in (("sickLeave.csv", SickLeave), ("vacation.csv", Vacation)):
         counts[file] = _write(out / file, cols[file], (
             (a.employee.employee_id, a.start_date, a.end_date, a.status)
-            for a in model.objects.select_related("employee").order_by("employee__employee_id", "start_date")))
+            for a in model.objects.select_related("employee").order_by("employee__employee_id", "start_date")
+            if whole))
     mutations = list(HRMutation.objects.select_related("changed_by", "changed_for", "system", "access_level",
                                                        "manager").order_by("changed_at", "id"))
     counts["hr_mutations.csv"] = _write(out / "hr_mutations.csv", cols["hr_mutations.csv"], (
@@ -76,8 +90,11 @@ def access_data_export(directory) -> dict[str, int]:
         for e in AuditEntry.objects.filter(action="access.status_changed", case_id__in=list(by_case)).order_by("id")))
     counts["pending_actions.csv"] = _write(out / "pending_actions.csv", EXPORT_ONLY["pending_actions.csv"], (
         (r.pk, r.kind, r.recipient.employee_id, r.mutation.mutation_id, r.state(), r.sent_at.isoformat(),
-         _response(r))
+         _response(r, viewer=viewer if not whole else None))
         for r in InfoRequest.objects.select_related("recipient", "mutation", "claim", "verdict").order_by("id")))
+    with transaction.atomic():
+        audit_record(actor=viewer or "system", action="access.data_exported",
+                     data={"files": counts, "special_category": "whole" if whole else "withheld"})
     return counts
 
 
@@ -87,10 +104,14 @@ def _metadata(value: dict) -> str:
     return json.dumps(value, sort_keys=True) if value else ""
 
 
-def _response(request: InfoRequest) -> str:
+def _response(request: InfoRequest, *, viewer=None) -> str:
+    """The answer in one line; with a `viewer`, an absence claim as they may see it."""
     claim = getattr(request, "claim", None)
     if claim is not None:
-        return f"{claim.get_claim_type_display()}: {claim.explanation}"
+        shown = {"claim_type": claim.get_claim_type_display(), "explanation": claim.explanation}
+        if viewer is not None:
+            shown = claim_masked(viewer, claim, shown)
+        return f"{shown['claim_type']}: {shown['explanation']}"
     verdict = getattr(request, "verdict", None)
     if verdict is not None:
         return f"{'approved' if verdict.approved else 'denied'}: {verdict.comment}"

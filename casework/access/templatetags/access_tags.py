@@ -17,6 +17,14 @@ def access_overview(case):
     return selectors.mutation_overview(case)
 
 
+@register.simple_tag(takes_context=True)
+def claim_shown(context, claim, addressed=False):
+    """The claim as the page's viewer may see it (casework/access/special.py)."""
+    from casework.access.special import claim_shown as shown
+
+    return shown(context["request"].user, claim, addressed=addressed)
+
+
 @register.simple_tag
 def access_message_rows(messages):
     return selectors.message_rows(messages)

@@ -14,6 +14,7 @@ from casework.cases.attachments import selectors, services
 from casework.cases.attachments.filetypes import KNOWN
 from casework.cases.attachments.http import file_response, refuse_oversized_body
 from casework.cases.attachments.models import Attachment
+from casework.cases.masking import masked_for
 from casework.cases.selectors import case_get_for_user
 
 
@@ -27,6 +28,14 @@ class AttachmentOutputSerializer(serializers.ModelSerializer):
         ref_name = "CaseAttachment"
         fields = ["id", "original_name", "size", "sha256", "content_type", "uploaded_by", "received_from", "uploaded_at",
                   "download_url"]
+
+    def to_representation(self, attachment):
+        # The sender's full address is special-category: whole for the owning teams only
+        # (casework/cases/masking.py); no viewer in the context: masked.
+        data = super().to_representation(attachment)
+        data["received_from"] = masked_for(self.context.get("viewer"), attachment.case.case_type, "email",
+                                           data["received_from"])
+        return data
 
     def get_download_url(self, attachment) -> str:
         return f"/api/cases/{attachment.case.reference}/attachments/{attachment.pk}/download/"
@@ -45,7 +54,8 @@ class AttachmentListApi(APIView):
     @extend_schema(operation_id="case_attachments_list", responses=AttachmentOutputSerializer(many=True))
     def get(self, request, reference: str):
         case = case_get_for_user(request.user, reference)
-        return Response(AttachmentOutputSerializer(selectors.attachment_list(case), many=True).data)
+        return Response(AttachmentOutputSerializer(selectors.attachment_list(case), many=True,
+                                                   context={"viewer": request.user}).data)
 
     @extend_schema(
         operation_id="case_attachments_upload", request={"multipart/form-data": InputSerializer},
@@ -61,7 +71,7 @@ class AttachmentListApi(APIView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         attachment = services.attachment_upload(actor=request.user, case=case, upload=data.validated_data["file"])
-        return Response(AttachmentOutputSerializer(attachment).data, status=status.HTTP_201_CREATED)
+        return Response(AttachmentOutputSerializer(attachment, context={"viewer": request.user}).data, status=status.HTTP_201_CREATED)
 
 
 # A file is served as the type its extension gives (filetypes.KNOWN), so each is a documented

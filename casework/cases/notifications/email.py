@@ -28,12 +28,14 @@ def absolute_url(path: str) -> str:
 def notification_email(notification_id: int) -> bool:
     """One attempt to email the notification; raises what the mail server raised. Returns
     False when there is nothing to do (already emailed, no address)."""
-    note = Notification.objects.get(pk=notification_id)
+    note = Notification.objects.select_related("case").get(pk=notification_id)
     if note.emailed_at or not note.recipient_email:
         return False
     Notification.objects.filter(pk=note.pk).update(email_attempts=F("email_attempts") + 1)
     text = note.body + (f"\n\n{absolute_url(note.url) if note.url.startswith('/') else note.url}" if note.url else "")
-    send_mail(note.subject, text, settings.DEFAULT_FROM_EMAIL, [note.recipient_email])
+    # A restricted case says so in words, as on every page that shows it.
+    subject = f"[Restricted] {note.subject}" if note.case is not None and note.case.restricted else note.subject
+    send_mail(subject, text, settings.DEFAULT_FROM_EMAIL, [note.recipient_email])
     Notification.objects.filter(pk=note.pk).update(emailed_at=timezone.now(), email_failed_at=None, email_error="")
     return True
 

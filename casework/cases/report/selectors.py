@@ -16,6 +16,7 @@ from django.db.models import F
 from audit.checkpoint_services import checkpoint_status
 from audit.models import AuditEntry
 from casework.cases.models import Case
+from casework.cases.restriction import case_restricted_to
 from casework.cases.selectors import case_comments, case_final_decision
 
 # How many of the newest pipeline runs the report describes (one per pipeline and mode).
@@ -185,6 +186,7 @@ def report_context(case: Case) -> dict:
     entries = report_audit_entries(case)
     return {
         "case": case,
+        "restricted_to": [p.get_username() for p in case_restricted_to(case)] if case.restricted else [],
         "record": report_record(case),
         "findings": report_findings(case),
         "decision": case_final_decision(case),

@@ -26,7 +26,8 @@ class CaseReport:
 def case_report_html(*, case: Case, actor) -> str:
     """The report as HTML (what the PDF is made from)."""
     context = report_context(case)
-    context.update({"generated_at": timezone.now(), "generated_by": actor})
+    # `viewer`: whose report it is, for the special-category masking (casework/cases/masking.py).
+    context.update({"generated_at": timezone.now(), "generated_by": actor, "viewer": actor})
     return render_to_string("cases/report/report.html", context)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django import template
 
 from agents.models import AgentRun
+from casework.cases.masking import masked_for
 from casework.support import selectors
 
 register = template.Library()
@@ -45,11 +46,14 @@ def support_view(case) -> dict | None:
     }
 
 
-@register.inclusion_tag("support/_email_state.html")
-def email_state(message):
+@register.inclusion_tag("support/_email_state.html", takes_context=True)
+def email_state(context, message):
     """What happened to a reply's email, never more: queued (and why it is being retried), the
-    time the mail server accepted it, or why it failed; or that it was not emailed at all."""
-    return {"m": message, "email": message.email}
+    time the mail server accepted it, or why it failed; or that it was not emailed at all. The
+    customer's address is special-category (masked outside the support teams)."""
+    email = message.email
+    to = masked_for(context["request"].user, "support_ticket", "email", email.to) if email is not None else ""
+    return {"m": message, "email": email, "to": to}
 
 
 @register.simple_tag
