@@ -312,7 +312,7 @@ class AlertDetailApi(APIView):
     )
     def get(self, request, reference: str):
         alert = _alert_for(request, reference)
-        return Response(self.OutputSerializer(alert).data)
+        return Response(self.OutputSerializer(alert, context={"request": request}).data)
 
 
 _RUN_RESPONSES = {
