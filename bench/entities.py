@@ -286,14 +286,21 @@ def main() -> None:
     case_ids = [rng.randint(1, args.cases) for _ in range(args.samples)]
     cases = {c.pk: c for c in Case.objects.filter(pk__in=case_ids)}
 
+    run = f"{time.time_ns() % 10**9:09d}"
+    user = user_create(actor="system", username=f"bench{run}", password="bench-pass-123", role=INVESTIGATOR)
+    # A person in a team owning every type: what they see is filtered by the rule, all of it shown.
+    from casework.cases.types import CASE_TYPES
+    from casework.people.teams import team_create, team_member_set
+
+    team_member_set(actor="system", team=team_create(actor="system", name=f"Bench {run}",
+                                                     case_types=list(CASE_TYPES)), user=user)
+
     def panel(pk):
         case = cases[pk]
         render_to_string("entities/_case_panel.html", {
-            "case": case, "rows": selectors.case_seen_elsewhere(case), "links": selectors.case_links(case),
-            "link_form": LinkForm(), "merge_form": MergeForm()})
+            "case": case, "rows": selectors.case_seen_elsewhere(case, viewer=user),
+            "links": selectors.case_links(case, viewer=user), "link_form": LinkForm(), "merge_form": MergeForm()})
 
-    run = f"{time.time_ns() % 10**9:09d}"
-    user = user_create(actor="system", username=f"bench{run}", password="bench-pass-123", role=INVESTIGATOR)
     client = Client()
     client.force_login(user)
 

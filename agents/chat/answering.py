@@ -24,6 +24,7 @@ from django.db.models import Q
 from django.utils import timezone
 from opentelemetry import trace as otel_trace
 
+from agents.chat.asker import asking
 from agents.chat.assistant import assistant_agent
 from agents.chat.context import case_context
 from agents.chat.models import ChatMessage, Conversation
@@ -95,10 +96,13 @@ def _answer(message_id: int) -> bool:
                                                 context=_trace_parent(conversation)) as span:
             span.set_attributes({"conversation.id": conversation.pk, "conversation.message_count": len(history),
                                  "case.reference": case.reference, "user": actor.get_username()})
-            future = aio.submit(arun_tool_loop(
-                agent, data, history=history, max_tool_calls=settings.CHAT_MAX_TOOL_CALLS,
-                context_strategy=settings.CHAT_CONTEXT_STRATEGY, stream=buffer,
-                metadata={"case": case.reference, "conversation": str(conversation.pk)}))
+            # The tools answer the person who asked: the asker rides into the loop's task and
+            # each tool's thread (aio.submit and the tool runner carry context variables).
+            with asking(actor):
+                future = aio.submit(arun_tool_loop(
+                    agent, data, history=history, max_tool_calls=settings.CHAT_MAX_TOOL_CALLS,
+                    context_strategy=settings.CHAT_CONTEXT_STRATEGY, stream=buffer,
+                    metadata={"case": case.reference, "conversation": str(conversation.pk)}))
             result = _follow(future, buffer, answer)
     except Exception as exc:  # noqa: BLE001 - never an answer left "answering" by a bug: failed, named
         if is_transient_db_error(exc):

@@ -13,6 +13,7 @@ import json
 
 from pydantic import BaseModel, Field
 
+from agents.chat.asker import asker, for_the_asker, visible_case
 from agents.runtime.tools import Tool
 
 OUTPUT_CHARS = 3000
@@ -95,23 +96,35 @@ def find_related_cases(args: RelatedArgs) -> dict:
     for each account, card, customer, email, device, IP ... the case names, the other cases
     naming it (newest first, with status and decision) and whether fraud was confirmed on it."""
     from casework.cases.models import Case
-    from casework.entities.selectors import related_cases
+    from casework.entities.selectors import FOR_THE_CASE, related_cases
 
     case = Case.objects.filter(reference=args.reference.upper()).first()
     if case is None:
         raise LookupError(f"No case {args.reference!r}.")
-    return related_cases(case, limit=args.limit)
+    return related_cases(case, viewer=FOR_THE_CASE, limit=args.limit)
 
 
+def find_related_cases_for_asker(args: RelatedArgs) -> dict:
+    """find_related_cases in "Ask the agent": the case and the cases it lists are those the
+    person who asked may see."""
+    from casework.entities.selectors import related_cases
+
+    return related_cases(visible_case(args.reference), viewer=asker(), limit=args.limit)
+
+
+# The pipelines' tool (the support supervisor's): it reads for the case, every related case.
 RELATED = Tool("find_related_cases", find_related_cases.__doc__.strip(), RelatedArgs, find_related_cases)
+# The same tool in "Ask the agent", for the person asking.
+RELATED_FOR_ASKER = Tool(RELATED.name, RELATED.description, RelatedArgs, find_related_cases_for_asker)
 
 
 def tools_for(case_type: str) -> tuple[Tool, ...]:
-    """TIMELINE and RELATED for every case type, then the case type's own read-only tools."""
+    """TIMELINE and RELATED for every case type, then the case type's own read-only tools: each
+    for the person who asked (agents.chat.asker.for_the_asker)."""
     chat = _chat(case_type)
     factory = chat.tools if chat is not None else None
     try:
         own = factory() if factory else ()
     except ImportError:  # a case type whose pipeline module is missing still gets the timeline
         own = ()
-    return (TIMELINE, RELATED, *own)
+    return tuple(for_the_asker(tool) for tool in (TIMELINE, RELATED_FOR_ASKER, *own))

@@ -18,11 +18,18 @@ class ReviewRefused(Exception):
 
 @transaction.atomic
 def stored_scenario_add(*, case, text: str, actor) -> Scenario:
-    """Validate the (edited) scenario and keep it, waiting for a second person; audited."""
+    """Validate the (edited) scenario and keep it, waiting for a second person; audited. Only
+    from a case the person may see (casework.cases.visibility)."""
+    from django.core.exceptions import PermissionDenied
+
     from agents.evals.export import scenario_validate_text
     from agents.evals.models import StoredScenario
     from agents.evals.schema import load_suite
     from audit.services import audit_record
+    from casework.cases.visibility import case_visible
+
+    if not case_visible(actor, case):
+        raise PermissionDenied("Only a case you may see becomes a scenario.")
 
     label = f"{case.case_type}/{case.reference.lower()}-export.yaml"
     scenario = scenario_validate_text(text, label=label)

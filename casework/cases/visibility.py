@@ -83,6 +83,16 @@ def case_visible(user, case: Case) -> bool:
     return case.case_type in user_case_types(user)
 
 
+def references_visible(user, references) -> set[str]:
+    """Of these case references (upper case), those this person may see: one query, for a list
+    something else made (a run's look-alikes, a tool's answer) filtered before it is shown."""
+    wanted = {str(r).upper() for r in references if r}
+    if not wanted:
+        return set()
+    return set(cases_visible_to(user, Case.objects.filter(reference__in=sorted(wanted)))
+               .values_list("reference", flat=True))
+
+
 def case_type_visible(user, case_type: str) -> bool:
     """Whether this person sees (unrestricted) cases of this type: lists, counts, filters."""
     return sees_every_case(user) or case_type in user_case_types(user)

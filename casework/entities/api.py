@@ -24,15 +24,16 @@ def _other(request, reference: str, field: str):
 
 
 class EntityDetailApi(APIView):
-    """An entity (kind, display, whether fraud was confirmed) and its newest cases; audited."""
+    """An entity (kind, display, whether fraud was confirmed) and its newest cases the person
+    may see; audited. 404 when no case they may see names it."""
 
     permission_classes = [IsInvestigator]
 
     @extend_schema(responses={200: dict})
     def get(self, request, pk: int):
-        entity = selectors.entity_get(pk)
+        entity = selectors.entity_get_for_user(request.user, pk)
         services.entity_viewed(actor=request.user, entity=entity, what="api")
-        page = selectors.entity_page(entity)
+        page = selectors.entity_page(entity, viewer=request.user)
         return Response({
             "id": entity.pk, "kind": entity.kind, "display": entity.display,
             "confirmed_fraud": entity.confirmed_fraud,
@@ -51,7 +52,7 @@ class CaseRelatedApi(APIView):
     @extend_schema(responses={200: dict})
     def get(self, request, reference: str):
         case = case_get_for_user(request.user, reference)
-        return Response(selectors.related_cases(case))
+        return Response(selectors.related_cases(case, viewer=request.user))
 
 
 class CaseLinkApi(APIView):

@@ -1,20 +1,30 @@
 """Reads over entities, mentions and links: each a fixed number of queries, each bounded by an
 index range and a cap (never a scan of all history), so the cost per page stays flat as
-mentions grow (bench/entities.py)."""
+mentions grow (bench/entities.py).
+
+Every read that shows a person other cases takes `viewer`, whom it is for, and shows, links
+and counts only the cases that person may see (casework.cases.visibility, the one rule): an
+entity only hidden cases name is not found, and counts leave hidden cases out. FOR_THE_CASE
+is the case's own agents, which read what their pipeline needs unfiltered; a read for nobody
+(None, an anonymous user) finds nothing. For a person, each index range is read until enough
+visible cases are found: the cost grows with how many hidden cases sit between them.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import EmptyResultSet, ValidationError
 from django.db import connection
 from django.db.models import F, FilteredRelation, IntegerField, Q, QuerySet
 from django.db.models.expressions import RawSQL
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from casework.cases.models import Case
 from casework.cases.types import CASE_TYPES
+from casework.cases.visibility import case_visible, cases_visible_to, sees_every_case, visible_q
 from casework.db_unprepared import execute_unprepared
 from casework.entities.kinds import KINDS
 from casework.entities.models import CaseLink, CaseMerge, Entity, Mention
@@ -33,6 +43,40 @@ GRAPH_FIRST_HOP = 25
 GRAPH_PER_NODE = 8
 GRAPH_SECOND_HOP = 200
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class _ForTheCase:
+    def __repr__(self) -> str:
+        return "FOR_THE_CASE"
+
+
+# The viewer of a read made by the case's own agents (its pipeline): nothing is filtered.
+FOR_THE_CASE = _ForTheCase()
+NOTHING_SQL = "SELECT NULL WHERE 1 = 0"
+
+
+def _unfiltered(viewer) -> bool:
+    return viewer is FOR_THE_CASE or (getattr(viewer, "is_active", False) and sees_every_case(viewer))
+
+
+def _visible_ids_sql(viewer) -> tuple[str, list] | None:
+    """The rule for a raw query: a subquery of the ids of the cases `viewer` may see, with its
+    parameters; None when nothing is filtered (the case's agents, an admin)."""
+    if _unfiltered(viewer):
+        return None
+    try:
+        sql, params = cases_visible_to(viewer).values("pk").query.sql_with_params()
+    except EmptyResultSet:  # sees no case at all
+        return NOTHING_SQL, []
+    return sql, list(params)
+
+
+def _visible_mentions(viewer, mentions: QuerySet[Mention]) -> QuerySet[Mention]:
+    return mentions if _unfiltered(viewer) else mentions.filter(visible_q(viewer, prefix="case__"))
+
+
+def _visible_cases(viewer, cases: QuerySet[Case]) -> QuerySet[Case]:
+    return cases if _unfiltered(viewer) else cases_visible_to(viewer, cases)
 
 
 def _decided(cases: QuerySet[Case]) -> QuerySet[Case]:
@@ -60,20 +104,24 @@ def is_fraud_confirmation(case: Case) -> bool:
     return bool(declared and getattr(case, "decision_outcome", None) in declared.fraud_outcomes)
 
 
-def _newest_other_cases(entity_ids: list[int], *, exclude_case_ids: set[int], per_entity: int) -> list[dict]:
-    """Per entity, its newest `per_entity` mentions in other cases: one query, one index range
-    (mention_entity_newest) per entity, however many cases name it (a merchant in a hundred
-    thousand cases costs what a device in two does). A UNION ALL of limited branches, each
-    wrapped as a derived table: the form both SQLite and PostgreSQL accept."""
+def _newest_other_cases(entity_ids: list[int], *, exclude_case_ids: set[int], per_entity: int,
+                        viewer) -> list[dict]:
+    """Per entity, its newest `per_entity` mentions in other cases `viewer` may see: one query,
+    one index range (mention_entity_newest) per entity, however many cases name it (a merchant
+    in a hundred thousand cases costs what a device in two does). A UNION ALL of limited
+    branches, each wrapped as a derived table: the form both SQLite and PostgreSQL accept."""
     if not entity_ids:
         return []
     table = connection.ops.quote_name(Mention._meta.db_table)
     excluded = sorted(exclude_case_ids) or [0]
     marks = ", ".join(["%s"] * len(excluded))
+    visible = _visible_ids_sql(viewer)
+    seen = f" AND case_id IN ({visible[0]})" if visible else ""
     branch = (f"SELECT * FROM (SELECT entity_id, case_id, created_at, id FROM {table} "
-              f"WHERE entity_id = %s AND case_id NOT IN ({marks}) ORDER BY created_at DESC, id DESC LIMIT %s) AS b{{}}")
+              f"WHERE entity_id = %s AND case_id NOT IN ({marks}){seen} ORDER BY created_at DESC, id DESC LIMIT %s) "
+              f"AS b{{}}")
     sql = " UNION ALL ".join(branch.format(i) for i in range(len(entity_ids)))
-    params = [p for pk in entity_ids for p in (pk, *excluded, per_entity)]
+    params = [p for pk in entity_ids for p in (pk, *excluded, *(visible[1] if visible else ()), per_entity)]
     with connection.cursor() as cursor:
         execute_unprepared(cursor, sql, params)
         return [{"entity_id": e, "case_id": c, "created_at": at, "id": i} for e, c, at, i in cursor.fetchall()]
@@ -89,28 +137,35 @@ class PanelRow:
     others: list[Case] = field(default_factory=list)
 
 
-def _named_by_capped() -> RawSQL:
-    """How many cases name the mention's entity, counted up to COUNT_CAP + 2 (this case and
-    more than COUNT_CAP others): a correlated count over a limited index range (the ORM
-    counts a subquery only in full)."""
+def _named_by_capped(viewer) -> RawSQL:
+    """How many cases `viewer` may see name the mention's entity, counted up to COUNT_CAP + 2
+    (this case and more than COUNT_CAP others): a correlated count over a limited index range
+    (the ORM counts a subquery only in full)."""
     table = connection.ops.quote_name(Mention._meta.db_table)
     entity = connection.ops.quote_name(Mention._meta.get_field("entity").column)
-    return RawSQL(f"SELECT COUNT(*) FROM (SELECT 1 FROM {table} AS named WHERE named.{entity} = {table}.{entity} "
-                  f"LIMIT %s) AS capped", (COUNT_CAP + 2,), output_field=IntegerField())
+    case = connection.ops.quote_name(Mention._meta.get_field("case").column)
+    visible = _visible_ids_sql(viewer)
+    seen = f" AND named.{case} IN ({visible[0]})" if visible else ""
+    return RawSQL(f"SELECT COUNT(*) FROM (SELECT 1 FROM {table} AS named WHERE named.{entity} = {table}.{entity}"
+                  f"{seen} LIMIT %s) AS capped", (*(visible[1] if visible else ()), COUNT_CAP + 2),
+                  output_field=IntegerField())
 
 
-def case_seen_elsewhere(case: Case) -> list[PanelRow]:
-    """The case page's "seen in other cases": each entity the case names (flagged ones first),
-    how many other cases name it (up to COUNT_CAP; `counted_all` says whether that is all),
-    and the newest of them with status and decision. Three queries: the case's mentions with
-    their entities and counts, the newest others, their cases."""
+def case_seen_elsewhere(case: Case, *, viewer) -> list[PanelRow]:
+    """The case page's "seen in other cases", for `viewer` (who sees this case): each entity the
+    case names (flagged ones first), how many other cases they may see name it (up to
+    COUNT_CAP; `counted_all` says whether that is all), and the newest of them with status and
+    decision. Three queries: the case's mentions with their entities and counts, the newest
+    others, their cases."""
     mentions = list(Mention.objects.filter(case=case).select_related("entity__confirmed_fraud_case")
-                    .annotate(named_by=_named_by_capped())
+                    .annotate(named_by=_named_by_capped(viewer))
                     .order_by("entity__confirmed_fraud_at", "entity__kind", "entity_id")[:PANEL_ENTITIES])
-    rows = {m.entity_id: PanelRow(m.entity, m.source_field or m.source_tool or m.source_agent,
-                                  min(m.named_by - 1, COUNT_CAP), m.named_by - 1 <= COUNT_CAP) for m in mentions}
+    # This case counts itself when the viewer sees it (a page's viewer always does).
+    own = 1 if _unfiltered(viewer) or case_visible(viewer, case) else 0
+    rows = {m.entity_id: PanelRow(_flag_case_hidden(m.entity, viewer), m.source_field or m.source_tool or m.source_agent,
+                                  min(m.named_by - own, COUNT_CAP), m.named_by - own <= COUNT_CAP) for m in mentions}
     others = _newest_other_cases([pk for pk, row in rows.items() if row.other_count > 0],
-                                 exclude_case_ids={case.pk}, per_entity=PANEL_PER_ENTITY)
+                                 exclude_case_ids={case.pk}, per_entity=PANEL_PER_ENTITY, viewer=viewer)
     cases = _labelled(_decided(Case.objects.filter(pk__in={o["case_id"] for o in others}).only(*SHOWN)))
     for other in sorted(others, key=lambda o: (o["created_at"], o["id"]), reverse=True):
         rows[other["entity_id"]].others.append(cases[other["case_id"]])
@@ -157,24 +212,38 @@ class EntityPage:
     first: bool = True
 
 
-def entity_get(pk: int) -> Entity:
-    return get_object_or_404(Entity.objects.select_related("confirmed_fraud_case"), pk=pk)
+def entity_get_for_user(viewer, pk: int) -> Entity:
+    """The entity, when a case `viewer` may see names it; else 404, as if it did not exist.
+    Its fraud flag's case is kept only when the viewer may see that case too."""
+    entity = get_object_or_404(Entity.objects.select_related("confirmed_fraud_case"), pk=pk)
+    if not _visible_mentions(viewer, Mention.objects.filter(entity=entity)).exists():
+        raise Http404("No such entity.")
+    return _flag_case_hidden(entity, viewer)
 
 
-def mentions_counted(entity: Entity) -> tuple[int, bool]:
-    """How many cases name the entity, and whether that is all of them: counted up to
-    COUNT_CAP, so a merchant in a million cases costs what one in a thousand does."""
-    n = Mention.objects.filter(entity=entity)[:COUNT_CAP + 1].count()
+def _flag_case_hidden(entity: Entity, viewer) -> Entity:
+    """The entity, its fraud flag's case dropped when `viewer` may not see that case: the flag
+    stays (a person decided a case naming it as fraud), which case it was does not show."""
+    flagged = entity.confirmed_fraud_case
+    if flagged is not None and not _unfiltered(viewer) and not case_visible(viewer, flagged):
+        entity.confirmed_fraud_case = None
+    return entity
+
+
+def mentions_counted(entity: Entity, *, viewer) -> tuple[int, bool]:
+    """How many cases `viewer` may see name the entity, and whether that is all of them:
+    counted up to COUNT_CAP, so a merchant in a million cases costs what one in a thousand does."""
+    n = _visible_mentions(viewer, Mention.objects.filter(entity=entity))[:COUNT_CAP + 1].count()
     return min(n, COUNT_CAP), n <= COUNT_CAP
 
 
-def entity_page(entity: Entity, *, before: Cursor | None = None, after: Cursor | None = None) -> EntityPage:
-    """The cases that name the entity, ENTITY_CASES a page, newest first (the newest page, the
-    one older than `before`, or the one newer than `after`), with status and decision, and the
-    page's timeline: each case naming it, each decision people made. Three queries whatever
-    the page and however many cases name it: the page's mentions (one index range), their
-    cases, the capped count."""
-    mentions = Mention.objects.filter(entity=entity)
+def entity_page(entity: Entity, *, viewer, before: Cursor | None = None, after: Cursor | None = None) -> EntityPage:
+    """The cases `viewer` may see that name the entity, ENTITY_CASES a page, newest first (the
+    newest page, the one older than `before`, or the one newer than `after`), with status and
+    decision, and the page's timeline: each case naming it, each decision people made. Three
+    queries whatever the page: the page's mentions (one index range), their cases, the capped
+    count."""
+    mentions = _visible_mentions(viewer, Mention.objects.filter(entity=entity))
     if after is not None:
         mentions = (mentions.filter(created_at__gte=after.at).exclude(created_at=after.at, pk__lte=after.pk)
                     .order_by("created_at", "id"))
@@ -192,7 +261,7 @@ def entity_page(entity: Entity, *, before: Cursor | None = None, after: Cursor |
     # A page reached from a link has the page it came from on its other side.
     newer = Cursor(rows[0][2], rows[0][0]) if rows and (before is not None or (after is not None and more)) else None
     older = Cursor(rows[-1][2], rows[-1][0]) if rows and (after is not None or more) else None
-    total, counted_all = mentions_counted(entity)
+    total, counted_all = mentions_counted(entity, viewer=viewer)
     by_id = _labelled(_decided(Case.objects.filter(pk__in=[r[1] for r in rows]).only(*SHOWN)))
     cases, timeline = [], []
     for _, case_id, at, source_field, source_agent, source_tool in rows:
@@ -208,10 +277,14 @@ def entity_page(entity: Entity, *, before: Cursor | None = None, after: Cursor |
                       first=before is None and (after is None or not more))
 
 
-def case_links(case: Case) -> list[dict]:
-    """The case's links both ways, with the other case, newest first (one query)."""
-    links = (CaseLink.objects.filter(Q(from_case=case) | Q(to_case=case))
-             .select_related("from_case", "to_case", "created_by").order_by("-created_at", "-id")[:100])
+def case_links(case: Case, *, viewer) -> list[dict]:
+    """The case's links both ways to cases `viewer` may see, with the other case, newest first
+    (one query)."""
+    links = CaseLink.objects.filter(Q(from_case=case) | Q(to_case=case))
+    if not _unfiltered(viewer):
+        links = links.filter((Q(from_case=case) & visible_q(viewer, prefix="to_case__"))
+                             | (Q(to_case=case) & visible_q(viewer, prefix="from_case__")))
+    links = links.select_related("from_case", "to_case", "created_by").order_by("-created_at", "-id")[:100]
     out = []
     for link in links:
         outgoing = link.from_case_id == case.pk
@@ -296,16 +369,18 @@ def link_kind(kind: str, outgoing) -> str:
     return kind
 
 
-def related_cases(case: Case, *, limit: int = 20) -> dict:
+def related_cases(case: Case, *, viewer, limit: int = 20) -> dict:
     """What find_related_cases answers: linked cases, and the other cases that name the same
-    entities (newest first per entity), each with status and decision."""
-    panel = case_seen_elsewhere(case)
-    linked = {c.pk: c for c in _decided(Case.objects.filter(pk__in=related_case_ids(case)))}
+    entities (newest first per entity), each with status and decision: those `viewer` may see
+    (FOR_THE_CASE: a pipeline's read)."""
+    panel = case_seen_elsewhere(case, viewer=viewer)
+    linked = {c.pk: c for c in _decided(_visible_cases(viewer, Case.objects.filter(pk__in=related_case_ids(case))))}
     return {
         "reference": case.reference,
         "linked": [case_summary(c) for c in linked.values()][:limit],
         "entities": [{"kind": row.entity.kind, "value": row.entity.display,
                       "confirmed_fraud": row.entity.confirmed_fraud,
+                     "confirmed_fraud_case": getattr(row.entity.confirmed_fraud_case, "reference", None),
                       # Counted up to COUNT_CAP; "_complete" False: more than that.
                       "other_case_count": row.other_count, "other_case_count_complete": row.counted_all,
                       "other_cases": [case_summary(c) for c in row.others]}
@@ -342,16 +417,18 @@ def _edge(source: str, target: str, label: str = "") -> dict:
     return {"data": {"id": f"{source}-{target}", "source": source, "target": target, "label": label}}
 
 
-def graph_for_case(case: Case) -> dict:
-    """Two hops from a case: its entities, and the other cases naming them (plus the cases it
-    is linked to). Four queries."""
+def graph_for_case(case: Case, *, viewer) -> dict:
+    """Two hops from a case `viewer` sees: its entities, and the other cases they may see that
+    name them (plus the cases it is linked to that they may see). Four queries."""
     entities = [m.entity for m in Mention.objects.filter(case=case).select_related("entity")
                 .order_by("entity_id")[:GRAPH_FIRST_HOP]]
-    others = _newest_other_cases([e.pk for e in entities], exclude_case_ids={case.pk}, per_entity=GRAPH_PER_NODE)
+    others = _newest_other_cases([e.pk for e in entities], exclude_case_ids={case.pk}, per_entity=GRAPH_PER_NODE,
+                                 viewer=viewer)
     links = list(CaseLink.objects.filter(Q(from_case=case) | Q(to_case=case)).values_list(
         "from_case_id", "to_case_id", "kind")[:GRAPH_FIRST_HOP])
     ids = {o["case_id"] for o in others} | {a for a, _, _ in links} | {b for _, b, _ in links} | {case.pk}
-    cases = {c.pk: c for c in _decided(Case.objects.filter(pk__in=ids))}
+    cases = {c.pk: c for c in _decided(_visible_cases(viewer, Case.objects.filter(pk__in=ids)))}
+    links = [(a, b, kind) for a, b, kind in links if a in cases and b in cases]
     nodes = [_case_node(cases[case.pk], centre=True)] + [_entity_node(e) for e in entities]
     nodes += [_case_node(c) for pk, c in cases.items() if pk != case.pk]
     edges = [_edge(f"c{case.pk}", f"e{e.pk}") for e in entities]
@@ -360,10 +437,10 @@ def graph_for_case(case: Case) -> dict:
     return {"nodes": nodes, "edges": edges}
 
 
-def graph_for_entity(entity: Entity) -> dict:
-    """Two hops from an entity: the newest cases naming it, and the entities those cases name.
-    Three queries."""
-    case_ids = list(Mention.objects.filter(entity=entity).order_by("-created_at", "-id")
+def graph_for_entity(entity: Entity, *, viewer) -> dict:
+    """Two hops from an entity: the newest cases naming it that `viewer` may see, and the
+    entities those cases name. Three queries."""
+    case_ids = list(_visible_mentions(viewer, Mention.objects.filter(entity=entity)).order_by("-created_at", "-id")
                     .values_list("case_id", flat=True)[:GRAPH_FIRST_HOP])
     cases = {c.pk: c for c in _decided(Case.objects.filter(pk__in=case_ids))}
     second = list(Mention.objects.filter(case_id__in=case_ids).exclude(entity=entity).select_related("entity")

@@ -9,6 +9,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from audit.access import access_record
 from audit.services import audit_entry_build, audit_record, audit_record_many
 from casework.cases.models import Case, Decision
 from casework.cases.services import case_close_merged, case_may_decide
@@ -172,9 +173,10 @@ def case_merge(*, actor, merged: Case, survivor: Case, reason: str) -> CaseMerge
 def entity_viewed(*, actor, entity: Entity, what: str = "page") -> None:
     """A person looked at an entity (its page or its graph): audited like a case view. The
     entry holds the kind and the display (masked where the value is sensitive), never the
-    stored value (an email's hash is a lookup key)."""
+    stored value (an email's hash is a lookup key). On the access log too (audit.access)."""
     audit_record(actor=actor, action="entity.viewed", obj=entity,
                  data={"kind": entity.kind, "display": entity.display, "what": what})
+    access_record(actor, via=f"entity.{what}", object_type="entity", object_id=str(entity.pk))
 
 
 def entities_decided(*, case: Case, decision: Decision) -> int:

@@ -27,20 +27,20 @@ def _cursors(request) -> dict:
 @require_GET
 @investigator_required
 def entity_detail(request, pk: int):
-    entity = selectors.entity_get(pk)
+    entity = selectors.entity_get_for_user(request.user, pk)
     try:
         cursors = _cursors(request)
     except ValidationError as exc:
         return render(request, "400.html", {"message": error_text(exc)}, status=400)
     services.entity_viewed(actor=request.user, entity=entity)
-    return render(request, "entities/entity.html", {"page": selectors.entity_page(entity, **cursors),
+    return render(request, "entities/entity.html", {"page": selectors.entity_page(entity, viewer=request.user, **cursors),
                                                     "entity": entity})
 
 
 @require_GET
 @investigator_required
 def entity_graph(request, pk: int):
-    entity = selectors.entity_get(pk)
+    entity = selectors.entity_get_for_user(request.user, pk)
     services.entity_viewed(actor=request.user, entity=entity, what="graph")
     return render(request, "entities/graph.html", {
         "title": f"{entity.kind_label} {entity.display}", "back": reverse("entities:detail", args=[entity.pk]),
@@ -50,8 +50,8 @@ def entity_graph(request, pk: int):
 @require_GET
 @investigator_required
 def entity_graph_json(request, pk: int):
-    entity = selectors.entity_get(pk)
-    return JsonResponse(selectors.graph_for_entity(entity))
+    entity = selectors.entity_get_for_user(request.user, pk)
+    return JsonResponse(selectors.graph_for_entity(entity, viewer=request.user))
 
 
 @require_GET
@@ -67,7 +67,7 @@ def case_graph(request, reference: str):
 @investigator_required
 def case_graph_json(request, reference: str):
     case = case_get_for_user(request.user, reference)
-    return JsonResponse(selectors.graph_for_case(case))
+    return JsonResponse(selectors.graph_for_case(case, viewer=request.user))
 
 
 def _other(request, reference: str, field: str):

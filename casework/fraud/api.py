@@ -272,7 +272,7 @@ class AlertDetailApi(APIView):
 
         def _view(self, alert) -> dict:
             if not hasattr(self, "_assessment"):
-                self._assessment = selectors.fraud_assessment(alert.case)
+                self._assessment = selectors.fraud_assessment(alert.case, viewer=self.context["request"].user)
             return self._assessment
 
         def get_similar_confirmed_cases_count(self, alert) -> int:
@@ -312,7 +312,7 @@ class AlertDetailApi(APIView):
     )
     def get(self, request, reference: str):
         alert = _alert_for(request, reference)
-        return Response(self.OutputSerializer(alert).data)
+        return Response(self.OutputSerializer(alert, context={"request": request}).data)
 
 
 _RUN_RESPONSES = {

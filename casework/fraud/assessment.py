@@ -223,9 +223,19 @@ def _predictive(alert: Alert, similarity: dict, similar_count) -> dict:
     }
 
 
-def _similar_cases(alert: Alert, run) -> list[dict]:
+def _shown(viewer, rows: list[dict]) -> list[dict]:
+    """Of other cases' rows (each with its "reference"), those `viewer` may see: the run's
+    agents read every look-alike, a person is shown only the cases of their teams."""
+    from casework.cases.visibility import references_visible
+
+    visible = references_visible(viewer, [row.get("reference") for row in rows])
+    return [row for row in rows if str(row.get("reference", "")).upper() in visible]
+
+
+def _similar_cases(alert: Alert, run, viewer) -> list[dict]:
     """The similar confirmed cases the run's outcome_similarity agent was shown (or, with no
-    run yet, found now: the linked ones first), each with the pattern captured when it was closed."""
+    run yet, found now: the linked ones first) that `viewer` may see, each with the pattern
+    captured when it was closed."""
     if run is not None and "input_similar_cases" in run.state:
         cases = [dict(c) for c in run.state["input_similar_cases"] if isinstance(c, dict) and c.get("reference")]
     else:
@@ -234,6 +244,7 @@ def _similar_cases(alert: Alert, run) -> list[dict]:
         cases = [{"reference": near.reference, "account_id": near.account_id, "distance": near.distance,
                   **({"linked_as": near.link} if near.link else {})}
                  for near in similar_decided(alert, pattern_limit=0).confirmed]
+    cases = _shown(viewer, cases)
     patterns = {p.case.reference: p for p in KnowledgePattern.objects.select_related("case")
                 .filter(case__reference__in=[c["reference"] for c in cases])}
     for case in cases:
@@ -248,8 +259,10 @@ def _features(alert: Alert) -> dict[str, list[dict]]:
             for key, names in TAB_FEATURES.items()}
 
 
-def fraud_assessment(case: Case) -> dict | None:
-    """Everything the fraud case page shows, from the latest assessment run; None without an alert.
+def fraud_assessment(case: Case, *, viewer) -> dict | None:
+    """Everything the fraud case page shows `viewer`, from the latest assessment run; None
+    without an alert. The other cases it lists (look-alikes, linked fraud) are those the viewer
+    may see.
 
     Keys: alert, run (the newest alert_creation/case_open run, or None), active (any fraud run
     of the case queued or running: the page polls while it is), assessing, offline, agents
@@ -289,11 +302,11 @@ def fraud_assessment(case: Case) -> dict | None:
         "predictive": _predictive(alert, agents["outcome_similarity"], lambda: similar_confirmed_count(alert)),
         "specialists": specialists,
         "disagreement": disagreement,
-        "similar_cases": _similar_cases(alert, run),
+        "similar_cases": _similar_cases(alert, run, viewer),
         # Past look-alikes a person cleared, as the run's outcome_similarity agent was shown them.
-        "similar_cleared": list(run.state.get("input_similar_cleared") or []) if run is not None else [],
+        "similar_cleared": _shown(viewer, list(run.state.get("input_similar_cleared") or []) if run else []),
         # Linked accounts (shared device or IP) confirmed as fraud, as the network agent was told.
-        "known_fraud_links": list(run.state.get("input_known_fraud_links") or []) if run is not None else [],
+        "known_fraud_links": _shown(viewer, list(run.state.get("input_known_fraud_links") or []) if run else []),
         "features": _features(alert),
         "close_run": close_run,
         "pattern": pattern_for_case(case) if case.is_closed else None,

@@ -5,14 +5,16 @@ decisions, its device / IP links, linked accounts whose fraud a person confirmed
 find_similar_cases (the nearest past cases a person confirmed as fraud or cleared, by feature
 distance); and the alert's scores in the conversation's context.
 
-Every handler reads only and takes the case reference, so a question about another alert works
-as the person's own access allows.
+Every handler reads only and takes the case reference; "Ask the agent" runs them for the person
+who asked (agents.chat.asker), so a question about another alert works as their access allows,
+and the other cases they list are those the person may see.
 """
 
 from __future__ import annotations
 
 from pydantic import Field
 
+from agents.chat.asker import asker
 from agents.chat.context import CaseArgs
 from agents.runtime.tools import Tool
 
@@ -46,13 +48,17 @@ def get_account_history(args: CaseArgs) -> dict:
     """The account's other alerts (newest first, each with its case status and decision), its
     device and IP links, and the linked accounts whose fraud a person confirmed."""
     from casework.cases.models import Decision
+    from casework.cases.visibility import cases_visible_to, references_visible
     from casework.fraud.models import Alert
     from casework.fraud.similarity import known_fraud_links
 
     alert = _alert(args.reference)
-    others = list(Alert.objects.filter(account=alert.account).exclude(pk=alert.pk).select_related("case")
-                  .order_by("-created_at", "-id")[:20])
+    viewer = asker()
+    others = list(Alert.objects.filter(account=alert.account, case__in=cases_visible_to(viewer)).exclude(pk=alert.pk)
+                  .select_related("case").order_by("-created_at", "-id")[:20])
     decisions = {d.case_id: d for d in Decision.objects.filter(final=True, case_id__in=[a.case_id for a in others])}
+    links = known_fraud_links(alert.account)
+    shown = references_visible(viewer, [link["reference"] for link in links])
     return {
         "account_id": alert.account.account_id,
         "other_alerts": [{"reference": a.case.reference, "created_at": a.created_at.isoformat(),
@@ -61,7 +67,7 @@ def get_account_history(args: CaseArgs) -> dict:
                           "decision": decisions[a.case_id].outcome if a.case_id in decisions else None}
                          for a in others],
         "links": [{"kind": link.kind, "value": link.value} for link in alert.account.links.all()[:LIMIT]],
-        "confirmed_fraud_links": known_fraud_links(alert.account),
+        "confirmed_fraud_links": [link for link in links if link["reference"] in shown],
     }
 
 
@@ -70,18 +76,24 @@ def find_similar_cases(args: SimilarArgs) -> dict:
     decided: confirmed fraud (with the pattern captured) and cleared (legit / false positive).
     Decided alerts a person linked to this one come first, at any distance, with `linked_as`
     (related, duplicate, parent, child)."""
+    from casework.cases.visibility import references_visible
     from casework.fraud.similarity import similar_decided
 
     alert = _alert(args.reference)
     found = similar_decided(alert, limit=args.limit)
     patterns = {p.case_id: p.one_sentence_description for p in found.patterns}
+    # Only the look-alikes the person asking may see, and counted as they see them.
+    shown = references_visible(asker(), [n.reference for n in found.confirmed] + [c["reference"] for c in found.cleared])
+    confirmed = [near for near in found.confirmed if near.reference in shown]
+    cleared = [c for c in found.cleared if c["reference"] in shown]
     return {
-        "reference": alert.case.reference, "confirmed_count": found.confirmed_count,
+        "reference": alert.case.reference,
+        "confirmed_count": found.confirmed_count - (len(found.confirmed) - len(confirmed)),
         "confirmed": [{"reference": near.reference, "account_id": near.account_id,
                        "distance": near.distance, "pattern": patterns.get(near.case_id, ""),
                        **({"linked_as": near.link} if near.link else {})}
-                      for near in found.confirmed],
-        "cleared_count": found.cleared_count, "cleared": found.cleared,
+                      for near in confirmed],
+        "cleared_count": found.cleared_count - (len(found.cleared) - len(cleared)), "cleared": cleared,
     }
 
 

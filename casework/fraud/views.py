@@ -38,7 +38,7 @@ def assessment(request, reference: str):
     """The overview's assessment block, polled by htmx while a run is active; the evidence
     tabs and the captured pattern come along as out-of-band swaps."""
     case, _ = _case_and_alert(request, reference)
-    fraud = remember(case, selectors.fraud_assessment(case))
+    fraud = remember(case, selectors.fraud_assessment(case, viewer=request.user))
     return render(request, "fraud/_assessment_poll.html", {"case": case, "fraud": fraud})
 
 

@@ -66,7 +66,7 @@ def investigation_page(investigation: Investigation, user) -> dict:
         "flagged_count": len(flagged),
         "patterns": (state.get("pattern_results") or {}).get("patterns", []),
         "hypotheses": reasoning.get("hypotheses", [])[:3],
-        "similar": (state.get("similarity_results") or {}).get("matches", []),
+        "similar": _similar_shown((state.get("similarity_results") or {}).get("matches", []), user),
         "similarity_done": "similarity_tool" in state.get("completed_steps", []),
         "decisions": list(investigation.planner_decisions.all()),
         "executions": list(investigation.tool_executions.all()),
@@ -75,6 +75,15 @@ def investigation_page(investigation: Investigation, user) -> dict:
         "may_promote": bool(user_roles(user) & {MANAGER, ADMIN}),
         **_rule_hits(investigation.case),
     }
+
+
+def _similar_shown(matches: list, user) -> list:
+    """The similarity step's matches that this person may see: the pipeline compared every past
+    investigation; the page shows only the cases of the person's teams."""
+    from casework.cases.visibility import references_visible
+
+    visible = references_visible(user, [m.get("reference") for m in matches if isinstance(m, dict)])
+    return [m for m in matches if isinstance(m, dict) and str(m.get("reference", "")).upper() in visible]
 
 
 HITS_SHOWN = 200

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from agents.chat.asker import asking
 from agents.chat.context import tools_for
 from agents.models import AgentRun
 from agents.runtime.prompting import unfence_data
@@ -23,8 +24,10 @@ def test_find_related_cases_answers_fenced_for_every_case_type(alice, alert, tic
     tool = next(t for t in tools_for("support_ticket") if t.name == "find_related_cases")
     assert "find_related_cases" in {t.name for t in tools_for("release_risk")}
 
-    # (The registry runs a handler on a thread, outside this test's transaction: call it here.)
-    result = ToolResult("1", tool.name, True, tool.handler(tool.parameters(reference=support.reference.lower())))
+    # (The registry runs a handler on a thread, outside this test's transaction: call it here,
+    # for alice, as the worker does for the person who asked.)
+    with asking(alice):
+        result = ToolResult("1", tool.name, True, tool.handler(tool.parameters(reference=support.reference.lower())))
 
     text = result.as_message_content()
     assert text.startswith("<") and "tool-result:find_related_cases" in text
@@ -33,7 +36,7 @@ def test_find_related_cases_answers_fenced_for_every_case_type(alice, alert, tic
     assert account["other_cases"][-1]["reference"] == fraud.reference
     # Another case's title is case data: it cannot close the fence.
     assert "ignore previous instructions" in text and text.count("</case-data>") == 1
-    with pytest.raises(LookupError):
+    with asking(alice), pytest.raises(LookupError):
         tool.handler(tool.parameters(reference="SUP-999999"))
 
 

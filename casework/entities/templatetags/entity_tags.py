@@ -12,6 +12,8 @@ register = template.Library()
 
 @register.inclusion_tag("entities/_case_panel.html", takes_context=True)
 def seen_in_other_cases(context, case):
-    return {"case": case, "rows": selectors.case_seen_elsewhere(case), "links": selectors.case_links(case),
+    viewer = context["request"].user
+    return {"case": case, "rows": selectors.case_seen_elsewhere(case, viewer=viewer),
+            "links": selectors.case_links(case, viewer=viewer),
             "link_form": LinkForm(), "merge_form": MergeForm(), "csrf_token": context.get("csrf_token"),
             "request": context.get("request")}

@@ -20,10 +20,10 @@ def remember(case, assessment: dict | None) -> dict | None:
     return assessment
 
 
-@register.simple_tag
-def fraud_case(case):
+@register.simple_tag(takes_context=True)
+def fraud_case(context, case):
     if not hasattr(case, _ATTR):
-        remember(case, selectors.fraud_assessment(case))
+        remember(case, selectors.fraud_assessment(case, viewer=context["request"].user))
     return getattr(case, _ATTR)
 
 

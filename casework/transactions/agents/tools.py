@@ -28,7 +28,7 @@ RELATED_LIMIT = 10
 
 def context_tool(args: ToolInput) -> dict:
     """The transaction, its card's history and linked cards, and `related_cases`: what
-    find_related_cases (the read-only tool of "Ask the agent", same handler) says about the
+    find_related_cases (the read-only tool of "Ask the agent", same selector) says about the
     investigation's case (the cases people linked to it, the other cases naming its card,
     device, IP, email or merchant, with their decisions)."""
     from casework.transactions.analysis import load_context
@@ -37,13 +37,14 @@ def context_tool(args: ToolInput) -> dict:
 
 
 def _related_cases(investigation_id: int) -> dict:
-    from agents.chat.context import RelatedArgs, find_related_cases
+    from casework.entities.selectors import FOR_THE_CASE, related_cases
     from casework.transactions.models import Investigation
 
-    reference = Investigation.objects.filter(pk=investigation_id).values_list("case__reference", flat=True).first()
-    if reference is None:
+    investigation = Investigation.objects.select_related("case").filter(pk=investigation_id).first()
+    if investigation is None:
         return {}
-    found = find_related_cases(RelatedArgs(reference=reference, limit=RELATED_LIMIT))
+    # The pipeline reads for the case, unfiltered; "Ask the agent" reads for the person asking.
+    found = related_cases(investigation.case, viewer=FOR_THE_CASE, limit=RELATED_LIMIT)
 
     def brief(case: dict) -> dict:
         return {k: case[k] for k in ("reference", "type", "status", "decision", "confirms_fraud")}
