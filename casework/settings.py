@@ -107,6 +107,9 @@ MIDDLEWARE = [
     # Every read of a case, an entity or an export on record, written after the response is
     # sent (audit/access.py).
     "audit.access.AccessLogMiddleware",
+    # A hidden case's reference quoted in free text (an agent's prose, an audit entry) is
+    # replaced before the response leaves (casework/cases/redaction.py).
+    "casework.cases.redaction.ReferenceRedactionMiddleware",
     "casework.people.middleware.LoginRequiredMiddleware",
     "casework.security.middleware.PermissionsPolicyMiddleware",
     "casework.security.middleware.QueryStringLimitMiddleware",

@@ -1,0 +1,72 @@
+"""The last line of need-to-know: a case reference the person may not see, left in a page or an
+API answer by something that quotes other cases (an agent's prose, a run's look-alikes, an
+audit entry's data such as a link's "→ FRA-000001"), is replaced before the response leaves.
+
+The selectors and object checks (casework/cases/visibility.py) decide what is shown; this
+catches what they cannot see, free text. A reference of a type the person's teams do not own is
+looked up (one query, only when the page holds one: they may be named on a restricted case of
+that type); one of a type they see stands (a restricted case of that type is kept out of lists
+and pages by the rule itself). Text responses only (HTML, JSON, plain text, CSV); not streamed
+ones (their producers filter rows through the rule); nothing for admins, who see every case.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from casework.cases.types import CASE_TYPES
+from casework.cases.visibility import references_visible, sees_every_case, user_case_types
+
+HIDDEN = "(a case outside your teams)"
+TEXT_TYPES = ("text/html", "application/json", "text/plain", "text/csv")
+
+
+@lru_cache(maxsize=8)
+def _pattern(prefixes: tuple[str, ...]) -> re.Pattern:
+    alternatives = "|".join(re.escape(p) for p in prefixes)
+    return re.compile(rf"\b(?:{alternatives})-\d{{6}}\b", re.IGNORECASE)
+
+
+def _prefix_types() -> dict[str, str]:
+    return {t.prefix.upper(): key for key, t in CASE_TYPES.items()}
+
+
+def redact_hidden_references(user, text: str) -> str:
+    """`text` with every reference of a case this person may not see replaced by HIDDEN."""
+    if sees_every_case(user) or not text:
+        return text
+    prefix_types = _prefix_types()
+    found = {m.upper() for m in _pattern(tuple(sorted(prefix_types))).findall(text)}
+    seen_types = user_case_types(user)
+    suspects = {ref for ref in found if prefix_types.get(ref.split("-")[0]) not in seen_types}
+    if not suspects:
+        return text
+    hidden = suspects - references_visible(user, suspects)
+    if not hidden:
+        return text
+    return _pattern(tuple(sorted(prefix_types))).sub(
+        lambda m: HIDDEN if m.group(0).upper() in hidden else m.group(0), text)
+
+
+class ReferenceRedactionMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        user = getattr(request, "user", None)
+        if (user is None or not user.is_authenticated or response.streaming
+                or not response.get("Content-Type", "").startswith(TEXT_TYPES)):
+            return response
+        charset = response.charset or "utf-8"
+        try:
+            text = response.content.decode(charset)
+        except UnicodeDecodeError:
+            return response
+        redacted = redact_hidden_references(user, text)
+        if redacted is not text and redacted != text:
+            response.content = redacted.encode(charset)
+            if response.has_header("Content-Length"):
+                response["Content-Length"] = str(len(response.content))
+        return response
