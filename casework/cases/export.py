@@ -44,7 +44,8 @@ def cases_export(*, actor, filterset: CaseFilter) -> tuple[list[list[str]], bool
     rows = [[_cell(c.reference), c.case_type, _cell(c.title), c.status, c.priority,
              c.assignee.get_username() if c.assignee_id else "", _cell(c.created_at), _cell(c.updated_at),
              _cell(c.due_at), _cell(c.closed_at)] for c in cases]
-    filters = {k: v for k, v in filterset.form.cleaned_data.items() if v not in (None, "", [])}
+    chosen = filterset.form.cleaned_data if filterset.is_bound else {}  # unbound: no filter, every case
+    filters = {k: v for k, v in chosen.items() if v not in (None, "", [])}
     audit_record(actor=actor, action="cases.exported",
                  data={"filters": {k: str(v) for k, v in filters.items()}, "rows": len(rows), "capped": capped,
                        "cap": EXPORT_CAP})
