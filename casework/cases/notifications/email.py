@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from audit.services import audit_record
 from casework.cases.notifications.models import Notification
+from casework.cases.notifications.selectors import notification_may_reach
 
 logger = logging.getLogger(__name__)
 
@@ -31,8 +32,6 @@ def notification_email(notification_id: int) -> bool:
     note = Notification.objects.select_related("case", "recipient_user").get(pk=notification_id)
     if note.emailed_at or not note.recipient_email:
         return False
-    from casework.cases.notifications.services import notification_may_reach
-
     if note.case_id and note.target_type_id is None and not notification_may_reach(note.recipient_user, note.case):
         # They left the case's team (or it was restricted) since: its email is not sent.
         Notification.objects.filter(pk=note.pk).update(

@@ -5,10 +5,11 @@ access request to a manager, who answers it outside the team) stays theirs."""
 
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 
 from casework.cases.notifications.models import Notification
-from casework.cases.visibility import visible_q
+from casework.cases.visibility import case_visible, visible_q
 
 
 def notification_shown_q(user) -> Q:
@@ -27,3 +28,11 @@ def unread_count(user) -> int:
     if not getattr(user, "is_authenticated", False):
         return 0
     return Notification.objects.filter(notification_shown_q(user), recipient_user=user, read_at__isnull=True).count()
+
+
+def notification_may_reach(user: User | None, case, target=None) -> bool:
+    """Whether a notification about `case` may go to `user`: only to people who may see the
+    case (casework.cases.visibility), so that a broadcast ("every investigator") reaches the
+    case's team and no one else. What is addressed to someone (`target`: an access request to a
+    manager, a link to an employee without a login) goes to them: the request is theirs to answer."""
+    return case is None or user is None or target is not None or case_visible(user, case)

@@ -20,8 +20,8 @@ from django.utils import timezone
 from audit.services import audit_record
 from casework.cases.navigation import nav_changed
 from casework.cases.notifications.models import Notification, NotificationPreference
+from casework.cases.notifications.selectors import notification_may_reach
 from casework.cases.sla import DONE_STATUSES
-from casework.cases.visibility import case_visible
 from casework.errors import DomainError
 
 logger = logging.getLogger(__name__)
@@ -32,14 +32,6 @@ def _wants_email(user: User | None, kind: str) -> bool:
         return True  # someone without a login (an employee) is reached only by email
     preference = NotificationPreference.objects.filter(user=user).first()
     return preference is None or preference.wants_email(kind)
-
-
-def notification_may_reach(user: User | None, case, target=None) -> bool:
-    """Whether a notification about `case` may go to `user`: only to people who may see the
-    case (casework.cases.visibility), so that a broadcast ("every investigator") reaches the
-    case's team and no one else. What is addressed to someone (`target`: an access request to a
-    manager, a link to an employee without a login) goes to them: the request is theirs to answer."""
-    return case is None or user is None or target is not None or case_visible(user, case)
 
 
 @transaction.atomic
