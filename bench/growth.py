@@ -379,7 +379,7 @@ class Dashboard:
     def case(self, i: int):
         from casework.cases.dashboard.selectors import dashboard_figures
 
-        return dashboard_figures()
+        return dashboard_figures(user=None)  # every case: the figures at this size, for no one person
 
 
 # --- measuring ---------------------------------------------------------------------------

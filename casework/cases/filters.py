@@ -17,6 +17,7 @@ from django_filters.fields import ModelChoiceField, ModelChoiceIterator
 from casework.cases.models import Case
 from casework.cases.sla import sla_breached_q, sla_due_soon_q
 from casework.cases.types import case_type_choices_available
+from casework.cases.visibility import case_type_visible
 from casework.people.roles import investigators
 from casework.widgets import QuickSelect
 
@@ -171,6 +172,15 @@ class CaseFilter(django_filters.FilterSet):
     class Meta:
         model = Case
         fields = ["q", "case_type", "status", "priority", "assignee"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        user = getattr(self.request, "user", None)
+        if user is not None:
+            # Only the types this person sees (need-to-know): another team's type is neither
+            # offered nor accepted (400 naming case_type, as any value not offered).
+            self.filters["case_type"].extra["choices"] = lambda: [
+                (key, label) for key, label in case_type_choices_available() if case_type_visible(user, key)]
 
     def filter_sla(self, queryset, name, value):
         return queryset.filter(sla_breached_q() if value == "breached" else sla_due_soon_q())

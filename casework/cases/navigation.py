@@ -1,7 +1,7 @@
 """What every page's navigation and the queue's forms read, cached (issue 29).
 
 Per person: the saved views pinned into their navigation, their unread notification count
-and their teams (the "share with" choices). For everyone: the investigators a case may be
+and their teams (casework.people.models.Team: the "share with" choices). For everyone: the investigators a case may be
 assigned to (the bulk bar and the assignee filter). Without the cache these were five
 queries on every queue page; with it, one cache read (`get_many`, one round trip to Redis).
 
@@ -56,7 +56,10 @@ def _entry(user_id: int) -> str:
 
 
 def _teams(user) -> list[tuple[int, str]]:
-    return list(user.groups.order_by("name", "id").values_list("pk", "name"))
+    """The teams this person is in (casework.people.models.Team): what a view is shared with."""
+    from casework.people.models import Team
+
+    return list(Team.objects.filter(memberships__user_id=user.pk).order_by("name", "id").values_list("pk", "name"))
 
 
 # Each read runs when a page first asks for it (a dashboard needs two of the four). The apps

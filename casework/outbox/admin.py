@@ -35,7 +35,7 @@ class EndpointForm(forms.ModelForm):
 
     class Meta:
         model = Endpoint
-        fields = ["url", "description", "enabled", "event_types", "case_types", "timeout_seconds", "owner"]
+        fields = ["url", "description", "enabled", "event_types", "case_types", "timeout_seconds", "owner", "team"]
 
 
 class DeliveryAttemptInline(admin.TabularInline):

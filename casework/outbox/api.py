@@ -21,6 +21,7 @@ from casework.case_type_source import case_types_known
 from casework.outbox import services
 from casework.outbox.catalogue import EVENT_TYPES
 from casework.outbox.models import Delivery, DeliveryAttempt, Endpoint
+from casework.people.models import Team
 from casework.people.roles import ADMIN, has_role
 
 
@@ -37,6 +38,8 @@ def _case_type_choices():
 
 class EndpointOutputSerializer(serializers.ModelSerializer):
     owner = serializers.CharField(source="owner.username", default=None, allow_null=True)
+    team = serializers.CharField(source="team.name", default=None, allow_null=True,
+                                 help_text="The team whose system this is (only its case types' events); null: admin-owned.")
     event_types = serializers.ListField(child=serializers.CharField())
     case_types = serializers.ListField(child=serializers.CharField())
     rotating_until = serializers.DateTimeField(source="previous_secret_expires_at", allow_null=True,
@@ -48,7 +51,7 @@ class EndpointOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Endpoint
         fields = ["id", "url", "description", "enabled", "disabled_reason", "event_types", "case_types",
-                  "timeout_seconds", "owner", "consecutive_failures", "breaker", "paused_until", "rotating_until",
+                  "timeout_seconds", "owner", "team", "consecutive_failures", "breaker", "paused_until", "rotating_until",
                   "created_at", "updated_at"]
 
     @extend_schema_field(serializers.ChoiceField(choices=["closed", "open", "half-open", "probing"]))
@@ -78,6 +81,10 @@ class EndpointInputSerializer(serializers.Serializer):
     owner = serializers.SlugRelatedField(slug_field="username", queryset=User.objects.all(), required=False,
                                          allow_null=True, default=None,
                                          help_text="Notified of dead deliveries; default: you.")
+    team = serializers.SlugRelatedField(slug_field="slug", queryset=Team.objects.all(), required=False,
+                                        allow_null=True, default=None,
+                                        help_text="A team's slug: the endpoint receives only events of the case "
+                                                  "types that team owns. Null: admin-owned, every subscribed type.")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -116,7 +123,7 @@ EXAMPLE = OpenApiExample("A receiver for decisions", request_only=True, value={
 
 
 def _endpoint(pk: int) -> Endpoint:
-    return get_object_or_404(Endpoint.objects.select_related("owner"), pk=pk)
+    return get_object_or_404(Endpoint.objects.select_related("owner", "team"), pk=pk)
 
 
 class EndpointListApi(APIView):
@@ -124,7 +131,7 @@ class EndpointListApi(APIView):
 
     @extend_schema(operation_id="webhook_endpoints_list", responses=EndpointOutputSerializer(many=True))
     def get(self, request):
-        endpoints = Endpoint.objects.select_related("owner").order_by("pk")
+        endpoints = Endpoint.objects.select_related("owner", "team").order_by("pk")
         return Response(EndpointOutputSerializer(endpoints, many=True).data)
 
     @extend_schema(operation_id="webhook_endpoints_create", request=EndpointInputSerializer,

@@ -60,6 +60,13 @@ class Endpoint(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="webhook_endpoints",
                               help_text="Notified when a delivery is dead-lettered or the endpoint is disabled.")
+    # A team's system: it receives only events of the case types the team owns, and none of a
+    # restricted case (need-to-know, casework.cases.visibility), whatever it subscribed to. No
+    # team: admin-owned, it receives what it subscribed to. PROTECT: deleting the team must not
+    # turn its endpoint into one that receives every team's events.
+    team = models.ForeignKey("people.Team", null=True, blank=True, on_delete=models.PROTECT,
+                             related_name="webhook_endpoints",
+                             help_text="The team whose system this is: only its case types' events reach it.")
     # Circuit breaker: after WEBHOOK_BREAKER_THRESHOLD failures in a row it opens and the
     # endpoint is paused until paused_until; its deliveries wait (no attempt is spent). After
     # that it is half-open: one delivery goes as a probe (probe_until is its claim, so no other
@@ -86,7 +93,11 @@ class Endpoint(models.Model):
                                                   or self.previous_secret_expires_at > now)
         return [self.secret, *([self.previous_secret] if keep_previous else [])]
 
-    def subscribes(self, event_type: str, case_type: str) -> bool:
+    def subscribes(self, event_type: str, case_type: str, *, team_types=(), restricted: bool = False) -> bool:
+        """Whether an event of this type, about a case of `case_type` ("" for none), goes here.
+        A team's endpoint: only about an unrestricted case of a type in `team_types` (its team's)."""
+        if self.team_id is not None and (not case_type or case_type not in team_types or restricted):
+            return False
         return ((not self.event_types or event_type in self.event_types)
                 and (not self.case_types or not case_type or case_type in self.case_types))
 

@@ -28,6 +28,7 @@ from casework.errors import Conflict
 from casework.outbox.catalogue import EVENT_TYPES
 from casework.outbox.models import Delivery, Endpoint, OutboxEvent, secret_new
 from casework.outbox.safety import url_resolve_checked
+from casework.people.models import Team
 
 logger = logging.getLogger(__name__)
 
@@ -75,8 +76,11 @@ def event_record(*, type: str, case=None, data: dict, now: datetime | None = Non
     )
     rows_insert([event], fields=EVENT_FIELDS)  # its INSERT built once (audit.rowsql): one per run's end
     # Compiled once (audit.rowsql): every run's end records an event.
-    endpoints = [e for e in rows_all("outbox endpoints enabled", lambda: Endpoint.objects.filter(enabled=True))
-                 if e.subscribes(type, case_type)]
+    enabled = rows_all("outbox endpoints enabled", lambda: Endpoint.objects.filter(enabled=True))
+    teams = _team_case_types({e.team_id for e in enabled if e.team_id is not None})
+    restricted = bool(getattr(case, "restricted", False))
+    endpoints = [e for e in enabled
+                 if e.subscribes(type, case_type, team_types=teams.get(e.team_id, ()), restricted=restricted)]
     if endpoints:
         deliveries = Delivery.objects.bulk_create([
             Delivery(event=event, endpoint=endpoint, next_attempt_at=now, woken_at=now, created_at=now)
@@ -85,6 +89,14 @@ def event_record(*, type: str, case=None, data: dict, now: datetime | None = Non
             list(Delivery.objects.filter(event=event).values_list("pk", flat=True))
         transaction.on_commit(lambda: _wake(ids))
     return event
+
+
+def _team_case_types(team_ids: set[int]) -> dict[int, frozenset[str]]:
+    """The case types each of these teams owns now (one query, only when a team's endpoint exists)."""
+    if not team_ids:
+        return {}
+    return {pk: frozenset(types or ()) for pk, types in Team.objects.filter(pk__in=team_ids)
+            .values_list("pk", "case_types")}
 
 
 def _wake(ids: list[int]) -> None:
@@ -98,6 +110,16 @@ def _wake(ids: list[int]) -> None:
 
 
 # --- Endpoints ----------------------------------------------------------------------------
+
+def _clean_team(team: Team | None, case_types: list[str]) -> None:
+    """A team's endpoint subscribes within its team's case types (it would receive no others)."""
+    if team is None:
+        return
+    outside = [t for t in case_types if t not in (team.case_types or [])]
+    if outside:
+        raise ValidationError({"case_types": f"{team.name} does not own {', '.join(outside)}: a team's endpoint "
+                                             "receives only its team's case types."})
+
 
 def _clean_subscriptions(event_types, case_types) -> tuple[list[str], list[str]]:
     known = case_types_known()
@@ -118,18 +140,21 @@ def _audit_data(endpoint: Endpoint) -> dict:
     return {"url": endpoint.url, "description": endpoint.description, "enabled": endpoint.enabled,
             "event_types": endpoint.event_types, "case_types": endpoint.case_types,
             "timeout_seconds": endpoint.timeout_seconds,
-            "owner": endpoint.owner.get_username() if endpoint.owner_id else None}
+            "owner": endpoint.owner.get_username() if endpoint.owner_id else None,
+            "team": endpoint.team.name if endpoint.team_id else None}
 
 
 @transaction.atomic
 def endpoint_create(*, actor, url: str, description: str = "", event_types=None, case_types=None,
                     timeout_seconds: int = 10, owner: User | None = None,
-                    enabled: bool = True) -> tuple[Endpoint, str]:
-    """A new endpoint and its signing secret, returned here once (the caller shows it once)."""
+                    enabled: bool = True, team: Team | None = None) -> tuple[Endpoint, str]:
+    """A new endpoint and its signing secret, returned here once (the caller shows it once).
+    `team`: a team's system, receiving only its team's case types (Endpoint.team)."""
     url_resolve_checked(url)
     event_types, case_types = _clean_subscriptions(event_types, case_types)
+    _clean_team(team, case_types)
     endpoint = Endpoint(url=url, description=description, event_types=event_types, case_types=case_types,
-                        timeout_seconds=timeout_seconds, enabled=enabled,
+                        timeout_seconds=timeout_seconds, enabled=enabled, team=team,
                         owner=owner if owner is not None else (actor if isinstance(actor, User) else None))
     endpoint.full_clean()
     endpoint.save()
@@ -137,7 +162,7 @@ def endpoint_create(*, actor, url: str, description: str = "", event_types=None,
     return endpoint, endpoint.secret
 
 
-EDITABLE = ("url", "description", "enabled", "event_types", "case_types", "timeout_seconds", "owner")
+EDITABLE = ("url", "description", "enabled", "event_types", "case_types", "timeout_seconds", "owner", "team")
 
 
 @transaction.atomic
@@ -155,6 +180,7 @@ def endpoint_update(*, actor, endpoint: Endpoint, **changes) -> Endpoint:
             changes.get("event_types", endpoint.event_types), changes.get("case_types", endpoint.case_types))
     for name, value in changes.items():
         setattr(endpoint, name, value)
+    _clean_team(endpoint.team, endpoint.case_types)
     if changes.get("enabled") and not before["enabled"]:
         endpoint.disabled_reason = ""
         endpoint.consecutive_failures = 0

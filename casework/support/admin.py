@@ -131,6 +131,16 @@ class SupportGroupAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         return ("key",) if obj else ()
 
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        if db_field.name == "members":
+            from django.contrib.auth.models import User
+
+            from casework.support.groups import people_seeing_support
+
+            # Only people who see support tickets (need-to-know): another is refused, named.
+            kwargs["queryset"] = User.objects.filter(people_seeing_support()).distinct().order_by("username")
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
     def save_model(self, request, obj, form, change):
         saved = support_group_save(actor=request.user, key=obj.key, name=obj.name)
         obj.pk = saved.pk

@@ -2,25 +2,30 @@
 how often an auto-answer solved the customer's question, by their own answer on the reply's
 "Did this answer your question?" link (casework.support.feedback), per category and per KB
 article, and the articles whose answers customers rejected. Counts over TicketFeedback only
-(indexed on auto_sent, category and on article_id), one query per table."""
+(indexed on auto_sent, category and on article_id), one query per table, of the tickets whose
+cases the person may see (casework.cases.visibility: a restricted ticket counts for its named
+people only)."""
 
 from __future__ import annotations
 
 from django.db.models import Count, Q
 
 from casework.cases.types import Panel
+from casework.cases.visibility import visible_q
 
 
 def _rate(solved: int, answered: int) -> float | None:
     return round(100.0 * solved / answered, 1) if answered else None
 
 
-def auto_answer_resolution() -> dict:
+def auto_answer_resolution(user=None) -> dict:
     """{"categories": [...], "articles": [...], "rejected": [...], "total": {...}} over the
     customers' answers to auto-sent replies. Each row: key, answered, solved, not_solved, rate (%)."""
     from casework.support.models import KBArticle, TicketFeedback
 
     answers = TicketFeedback.objects.filter(auto_sent=True)
+    if user is not None:
+        answers = answers.filter(visible_q(user, "ticket__case__"))
     # Named n_*: "solved" is a field of the model, and an aggregate may not shadow it.
     counts = {"n_answered": Count("pk"), "n_solved": Count("pk", filter=Q(solved=True)),
               "n_not_solved": Count("pk", filter=Q(solved=False))}
@@ -49,7 +54,7 @@ def auto_answer_resolution() -> dict:
 
 
 def panel_rows(user) -> list[dict]:
-    figures = auto_answer_resolution()
+    figures = auto_answer_resolution(user)
     return [figures] if figures["total"]["answered"] else []
 
 

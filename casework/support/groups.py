@@ -10,10 +10,13 @@
                                         last_assigned);
                           least_loaded  the member with the fewest open cases assigned, ties
                                         to the earlier username.
-                        Only active investigators are eligible (case_assign refuses others).
+                        Only active investigators who may see the ticket's case are
+                        eligible (need-to-know, casework.cases.visibility: a member who left
+                        the support team, or is not named on a restricted ticket, is passed
+                        over; case_assign refuses them anyway).
   ticket_escalate_to_group
                         the ticket joins the group's queue, its case is assigned to the picked
-                        member through case_assign (audited) and every member is notified.
+                        member through case_assign (audited) and every eligible member is notified.
                         A group with no eligible member keeps the ticket unassigned in its
                         queue, and says so in the audit trail.
 """
@@ -29,9 +32,11 @@ from django.urls import reverse
 
 from audit.services import audit_record
 from casework.cases.sla import DONE_STATUSES
-from casework.people.roles import is_investigator
+from casework.cases.visibility import people_seeing_types, people_who_may_see
+from casework.people.roles import ADMIN, is_investigator
 from casework.support.models import SupportGroup, Ticket
 
+SUPPORT = "support_ticket"
 GROUP_NAMES = {"billing": "Billing", "technical": "Technical", "general": "General", "security": "Security"}
 
 
@@ -52,14 +57,22 @@ def ticket_group_for(ticket: Ticket) -> SupportGroup | None:
     return SupportGroup.objects.filter(key=key).first()
 
 
-def group_eligible_members(group: SupportGroup) -> list[User]:
-    members = group.members.filter(is_active=True).order_by("username")
+def people_seeing_support() -> Q:
+    """Who may be in a group: people who see support cases (a team owning them), and admins."""
+    return (Q(pk__in=people_seeing_types([SUPPORT])) | Q(is_superuser=True) | Q(groups__name=ADMIN))
+
+
+def group_eligible_members(group: SupportGroup, case=None) -> list[User]:
+    """The group's active investigators who may see `case` (or, without one, support cases)."""
+    members = group.members.filter(is_active=True)
+    scope = people_who_may_see(case) if case is not None else User.objects.filter(people_seeing_support())
+    members = members.filter(pk__in=scope.values("pk")).distinct().order_by("username")
     return [u for u in members if is_investigator(u)]
 
 
-def group_pick_member(group: SupportGroup, *, mode: str | None = None) -> User | None:
+def group_pick_member(group: SupportGroup, *, case=None, mode: str | None = None) -> User | None:
     mode = mode or settings.SUPPORT_GROUP_ASSIGNMENT
-    members = group_eligible_members(group)
+    members = group_eligible_members(group, case)
     if not members:
         return None
     if mode == "least_loaded":
@@ -95,10 +108,10 @@ def ticket_escalate_to_group(*, actor, ticket: Ticket, reason: str = "", group: 
                                      "the support queue."})
         return ticket
     group = SupportGroup.objects.select_for_update().get(pk=group.pk)
-    members = group_eligible_members(group)
+    members = group_eligible_members(group, ticket.case)
     if ticket.group_id == group.pk and ticket.case.assignee_id in {m.pk for m in members}:
         return ticket
-    assignee = group_pick_member(group)
+    assignee = group_pick_member(group, case=ticket.case)
     ticket.group = group
     ticket.save(update_fields=["group", "updated_at"])
     audit_record(actor=actor, action="support.escalated_to_group", case=ticket.case, obj=ticket,
@@ -107,7 +120,8 @@ def ticket_escalate_to_group(*, actor, ticket: Ticket, reason: str = "", group: 
                        "mode": settings.SUPPORT_GROUP_ASSIGNMENT,
                        "assignee": assignee.get_username() if assignee else None,
                        "reason": (reason or "")[:500] or None,
-                       **({} if assignee else {"note": "The group has no active investigator: unassigned."})})
+                       **({} if assignee else {"note": "The group has no active investigator who may see the ticket: "
+                                        "unassigned."})})
     if assignee is not None:
         case_assign(actor=actor, case=ticket.case, assignee=assignee)
         group.last_assigned = assignee
@@ -124,7 +138,14 @@ def ticket_escalate_to_group(*, actor, ticket: Ticket, reason: str = "", group: 
 
 @transaction.atomic
 def support_group_save(*, actor, key: str, name: str = "", members: list[User] | None = None) -> SupportGroup:
-    """Create or update a group (admin, demo); audited with its member list."""
+    """Create or update a group (admin, demo); audited with its member list. Its members are
+    people who see support cases (ValidationError on `members` naming the others)."""
+    if members:
+        allowed = set(User.objects.filter(people_seeing_support(), pk__in=[m.pk for m in members])
+                      .values_list("pk", flat=True))
+        outside = sorted(m.get_username() for m in members if m.pk not in allowed)
+        if outside:
+            raise ValidationError({"members": f"{', '.join(outside)}: in no team that sees support tickets."})
     group = SupportGroup.objects.filter(key=key).first() or SupportGroup(key=key)
     created = group.pk is None
     group.name = name or group.name or GROUP_NAMES.get(key, key)

@@ -13,8 +13,10 @@ pytestmark = pytest.mark.django_db
 
 def test_the_manager_sees_the_change_the_evidence_and_the_validated_claim(client, org, awaiting_manager):
     client.force_login(org.mona_user)
-    home = client.get("/").content.decode()  # the manager's dashboard: their requests, with age
-    assert 'id="manager-requests"' in home and 'id="chart-by-type"' not in home
+    response = client.get("/")  # the manager's dashboard: their requests, with age
+    home = response.content.decode()
+    # and their teams' figures (tests/cases/test_need_to_know_dashboard.py): in no team, zeros.
+    assert 'id="manager-requests"' in home and response.context["figures"]["open"]["total"] == 0
     assert f'href="/access/inbox/{awaiting_manager.pk}/"' in home
     inbox = client.get("/access/inbox/").content.decode()
     assert awaiting_manager.mutation.case.reference in inbox and "Priya Patel" in inbox

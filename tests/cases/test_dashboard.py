@@ -148,11 +148,13 @@ def test_agreement_per_type_and_the_disagreements_each_linked(alice_client, alic
     assert "67 %" in html
 
 
-def test_a_manager_sees_their_own_section_not_the_team_figures(client, mona):
+def test_a_manager_sees_their_own_section_and_their_teams_figures(client, mona):
+    # mona is in no team: her figures are zeros (tests/cases/test_need_to_know_dashboard.py).
     client.force_login(mona)
-    html = client.get("/").content.decode()
+    response = client.get("/")
+    html = response.content.decode()
     assert 'id="manager-requests"' in html and "Nothing waiting for you." in html
-    assert 'id="chart-by-type"' not in html
+    assert 'id="chart-by-type"' in html and response.context["figures"]["open"]["total"] == 0
 
 
 def test_the_dashboard_link_is_in_the_navigation(alice_client):

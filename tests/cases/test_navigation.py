@@ -7,7 +7,6 @@ from __future__ import annotations
 import socket
 
 import pytest
-from django.contrib.auth.models import Group
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
@@ -22,6 +21,7 @@ from casework.cases.saved_views.services import saved_view_create, saved_view_de
 from casework.cases.services import case_create
 from casework.people.roles import INVESTIGATOR, MANAGER
 from casework.people.services import user_create, user_roles_set
+from casework.people.teams import team_create, team_member_remove, team_member_set
 from tests.conftest import in_every_team
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +35,7 @@ def _own_nav_cache(settings, tmp_path):
                                                   "LOCATION": str(tmp_path / "nav")}}
 
 
-NAV_TABLES = ("saved_views_savedview", "notifications_notification", "auth_user_groups")
+NAV_TABLES = ("saved_views_savedview", "notifications_notification", "auth_user_groups", "people_team")
 
 
 def page(client, **params) -> tuple[str, list[str]]:
@@ -97,13 +97,13 @@ def test_one_persons_notification_leaves_anothers_entry_alone(alice_client, alic
 
 
 def test_pinned_views_follow_create_update_delete_and_team_sharing(client, alice, ivan):
-    team = Group.objects.create(name="fraud-team")
-    alice.groups.add(team)
+    team = team_create(actor="system", name="fraud-team", case_types=["fraud_alert"])
+    team_member_set(actor="system", team=team, user=alice)
     client.force_login(ivan)
     assert "Team fraud" not in page(client)[0]
     view = saved_view_create(actor=alice, name="Team fraud", query="case_type=fraud_alert", team=team, pinned=True)
     assert "Team fraud" not in page(client)[0]  # ivan is not in the team yet
-    ivan.groups.add(team)
+    team_member_set(actor="system", team=team, user=ivan)
     assert "Team fraud" in page(client)[0]
     saved_view_update(actor=alice, view=view, name="Fraud, team")
     html = page(client)[0]
@@ -111,18 +111,18 @@ def test_pinned_views_follow_create_update_delete_and_team_sharing(client, alice
     saved_view_update(actor=alice, view=view, pinned=False)
     assert "Fraud, team" not in page(client)[0]
     saved_view_update(actor=alice, view=view, pinned=True)
-    team.user_set.remove(ivan)  # from the group's side
+    team_member_remove(actor="system", team=team, user=ivan)
     assert "Fraud, team" not in page(client)[0]
-    ivan.groups.add(team)
+    team_member_set(actor="system", team=team, user=ivan)
     assert "Fraud, team" in page(client)[0]
     saved_view_delete(actor=alice, view=view)
     assert "Fraud, team" not in page(client)[0]
 
 
 def test_the_share_choices_follow_the_persons_teams(alice_client, alice):
-    team = Group.objects.create(name="night-shift")
+    team = team_create(actor="system", name="night-shift", case_types=["fraud_alert"])
     assert "night-shift" not in page(alice_client)[0]
-    alice.groups.add(team)
+    team_member_set(actor="system", team=team, user=alice)
     assert f'<option value="team:{team.pk}">night-shift</option>' in page(alice_client)[0]
     team.name = "day-shift"
     team.save()

@@ -4,22 +4,22 @@ the navigation; saved, renamed and deleted with an audit entry; the same through
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 
 from audit.models import AuditEntry
 from casework.cases.saved_views.models import SavedView
 from casework.cases.saved_views.services import saved_view_create, saved_view_delete, saved_view_update
 from casework.cases.services import case_create
+from casework.people.teams import team_create, team_member_set
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def team(alice, ivan):
-    group = Group.objects.create(name="fraud-team")
-    alice.groups.add(group)
-    return group
+    team = team_create(actor="system", name="fraud-team", case_types=["fraud_alert"])
+    team_member_set(actor="system", team=team, user=alice)
+    return team
 
 
 def test_saving_keeps_only_the_queue_filters_and_audits(alice):
@@ -41,7 +41,7 @@ def test_a_bad_filter_or_a_duplicate_name_is_named(alice):
 
 def test_sharing_with_a_team_shows_it_to_the_team_only(client, alice, ivan, mona, team):
     view = saved_view_create(actor=alice, name="Team fraud", query="case_type=fraud_alert", team=team, pinned=True)
-    ivan.groups.add(team)
+    team_member_set(actor="system", team=team, user=ivan)
     client.force_login(ivan)
     assert "Team fraud" in client.get("/cases/").content.decode()  # pinned in the navigation
     other = SavedView.objects.create(owner=mona, name="Private", query="")
@@ -52,9 +52,9 @@ def test_sharing_with_a_team_shows_it_to_the_team_only(client, alice, ivan, mona
 
 
 def test_sharing_with_a_team_one_is_not_in_is_refused(alice):
-    group = Group.objects.create(name="others")
+    others = team_create(actor="system", name="others", case_types=["support_ticket"])
     with pytest.raises(ValidationError) as caught:
-        saved_view_create(actor=alice, name="X", query="", team=group)
+        saved_view_create(actor=alice, name="X", query="", team=others)
     assert "team" in caught.value.message_dict
 
 

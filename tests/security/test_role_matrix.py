@@ -123,6 +123,7 @@ MATRIX: dict[str, tuple[str, str]] = {
     "cases:close": ("POST", "L 400 403 400 L"),
     "cases:comment_add": ("POST", "L 302 403 302 L"),
     "cases:detail": ("GET", "L 200 403 200 L"),
+    "cases:export_csv": ("GET", "L 200 403 200 L"),
     "cases:queue": ("GET", "L 200 403 200 L"),
     "cases:timeline": ("GET", "L 200 403 200 L"),
     "chat:message": ("GET", "L 404 403 404 L"),

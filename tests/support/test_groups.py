@@ -5,14 +5,15 @@ and the group's members are notified."""
 from __future__ import annotations
 
 import pytest
+from django.core.exceptions import ValidationError
 
 from audit.models import AuditEntry
 from casework.cases.notifications.models import Notification
 from casework.people.roles import INVESTIGATOR, MANAGER
-from casework.people.services import user_create
+from casework.people.teams import team_member_remove
 from casework.support.groups import group_pick_member, support_group_save
 from casework.support.models import SupportGroup
-from tests.conftest import in_every_team
+from tests.cases.need_to_know import FRAUD, SUPPORT, person, team_of
 from tests.support.conftest import send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -21,9 +22,8 @@ SECURITY = "Someone hacked my account and changed my password!"
 
 
 def _people(*names, role=INVESTIGATOR):
-    # In a team owning support tickets: escalation assigns only people who may see the case.
-    return [in_every_team(user_create(actor="system", username=n, password=f"{n}-pass-123", role=role))
-            for n in names]
+    """People in the support team (group members must see support tickets)."""
+    return [person(n, SUPPORT, role=role) for n in names]
 
 
 @pytest.fixture
@@ -149,3 +149,24 @@ def test_a_person_escalates_a_routed_ticket_to_a_group_and_it_stays_open(alice, 
     entry = AuditEntry.objects.get(action="support.escalated_to_group", case_id=ticket.case_id)
     assert entry.data["chosen_by"] == "person"
     assert Notification.objects.filter(kind="group_queue", case=ticket.case, recipient_user=groups["bea"]).exists()
+
+
+def test_a_member_who_left_the_support_team_is_passed_over_and_not_told(alice, groups):
+    team_member_remove(actor="system", team=team_of(SUPPORT), user=groups["sam"])
+    _, ticket = send(alice, "CUST-003", SECURITY)
+    ticket.case.refresh_from_db()
+    assert ticket.case.assignee.username == "sid"  # round-robin's first who may see the ticket
+    told = Notification.objects.filter(kind="group_queue", case=ticket.case)
+    assert sorted(told.values_list("recipient_user__username", flat=True)) == ["sid", "sue"]
+
+
+def test_a_group_takes_only_people_who_see_support_tickets(client, admin_user, groups):
+    fay = person("fay", FRAUD)
+    with pytest.raises(ValidationError) as caught:
+        support_group_save(actor="system", key="billing", members=[groups["bea"], fay])
+    assert "fay" in caught.value.message_dict["members"][0]
+    client.force_login(admin_user)
+    group = SupportGroup.objects.get(key="billing")
+    response = client.post(f"/admin/support/supportgroup/{group.pk}/change/", {"name": "Billing", "members": [fay.pk]})
+    assert response.status_code == 200 and "members" in response.context["adminform"].form.errors
+    assert list(group.members.values_list("username", flat=True)) == ["bea"]

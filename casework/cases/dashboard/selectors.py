@@ -12,6 +12,12 @@ Time series cover the last DASHBOARD_DAYS days (UTC). The figures:
 - agreement between agents and people per type: each type's Recommendation hook
   (casework/cases/types.py) gives the agents' recommendation as SQL, so the agreement is one
   GROUP BY over the window's final decisions and the disagreements one more query.
+
+Every figure is over the cases the person may see (casework.cases.visibility: their teams'
+types, restricted cases only for their named people; admins every case): `dashboard_figures`
+takes the person, and each part its `user`. A part called without one (None) counts every case:
+the operator's benchmark (bench/growth.py), never a page. Nothing here is cached, so no figure
+computed for one person is shown to another.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from django.utils import timezone
 from casework.cases.models import Case, Decision
 from casework.cases.sla import DONE_STATUSES, sla_breached_q
 from casework.cases.types import CASE_TYPES
+from casework.cases.visibility import case_type_visible, visible_q
 
 DASHBOARD_DAYS = 30
 DISAGREEMENTS_SHOWN = 25
@@ -63,6 +70,15 @@ class PercentileCont(Aggregate):
         super().__init__(expression, fraction=float(fraction), output_field=DurationField(), **extra)
 
 
+def _scope(user, prefix: str = "") -> Q:
+    """The person's rule (visible_q) as a filter, or none for an operator's call without a person."""
+    return Q() if user is None else visible_q(user, prefix)
+
+
+def _cases(user):
+    return Case.objects.filter(_scope(user))
+
+
 def _open() -> Q:
     return ~Q(status__in=DONE_STATUSES)
 
@@ -71,7 +87,7 @@ def _days(since: date, today: date) -> list[date]:
     return [since + timedelta(days=i) for i in range((today - since).days + 1)]
 
 
-def open_cases(now: datetime) -> dict:
+def open_cases(now: datetime, *, user=None) -> dict:
     """By type, status and priority, the age buckets and the breaches: one query."""
     buckets = {}
     for i, (_label, hours) in enumerate(AGE_BUCKETS):
@@ -80,7 +96,7 @@ def open_cases(now: datetime) -> dict:
         if upper is not None:
             q &= Q(created_at__gt=now - timedelta(hours=upper))
         buckets[f"age_{i}"] = Count("pk", filter=q)
-    rows = list(Case.objects.filter(_open()).order_by().values("case_type", "status", "priority")
+    rows = list(_cases(user).filter(_open()).order_by().values("case_type", "status", "priority")
                 .annotate(n=Count("pk"), breached=Count("pk", filter=sla_breached_q(now)), **buckets))
     by_type: dict[str, int] = {}
     by_status: dict[str, int] = {}
@@ -113,14 +129,15 @@ def _per_day(queryset, field: str, kind: str, since: datetime):
             .values("kind", "day").annotate(n=Count("pk")))
 
 
-def per_day(now: datetime) -> dict:
+def per_day(now: datetime, *, user=None) -> dict:
     """Cases opened, decided and breached per day: three GROUP BYs in one UNION ALL."""
     today = now.date()
     since_day = today - timedelta(days=DASHBOARD_DAYS - 1)
     since = datetime.combine(since_day, datetime.min.time(), tzinfo=now.tzinfo)
-    rows = _per_day(Case.objects.all(), "created_at", "opened", since).union(
-        _per_day(Case.objects.filter(closed_at__isnull=False), "closed_at", "decided", since),
-        _per_day(Case.objects.filter(sla_breached_at__isnull=False), "sla_breached_at", "breached", since),
+    cases = _cases(user)
+    rows = _per_day(cases, "created_at", "opened", since).union(
+        _per_day(cases.filter(closed_at__isnull=False), "closed_at", "decided", since),
+        _per_day(cases.filter(sla_breached_at__isnull=False), "sla_breached_at", "breached", since),
         all=True)
     counts: dict[str, dict[date, int]] = {"opened": {}, "decided": {}, "breached": {}}
     for row in rows:
@@ -134,10 +151,10 @@ def _hours(value: timedelta | None) -> float | None:
     return round(value.total_seconds() / 3600, 1) if value is not None else None
 
 
-def time_to_decision(now: datetime) -> list[dict]:
+def time_to_decision(now: datetime, *, user=None) -> list[dict]:
     """Median and p90 hours from creation to decision per type, over the window's decided cases."""
     since = now - timedelta(days=DASHBOARD_DAYS)
-    decided = Case.objects.filter(closed_at__gte=since).order_by()
+    decided = _cases(user).filter(closed_at__gte=since).order_by()
     duration = ExpressionWrapper(F("closed_at") - F("created_at"), output_field=DurationField())
     result = {}
     if connection.vendor == "postgresql":
@@ -162,14 +179,18 @@ def _percentile(values: list[float], fraction: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[round(fraction * 100) - 1]
 
 
-def agent_costs(now: datetime) -> dict:
+def agent_costs(now: datetime, *, user=None) -> dict:
     """Agent calls per day: error rate and LLM cost per case. One GROUP BY on AgentCall
-    (read by name: the case domain does not import the agents package)."""
+    (read by name: the case domain does not import the agents package). A person sees the calls
+    of runs on cases they may see (runs on no case yet, a support intake's, are an operator's)."""
     AgentCall = apps.get_model("agents", "AgentCall")
     today = now.date()
     since_day = today - timedelta(days=DASHBOARD_DAYS - 1)
     since = datetime.combine(since_day, datetime.min.time(), tzinfo=now.tzinfo)
-    rows = (AgentCall.objects.filter(created_at__gte=since).order_by()
+    calls = AgentCall.objects.filter(created_at__gte=since)
+    if user is not None:
+        calls = calls.filter(visible_q(user, "run__case__"), run__case__isnull=False)
+    rows = (calls.order_by()
             .annotate(day=TruncDate("created_at")).values("day")
             .annotate(calls=Count("pk"), errors=Count("pk", filter=Q(status="error")),
                       cost=Sum("cost_usd", output_field=FloatField()),
@@ -249,7 +270,7 @@ def _index_lookups_priced_as_they_are():
                 cursor.execute("SELECT set_config('random_page_cost', %s, false)", [before])
 
 
-def agreement(now: datetime) -> dict:
+def agreement(now: datetime, *, user=None) -> dict:
     """Per type: the window's final decisions, how many had a clear recommendation from the
     agents, and how many of those agreed with it (one GROUP BY type and verdict); and the
     latest disagreements (one query)."""
@@ -257,11 +278,12 @@ def agreement(now: datetime) -> dict:
     if not types:
         return {"rows": [], "disagreements": []}
     with _index_lookups_priced_as_they_are():
-        return _agreement(now, types)
+        return _agreement(now, types, user)
 
 
-def _agreement(now: datetime, types: list) -> dict:
-    decisions = (Decision.objects.filter(final=True, decided_at__gte=now - timedelta(days=DASHBOARD_DAYS))
+def _agreement(now: datetime, types: list, user) -> dict:
+    decisions = (Decision.objects.filter(_scope(user, "case__"), final=True,
+                                         decided_at__gte=now - timedelta(days=DASHBOARD_DAYS))
                  .annotate(verdict=_per_type(types, _verdict)))
     counts: dict[str, dict[str | None, int]] = {}
     for row in decisions.order_by().values("case__case_type", "verdict").annotate(n=Count("pk")):
@@ -286,12 +308,17 @@ def manager_panels(user) -> list[dict]:
 
 
 def panels_for(user, *, audience: str) -> list[dict]:
-    """The sections the case types add for this audience ("manager" or "team")."""
+    """The sections the case types add for this audience ("manager" or "team"). A team's section
+    shows figures of its type's cases: only to people who see that type (case_type_visible). A
+    manager's section lists what is addressed to them (a validation request), whatever their teams."""
     return [{"id": panel.id, "title": panel.title, "template": panel.template, "rows": panel.rows(user)}
-            for ct in CASE_TYPES.values() for panel in ct.dashboard_panels if panel.audience == audience]
+            for ct in CASE_TYPES.values() for panel in ct.dashboard_panels if panel.audience == audience
+            and (audience == "manager" or case_type_visible(user, ct.key))]
 
 
-def dashboard_figures(*, now: datetime | None = None) -> dict:
+def dashboard_figures(*, user, now: datetime | None = None) -> dict:
+    """The figures over the cases `user` may see (`user` None: every case, for bench/growth.py)."""
     now = now or timezone.now()
-    return {"open": open_cases(now), "per_day": per_day(now), "time_to_decision": time_to_decision(now),
-            "agents": agent_costs(now), "agreement": agreement(now), "days": DASHBOARD_DAYS}
+    return {"open": open_cases(now, user=user), "per_day": per_day(now, user=user),
+            "time_to_decision": time_to_decision(now, user=user), "agents": agent_costs(now, user=user),
+            "agreement": agreement(now, user=user), "days": DASHBOARD_DAYS}

@@ -1,5 +1,7 @@
-"""The dashboard at / (`home` routes here by role): the team's figures for investigators and
-admins, and a manager's open validation requests."""
+"""The dashboard at / (`home` routes here by role): the figures of the cases the person may see
+(casework.cases.visibility: their teams' types; an admin every case, a manager or an
+investigator in no team zeros) for investigators, managers and admins, and a manager's open
+validation requests."""
 
 from __future__ import annotations
 
@@ -13,10 +15,10 @@ from casework.people.roles import is_investigator, is_manager
 @require_GET
 def dashboard(request):
     user = request.user
-    team = is_investigator(user) or user.is_staff
+    team = is_investigator(user) or is_manager(user) or user.is_staff
     context = {"team": team, "manager": is_manager(user)}
     if team:
-        figures = selectors.dashboard_figures()
+        figures = selectors.dashboard_figures(user=user)
         data = charts.chart_data(figures)
         context |= {"figures": figures, "chart_data": data, "charts": charts.chart_tables(data),
                     "team_panels": selectors.panels_for(user, audience="team")}

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from audit.services import audit_record
 from casework.cases.notifications.models import Notification
+from casework.cases.notifications.selectors import notification_may_reach
 
 logger = logging.getLogger(__name__)
 
@@ -28,8 +29,15 @@ def absolute_url(path: str) -> str:
 def notification_email(notification_id: int) -> bool:
     """One attempt to email the notification; raises what the mail server raised. Returns
     False when there is nothing to do (already emailed, no address)."""
-    note = Notification.objects.select_related("case").get(pk=notification_id)
+    note = Notification.objects.select_related("case", "recipient_user").get(pk=notification_id)
     if note.emailed_at or not note.recipient_email:
+        return False
+    if note.case_id and note.target_type_id is None and not notification_may_reach(note.recipient_user, note.case):
+        # They left the case's team (or it was restricted) since: its email is not sent.
+        Notification.objects.filter(pk=note.pk).update(
+            email_failed_at=timezone.now(), email_error="Not sent: the recipient may no longer see the case.")
+        audit_record(actor="system", action="notification.email_withheld", case=note.case, obj=note,
+                     data={"to": note.recipient_email, "kind": note.kind})
         return False
     Notification.objects.filter(pk=note.pk).update(email_attempts=F("email_attempts") + 1)
     text = note.body + (f"\n\n{absolute_url(note.url) if note.url.startswith('/') else note.url}" if note.url else "")

@@ -20,6 +20,7 @@ from django.utils import timezone
 from audit.services import audit_record
 from casework.cases.navigation import nav_changed
 from casework.cases.notifications.models import Notification, NotificationPreference
+from casework.cases.notifications.selectors import notification_may_reach
 from casework.cases.sla import DONE_STATUSES
 from casework.errors import DomainError
 
@@ -35,10 +36,15 @@ def _wants_email(user: User | None, kind: str) -> bool:
 
 @transaction.atomic
 def notification_send(*, actor, kind: str, subject: str, body: str, url: str = "", case=None,
-                      user: User | None = None, email: str = "", name: str = "", target=None) -> Notification:
+                      user: User | None = None, email: str = "", name: str = "", target=None) -> Notification | None:
     """An in-app notification (when the person has a login) and an email (when they have an
     address and want this kind by email), handed to a Celery task (retries, EMAIL_TIMEOUT)
-    once the transaction commits. `target`: the object the notification asks them to act on."""
+    once the transaction commits. `target`: the object the notification asks them to act on.
+    None, and nothing sent, when `case` is one the person may not see (notification_may_reach)."""
+    if not notification_may_reach(user, case, target):
+        logger.info("Notification %r about %s not sent to %s: not in their need-to-know.", kind,
+                    case.reference, user.get_username())
+        return None
     email = email or (user.email if user else "")
     name = name or (user.get_full_name() or user.get_username() if user else "")
     if not user and not email:

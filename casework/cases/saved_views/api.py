@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import Group
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -11,6 +10,7 @@ from rest_framework.views import APIView
 from casework.cases.api import IsInvestigator
 from casework.cases.saved_views import selectors, services
 from casework.cases.saved_views.models import SavedView
+from casework.people.models import Team
 
 
 class SavedViewOutputSerializer(serializers.ModelSerializer):
@@ -31,8 +31,8 @@ class SavedViewInputSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=80)
     query = serializers.CharField(max_length=1000, allow_blank=True, required=False, default="",
                                   help_text="The queue's filters as a query string, e.g. `assignee=me&priority=high`.")
-    team = serializers.SlugRelatedField(slug_field="name", queryset=Group.objects.all(), allow_null=True,
-                                        required=False, default=None, help_text="A team (group) you belong to.")
+    team = serializers.SlugRelatedField(slug_field="name", queryset=Team.objects.all(), allow_null=True,
+                                        required=False, default=None, help_text="A team you are in, by name.")
     everyone = serializers.BooleanField(required=False, default=False)
     pinned = serializers.BooleanField(required=False, default=False)
 

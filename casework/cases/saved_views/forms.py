@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 from django import forms
-from django.contrib.auth.models import Group
 
 from casework.cases.saved_views.models import SavedView
+from casework.people.models import Team
 
 
 class SavedViewForm(forms.Form):
@@ -14,12 +14,14 @@ class SavedViewForm(forms.Form):
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
-        teams = [(f"team:{g.pk}", g.name) for g in user.groups.order_by("name")]
+        # The teams this person is in (casework.people.models.Team), not their role groups.
+        teams = [(f"team:{t.pk}", t.name) for t in Team.objects.filter(memberships__user=user).order_by("name")]
         self.fields["share"].choices = [("", "Only me"), *teams, ("everyone", "Everyone")]
 
     def sharing(self) -> dict:
         share = self.cleaned_data.get("share") or ""
-        team = Group.objects.get(pk=int(share.split(":", 1)[1])) if share.startswith("team:") else None
+        # A choice offered (the field's validation): one of this person's teams.
+        team = Team.objects.get(pk=int(share.split(":", 1)[1])) if share.startswith("team:") else None
         return {"team": team, "everyone": share == "everyone"}
 
     @staticmethod

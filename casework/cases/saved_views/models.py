@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.auth.models import Group
 from django.db import models
 from django.db.models import Q
 
@@ -14,8 +13,11 @@ class SavedView(models.Model):
     # The queue's query string (q, case_type, status, priority, assignee, sla, ordering),
     # normalised and checked against the queue's filter set when saved.
     query = models.CharField(max_length=1000, blank=True)
-    # Shared with one team (a group), or with everyone; neither: the owner's alone.
-    team = models.ForeignKey(Group, null=True, blank=True, on_delete=models.SET_NULL, related_name="saved_views")
+    # Shared with one team (casework.people.models.Team: its members see the view), or with
+    # everyone; neither: the owner's alone. A view is only filters: what it lists is always the
+    # viewer's own cases (casework.cases.visibility), whoever saved it.
+    team = models.ForeignKey("people.Team", null=True, blank=True, on_delete=models.SET_NULL,
+                             related_name="saved_views")
     everyone = models.BooleanField(default=False)
     # Shown in the navigation of everyone who can see the view.
     pinned = models.BooleanField(default=False)

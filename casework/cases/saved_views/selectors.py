@@ -1,4 +1,5 @@
-"""Which saved views a person sees: their own, their teams', and those shared with everyone."""
+"""Which saved views a person sees: their own, their teams' (casework.people.models.Team), and
+those shared with everyone. What a view lists is the viewer's own cases (the queue's rule)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from casework.cases.saved_views.models import SavedView
 def saved_views_visible(user) -> QuerySet[SavedView]:
     if not user.is_authenticated:
         return SavedView.objects.none()
-    return (SavedView.objects.filter(Q(owner=user) | Q(everyone=True) | Q(team__in=user.groups.all()))
+    return (SavedView.objects.filter(Q(owner=user) | Q(everyone=True) | Q(team__memberships__user=user))
             .select_related("owner", "team").distinct())
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
-from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.http import QueryDict
 
 from audit.services import audit_record
 from casework.cases.saved_views.models import SavedView
+from casework.people.models import Team, TeamMembership
 
 # The queue's filter parameters a view keeps (not the page number).
 FILTER_PARAMS = ("q", "case_type", "status", "priority", "assignee", "sla", "ordering")
@@ -29,8 +29,8 @@ def saved_view_normalise_query(query: str | QueryDict) -> str:
     return urlencode(kept)
 
 
-def _sharing(*, team: Group | None, everyone: bool, owner) -> None:
-    if team is not None and not everyone and not owner.groups.filter(pk=team.pk).exists():
+def _sharing(*, team: Team | None, everyone: bool, owner) -> None:
+    if team is not None and not everyone and not TeamMembership.objects.filter(team=team, user=owner).exists():
         raise ValidationError({"team": f"You are not in {team.name}; share with a team you belong to."})
 
 
@@ -51,7 +51,7 @@ def _snapshot(view: SavedView) -> dict:
 
 
 @transaction.atomic
-def saved_view_create(*, actor, name: str, query: str | QueryDict, team: Group | None = None,
+def saved_view_create(*, actor, name: str, query: str | QueryDict, team: Team | None = None,
                       everyone: bool = False, pinned: bool = False) -> SavedView:
     _sharing(team=team, everyone=everyone, owner=actor)
     view = _save(SavedView(owner=actor, name=name, query=saved_view_normalise_query(query), team=team,

@@ -15,7 +15,7 @@ def pinned_views(user) -> list[dict]:
 
 @register.simple_tag
 def my_teams(user) -> list[dict]:
-    """The teams a view can be shared with: this person's groups (`pk`, `name`; cached)."""
+    """The teams a view can be shared with: this person's teams (`pk`, `name`; cached)."""
     return [{"pk": pk, "name": name} for pk, name in nav_get(user, "teams")] if user.is_authenticated else []
 
 
