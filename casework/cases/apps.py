@@ -25,9 +25,9 @@ class CasesConfig(AppConfig):
 
         nav_connect()
 
+        from casework.case_types_known import case_types_source_register
         from casework.cases import visibility  # noqa: F401 - registers its navigation reads
         from casework.cases.types import CASE_TYPES
-        from casework.outbox.case_types import case_types_source_register
 
-        # What a webhook endpoint may subscribe to: the outbox, a layer below, asks at use.
+        # What a team may own and a webhook endpoint subscribe to: the layers below ask at use.
         case_types_source_register(lambda: {key: t.label for key, t in CASE_TYPES.items()})

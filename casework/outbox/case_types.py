@@ -1,19 +1,9 @@
 """The case types an endpoint may subscribe to (Endpoint.case_types): the admin's and the API's
-choices, and what a subscription is checked against. The case core owns the case types and
-sits in a layer above the outbox, so it registers where they come from (CasesConfig.ready)."""
+choices, and what a subscription is checked against. The source is the platform's
+(casework.case_types_known), registered by the case core; the outbox's modules name it here."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from casework.case_types_known import case_types_known, case_types_source_register
 
-# {key: label}, in the case core's order; none until the case core registers its source.
-_source: Callable[[], dict[str, str]] = dict
-
-
-def case_types_source_register(source: Callable[[], dict[str, str]]) -> None:
-    global _source
-    _source = source
-
-
-def case_types_known() -> dict[str, str]:
-    return _source()
+__all__ = ["case_types_known", "case_types_source_register"]
