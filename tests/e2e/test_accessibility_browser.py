@@ -189,6 +189,8 @@ BY_NAME: dict[str, Callable[[Demo, str], object]] = {
     "number": lambda d, ns: 1,
     "action": lambda d, ns: "approve",
     "trace_id": lambda d, ns: d.values["chat_trace"],
+    # a person's "what can they see" page
+    "username": lambda d, ns: "alice",
 }
 NAMESPACE_TYPES = {"fraud": "fraud_alert", "access": "access_change", "support": "support_ticket",
                    "transactions": "transaction_investigation", "releases": "release_risk"}
