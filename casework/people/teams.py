@@ -55,8 +55,8 @@ def team_update(*, actor, team: Team, name: str, case_types, slug: str = "", sso
     what changed. Members from the groups follow the new groups at their next sign-in or SCIM
     change."""
     _case_types_check(case_types)
-    wanted = {"name": name, "slug": slug or team.slug, "case_types": list(dict.fromkeys(case_types)), "sso_groups": _groups(sso_groups),
-              "sso_lead_groups": _groups(sso_lead_groups)}
+    wanted = {"name": name, "slug": slug or team.slug, "case_types": list(dict.fromkeys(case_types)),
+              "sso_groups": _groups(sso_groups), "sso_lead_groups": _groups(sso_lead_groups)}
     changed = {field: {"from": getattr(team, field), "to": value} for field, value in wanted.items()
                if getattr(team, field) != value}
     if not changed:
