@@ -12,7 +12,11 @@ run. Each size runs in a subprocess of its own. Each kind of request (the queue 
 htmx fragment and GET /api/cases/: first page, page 50, each filter, a search, a pasted
 reference, each sort, and the first page with the navigation's cache entry just invalidated)
 is sent --repeats times in-process through Django's test client (no network, no gunicorn)
-as an investigator; the table gives p95 in ms and the SQL queries per request for each size.
+as each of --people: "admin" (sees every case: the rule adds nothing) and "fraud" (an
+investigator in a team owning fraud alerts and transaction investigations, two of the five
+types, named on some of the restricted cases: the need-to-know rule on every query). One case
+in 1,000 is restricted. The table gives p50 / p95 in ms and the SQL queries per request for
+each size and person.
 """
 
 from __future__ import annotations
@@ -76,12 +80,18 @@ def load(n: int) -> None:
     from django.contrib.auth.models import User
     from django.utils import timezone
 
-    from casework.cases.models import Case
-    from casework.people.roles import INVESTIGATOR
+    from casework.cases.models import Case, CaseRestriction
+    from casework.people.roles import ADMIN, INVESTIGATOR
     from casework.people.services import user_create
+    from casework.people.teams import team_create, team_member_set
 
     if not User.objects.filter(username="bench").exists():
         user_create(actor="system", username="bench", password="bench-pass-123", role=INVESTIGATOR)
+    if not User.objects.filter(username="bench-admin").exists():
+        user_create(actor="system", username="bench-admin", password="bench-pass-123", role=ADMIN)
+    team = team_create(actor="system", name="Bench fraud and transactions",
+                       case_types=["fraud_alert", "transaction_investigation"])
+    team_member_set(actor="system", team=team, user=User.objects.get(username="bench"))
     have = Case.objects.count()
     rng = random.Random(16)
     bench = User.objects.get(username="bench")
@@ -117,6 +127,14 @@ def load(n: int) -> None:
         with connection.cursor() as cursor:
             cursor.execute("UPDATE cases_case SET due_at = created_at + interval '3 days'")
         changed = True
+    if not Case.objects.filter(restricted=True).exists():
+        # One case in 1,000 restricted to named people; the fraud member named on every other one.
+        with connection.cursor() as cursor:
+            cursor.execute("UPDATE cases_case SET restricted = true WHERE id % 1000 = 0")
+        CaseRestriction.objects.bulk_create(
+            CaseRestriction(case_id=pk, user=bench)
+            for pk in Case.objects.filter(restricted=True).values_list("pk", flat=True) if pk % 2000 == 0)
+        changed = True
     if changed:
         # The UPDATEs leave a dead copy of every row: until a vacuum, index scans visit them and
         # counts cannot be index-only (the first page's SQL took 25 ms at 10^6 instead of 1 ms).
@@ -129,7 +147,7 @@ KINDS = [
     ("page 50", {"page": 50}),
     ("status=new", {"status": "new"}),
     ("priority=critical", {"priority": "critical"}),
-    ("case_type=support_ticket", {"case_type": "support_ticket"}),
+    ("case_type=fraud_alert", {"case_type": "fraud_alert"}),
     ("assignee=bench", {"assignee": "bench"}),
     ("assignee=none", {"assignee": "none"}),
     ("search q=refund pay", {"q": "refund pay"}),
@@ -145,7 +163,10 @@ KINDS = [
 COLD = "first page, navigation cold"
 
 
-def measure(repeats: int) -> list[tuple[str, str, float, float, int, float]]:
+PEOPLE = {"admin": "bench-admin", "fraud": "bench"}
+
+
+def measure(repeats: int, who: str) -> list[tuple[str, str, float, float, int, float]]:
     from django.contrib.auth.models import User
     from django.db import connection
     from django.test import Client
@@ -154,8 +175,8 @@ def measure(repeats: int) -> list[tuple[str, str, float, float, int, float]]:
     from casework.cases.navigation import nav_changed
 
     client = Client()
-    client.login(username="bench", password="bench-pass-123")
-    bench = User.objects.get(username="bench")
+    client.login(username=PEOPLE[who], password="bench-pass-123")
+    bench = User.objects.get(username=PEOPLE[who])
     rows = []
     targets = [("page", "/cases/", {}), ("htmx", "/cases/", {"HTTP_HX_REQUEST": "true",
                                                               "HTTP_HX_TARGET": "queue-results"}),
@@ -188,12 +209,13 @@ def measure(repeats: int) -> list[tuple[str, str, float, float, int, float]]:
     return rows
 
 
-def run_size(args, n: int) -> dict:
+def run_size(args, n: int) -> list[dict]:
     """One size, in a process of its own (Django is set up once per process, on one database)."""
     url = f"{args.database_url}_{size_label(n)}"
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         subprocess.run([sys.executable, __file__, "--one", str(n), "--database-url", url, "--cache-url",
-                        args.cache_url, "--repeats", str(args.repeats), "--json", out.name], check=True)
+                        args.cache_url, "--repeats", str(args.repeats), "--people", args.people,
+                        "--json", out.name], check=True)
         return json.loads(Path(out.name).read_text())
 
 
@@ -205,27 +227,31 @@ def one(args) -> None:
     before = Case.objects.count()
     load(args.one)
     loaded = {"cases": args.one - before, "seconds": round(time.perf_counter() - start, 1)} if before < args.one else None
-    load_before = os.getloadavg()[0]
-    rows = measure(args.repeats)
-    result = {"size": args.one, "loaded": loaded, "rows": rows,
-              "load": [round(load_before, 1), round(os.getloadavg()[0], 1)]}
-    Path(args.json).write_text(json.dumps(result))
+    results = []
+    for who in args.people.split(","):
+        load_before = os.getloadavg()[0]
+        rows = measure(args.repeats, who)
+        results.append({"size": args.one, "who": who, "loaded": loaded, "rows": rows,
+                        "load": [round(load_before, 1), round(os.getloadavg()[0], 1)]})
+        loaded = None
+    Path(args.json).write_text(json.dumps(results))
 
 
 def table(results: list[dict], repeats: int) -> str:
-    sizes = [r["size"] for r in results]
+    sizes = sorted({r["size"] for r in results})
+    heads = [f"{r['size']:,} {r['who']}" for r in results]
     lines = [f"{', '.join(f'{n:,}' for n in sizes)} cases, {repeats} requests per row, {platform.machine()} "
              f"{os.cpu_count()} cores, PostgreSQL, navigation cache on Redis, Django test client in-process; "
              f"run {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC.", ""]
     for r in results:
         loaded = (f"loaded {r['loaded']['cases']:,} cases in {r['loaded']['seconds']:.0f} s; " if r["loaded"] else "")
-        lines.append(f"- {r['size']:,} cases: {loaded}1-minute load average {r['load'][0]} before, "
+        lines.append(f"- {r['size']:,} cases as {r['who']}: {loaded}1-minute load average {r['load'][0]} before, "
                      f"{r['load'][1]} after.")
     lines += ["", "Per size: p50 / p95 wall ms, this process's CPU ms (median: the Python side, rendering "
               "included; the database server's time is not in it, and load inflates it less than the wall "
               "time), queries per request.", ""]
-    head = "| request | target | " + " | ".join(f"{n:,}: p50 / p95 | CPU | q" for n in sizes) + " |"
-    lines += [head, "|---|---|" + "---:|---:|---:|" * len(sizes)]
+    head = "| request | target | " + " | ".join(f"{h}: p50 / p95 | CPU | q" for h in heads) + " |"
+    lines += [head, "|---|---|" + "---:|---:|---:|" * len(heads)]
     by_size = [{(label, target): (p50, p95, q, cpu) for label, target, p50, p95, q, cpu in r["rows"]}
                for r in results]
     for label, target, *_ in results[0]["rows"]:
@@ -240,7 +266,7 @@ def table(results: list[dict], repeats: int) -> str:
         lines.append(f"- {target}: worst p95 " + ", ".join(f"{w:.0f} ms" for w in worst)
                      + "; median CPU " + ", ".join(f"{c:.1f} ms" for c in cpu)
                      + "; queries per request " + ", ".join("/".join(map(str, q)) for q in queries)
-                     + f" (at {', '.join(f'{n:,}' for n in sizes)} cases).")
+                     + f" ({', '.join(heads)}).")
     worst = max(row[3] for r in results for row in r["rows"])
     lines += ["", f"Worst p95: {worst:.1f} ms (target: at or under 100 ms)."]
     return "\n".join(lines)
@@ -252,18 +278,20 @@ def main() -> None:
     parser.add_argument("--cache-url", default=DEFAULT_CACHE)
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--people", default="admin,fraud", help="admin (sees every case), fraud (a team member)")
     parser.add_argument("--write-readme", action="store_true")
+    parser.add_argument("--block", default="queue_100k", help="the README block --write-readme replaces")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--json", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         one(args)
         return
-    results = [run_size(args, int(n)) for n in args.sizes.split(",")]
+    results = [r for n in args.sizes.split(",") for r in run_size(args, int(n))]
     text = table(results, args.repeats)
     print(text)
     if args.write_readme:
-        write_block("queue_100k", text)
+        write_block(args.block, text)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """Every page and endpoint starts here.
 
 /                 home: sends each person to their work
+/people/teams/    teams, their case types and people (admins); /people/<username>/access/ what a
+                  person may see and why     casework/cases/teams_urls.py
 /cases/           the investigator's queue and case pages      casework/cases/urls.py
 /notifications/   every person's notifications and email settings  casework/cases/notifications/urls.py
 /fraud/           fraud alert import and captured patterns     casework/fraud/urls.py
@@ -18,6 +20,8 @@
 /api/webhooks/    outgoing webhook endpoints and their delivery logs (admins)   casework/outbox/api_urls.py
 /api/actions/<event id>/confirmation   signed callback: an action was carried out (or failed)   casework/cases/actions/api_urls.py
 /admin/           reference data and read-only audit entries
+/cases/<ref>/who-looked/  who read a case (its leads, admins); /audit/access.csv the access log
+                  per person or case (admins)   casework/cases/access_log_urls.py
 /audit/key/       the public key that signs audit checkpoints, and the newest one   audit/urls.py
 /oidc/            sign-in through the organisation's identity provider   casework/people/oidc.py
 /scim/v2/         SCIM 2.0 provisioning by the identity provider   casework/people/scim_urls.py
@@ -58,6 +62,7 @@ urlpatterns = [
     path("", dashboard_views.home, name="home"),
     *auth_urlpatterns,
     path("people/", include("casework.people.urls")),
+    path("people/", include("casework.cases.teams_urls")),
     path("cases/", include("casework.cases.urls")),
     path("notifications/", include("casework.cases.notifications.urls")),
     path("saved-views/", include("casework.cases.saved_views.urls")),
@@ -76,6 +81,7 @@ urlpatterns = [
     path("", include("casework.entities.urls")),
     path("evals/", include("agents.evals.urls")),
     path("api/", include(api_urlpatterns)),
+    path("", include("casework.cases.access_log_urls")),
     path("audit/", include("audit.urls")),
     path("admin/", admin.site.urls),
     path("scim/v2/", include("casework.people.scim_urls")),

@@ -228,8 +228,11 @@ def demo_load_access(*, users: dict) -> int:
     if HRMutation.objects.exists():
         return 0
     p = ref["people"]
-    alice, mona, mark = users.get("alice"), users.get("mona"), users.get("mark")
-    actor = alice or "system"
+    # The IAM team's investigator works access changes (irene in the demo; alice where a test
+    # loads this alone with its own people).
+    investigator = users.get("irene") or users.get("alice")
+    mona, mark = users.get("mona"), users.get("mark")
+    actor = investigator or "system"
 
     # 1. Authorised: a Finance Controller holds Admin on FinanceApp through their role.
     _submit(actor, ref, "u102", "u104", "FinanceApp", "Admin", "Access level", "Read", "Write", 12, 10,
@@ -279,7 +282,7 @@ def demo_load_access(*, users: dict) -> int:
     requests_remind_due()
 
     # Decisions: one following the recommendation, one rejecting, one overriding it.
-    if alice:
+    if investigator:
         for mutation, outcome, reason in (
             (covered, "accepted", "The records and the manager confirm the cover; the access stays until Kees is back."),
             (denied, "rejected", "The manager denied it: revert Ravi's approver rights."),
@@ -287,6 +290,6 @@ def demo_load_access(*, users: dict) -> int:
                                   "Overrides the manual-intervention recommendation."),
         ):
             mutation.refresh_from_db()
-            case_assign(actor=alice, case=mutation.case, assignee=alice)
-            mutation_decide(actor=alice, mutation=mutation, outcome=outcome, reason=reason)
+            case_assign(actor=investigator, case=mutation.case, assignee=investigator)
+            mutation_decide(actor=investigator, mutation=mutation, outcome=outcome, reason=reason)
     return HRMutation.objects.count()

@@ -44,5 +44,5 @@ class CasesConfig(AppConfig):
         from casework.case_type_source import case_types_source_register
         from casework.cases.types import CASE_TYPES
 
-        # What a webhook endpoint may subscribe to: the outbox, a layer below, asks at use.
+        # What a team may own and a webhook endpoint subscribe to: the layers below ask at use.
         case_types_source_register(lambda: {key: t.label for key, t in CASE_TYPES.items()})

@@ -13,6 +13,7 @@ from typing import Any
 from casework.cases.types import case_types_available
 from casework.people.roles import ADMIN, INVESTIGATOR, MANAGER, RELEASE_MANAGER
 from casework.people.services import user_create
+from casework.people.teams import team_create, team_member_set
 
 # username, role, first name, last name, password (demo data only)
 DEMO_USERS = [
@@ -22,6 +23,18 @@ DEMO_USERS = [
     ("mark", MANAGER, "Mark", "Mensah", "mark-manages"),
     ("admin", ADMIN, "Ada", "Admin", "admin-administers"),
     ("rita", RELEASE_MANAGER, "Rita", "Rahman", "rita-releases"),
+    ("leo", INVESTIGATOR, "Leo", "Lindqvist", "leo-leads"),
+    ("irene", INVESTIGATOR, "Irene", "Ito", "irene-investigates"),
+]
+
+# Teams: name, the case types it owns, its people and their roles. A person sees the cases of
+# their teams only (casework/cases/visibility.py); admins see every case. Mona validates access
+# changes, so she is in IAM (as a manager she answers requests; she opens no case pages).
+DEMO_TEAMS = [
+    ("Fraud and transactions", ["fraud_alert", "transaction_investigation"], [("leo", "lead"), ("alice", "member")]),
+    ("Support desk", ["support_ticket"], [("ivan", "lead")]),
+    ("IAM", ["access_change"], [("irene", "lead"), ("mona", "member")]),
+    ("Releases", ["release_risk"], [("rita", "lead")]),
 ]
 
 DEMO_LOADERS: dict[str, Callable[..., int]] = {}
@@ -52,12 +65,23 @@ def demo_register_last(extra: Callable[..., Any]) -> None:
         DEMO_LAST.append(extra)
 
 
-def demo_load(*, stdout=None) -> dict:
-    """Create demo users and cases; running it again adds nothing."""
+def demo_people() -> dict:
+    """The demo's people and their teams (idempotent): {username: user}."""
     users = {}
     for username, role, first, last, password in DEMO_USERS:
         users[username] = user_create(actor="system", username=username, password=password, role=role,
                                       first_name=first, last_name=last, email=f"{username}@example.com")
+    for name, case_types, members in DEMO_TEAMS:
+        team = team_create(actor="system", name=name, case_types=case_types)
+        for username, role in members:
+            team_member_set(actor="system", team=team, user=users[username], role=role)
+    return users
+
+
+def demo_load(*, stdout=None) -> dict:
+    """Create demo users, their teams and cases; running it again adds nothing."""
+    # The teams before the cases: a case is assigned only to someone whose team sees it.
+    users = demo_people()
     created = 0
     for case_type in case_types_available():
         if case_type.key in DEMO_LOADERS:
@@ -67,4 +91,4 @@ def demo_load(*, stdout=None) -> dict:
     if created:
         for extra in DEMO_LAST:
             extra(users=users)
-    return {"users": DEMO_USERS, "cases_created": created}
+    return {"users": DEMO_USERS, "cases_created": created, "people": users}

@@ -22,22 +22,60 @@ def _forget(user) -> None:
     user.__dict__.pop("_casework_nav", None)
 
 
+def _case_types_check(case_types) -> None:
+    known = case_types_known()
+    unknown = sorted(set(case_types) - set(known))
+    if unknown:
+        raise ValidationError({"case_types": f"{', '.join(unknown)}: no such case type (one of {', '.join(known)})."})
+
+
+def _groups(groups) -> list[str]:
+    return sorted({str(g).strip() for g in groups if str(g).strip()})
+
+
 @transaction.atomic
 def team_create(*, actor, name: str, case_types, slug: str = "", sso_groups=(), sso_lead_groups=()) -> Team:
     """A team owning these case types (idempotent on the name: the existing team is returned)."""
     existing = Team.objects.filter(name=name).first()
     if existing:
         return existing
-    known = case_types_known()
-    unknown = sorted(set(case_types) - set(known))
-    if unknown:
-        raise ValidationError({"case_types": f"{', '.join(unknown)}: no such case type (one of {', '.join(known)})."})
+    _case_types_check(case_types)
     team = Team.objects.create(name=name, slug=slug or slugify(name)[:50], case_types=list(case_types),
                                sso_groups=list(sso_groups), sso_lead_groups=list(sso_lead_groups))
     audit_record(actor=actor, action="team.created", obj=team,
                  data={"team": name, "case_types": list(case_types), "sso_groups": list(sso_groups),
                        "sso_lead_groups": list(sso_lead_groups)})
     return team
+
+
+@transaction.atomic
+def team_update(*, actor, team: Team, name: str, case_types, slug: str = "", sso_groups=(),
+                sso_lead_groups=()) -> Team:
+    """Rename a team, or change the case types it owns or the groups that fill it; audited with
+    what changed. Members from the groups follow the new groups at their next sign-in or SCIM
+    change."""
+    _case_types_check(case_types)
+    wanted = {"name": name, "slug": slug or team.slug, "case_types": list(dict.fromkeys(case_types)),
+              "sso_groups": _groups(sso_groups), "sso_lead_groups": _groups(sso_lead_groups)}
+    changed = {field: {"from": getattr(team, field), "to": value} for field, value in wanted.items()
+               if getattr(team, field) != value}
+    if not changed:
+        return team
+    for field, value in wanted.items():
+        setattr(team, field, value)
+    team.full_clean()
+    team.save()
+    audit_record(actor=actor, action="team.changed", obj=team, data={"team": team.name, "changed": changed})
+    return team
+
+
+@transaction.atomic
+def team_delete(*, actor, team: Team) -> None:
+    """The team goes, and with it its memberships: its people no longer see its case types."""
+    members = list(team.memberships.values_list("user__username", flat=True))
+    data = {"team": team.name, "case_types": team.case_types, "members": members}
+    audit_record(actor=actor, action="team.deleted", obj=team, data=data)
+    team.delete()
 
 
 @transaction.atomic

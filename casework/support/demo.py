@@ -56,7 +56,8 @@ def demo_load_support(*, users: dict) -> int:
     for article_id, category, title, body in KB_ARTICLES:
         kb_article_save(actor="system", data={"article_id": article_id, "category": category, "title": title,
                                               "body": body})
-    agent = users.get("alice") or "system"
+    # The support desk's agent (ivan in the demo; alice where a test loads this alone).
+    agent = users.get("ivan") or users.get("alice") or "system"
     created, auto_sent = 0, 0
     for customer_id, channel, message, then, follow_ups in TICKETS:
         ticket = _receive("system", customer_id, message, channel)

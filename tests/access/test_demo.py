@@ -6,9 +6,8 @@ import pytest
 
 from casework.access.demo import demo_load_access
 from casework.access.models import Employee, HRMutation, InfoRequest, System
-from casework.cases.demo import DEMO_USERS
+from casework.cases.demo import demo_people
 from casework.cases.notifications.models import Notification
-from casework.people.services import user_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -16,8 +15,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def users(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    return {u: user_create(actor="system", username=u, password=pw, role=role, first_name=first,
-                           last_name=last, email=f"{u}@example.com") for u, role, first, last, pw in DEMO_USERS}
+    return demo_people()  # and their teams: IAM (irene, mona) works access changes
 
 
 def test_the_demo_walks_every_path_and_is_idempotent(users):
@@ -50,7 +48,7 @@ def test_the_demo_walks_every_path_and_is_idempotent(users):
         assert m.case.status == "closed"
     assert InfoRequest.objects.get(mutation=by("u106")).reminder_count == 1
     assert InfoRequest.objects.get(mutation=by("u113"), kind="manager_validation").escalated_at is not None
-    assert Notification.objects.filter(kind="escalation", recipient_user=users["alice"]).exists()
+    assert Notification.objects.filter(kind="escalation", recipient_user=users["irene"]).exists()
 
     assert demo_load_access(users=users) == 0
     assert HRMutation.objects.count() == 8 and Employee.objects.count() == 30

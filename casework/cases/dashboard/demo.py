@@ -4,7 +4,7 @@ for the dashboard and some notifications.
 The loaders create every case "now". This spreads them over the past days (decided cases over
 two weeks, open ones over five days, each with a time to decision of its own), recomputes the
 open cases' deadlines from their new creation time (so some are past due), dates each case's
-agent calls with it, hands a few cases to other investigators (notifications; one of them falls
+agent calls with it, hands a few cases to investigators of their teams (notifications; one of them falls
 due within the hour), and runs the SLA scan once (breaches in the audit trail, a warning). Demo data only: the audit trail keeps
 the real times of what the loaders did.
 """
@@ -24,6 +24,7 @@ from casework.cases.sla import DONE_STATUSES, sla_due_at
 def demo_load_workbench(*, users: dict) -> dict:
     from casework.cases.notifications.deadlines import cases_sla_scan
     from casework.cases.services import case_assign
+    from casework.cases.visibility import cases_visible_to
 
     now = timezone.now()
     AgentCall = apps.get_model("agents", "AgentCall")
@@ -45,16 +46,21 @@ def demo_load_workbench(*, users: dict) -> dict:
     assigned = 0
     alice, ivan, admin = users.get("alice"), users.get("ivan"), users.get("admin")
     if alice and ivan and admin:
-        open_cases = list(Case.objects.exclude(status__in=DONE_STATUSES).filter(assignee__isnull=True)
-                          .order_by("due_at")[:5])
-        for case, (actor, assignee) in zip(open_cases, [(admin, ivan), (admin, ivan), (admin, ivan),
-                                                        (ivan, alice), (ivan, alice)], strict=False):
-            case_assign(actor=actor, case=case, assignee=assignee)
-            assigned += 1
+        # Each hand-over stays inside the team that sees the case: an admin hands Ivan three of
+        # his desk's cases, the fraud team's lead (an admin without one) two of Alice's.
+        handed = []
+        for actor, assignee, count in ((admin, ivan, 3), (users.get("leo") or admin, alice, 2)):
+            cases = list(cases_visible_to(assignee, Case.objects.exclude(status__in=DONE_STATUSES)
+                                          .filter(assignee__isnull=True).exclude(pk__in=[c.pk for c in handed]))
+                         .order_by("due_at")[:count])
+            for case in cases:
+                case_assign(actor=actor, case=case, assignee=assignee)
+                assigned += 1
+            handed += cases
         # One of Ivan's new cases opened long enough ago to fall due within the hour: the scan
         # warns him (an SLA notification).
-        if open_cases:
-            case = open_cases[0]
+        if handed:
+            case = handed[0]
             due = now + timedelta(minutes=50)
             created = due - (sla_due_at(case_type=case.case_type, priority=case.priority, start=now) - now)
             Case.objects.filter(pk=case.pk).update(created_at=created, due_at=due)
