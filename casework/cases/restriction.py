@@ -14,6 +14,7 @@ from django.db import transaction
 
 from audit.services import audit_entry_build, audit_record_many
 from casework.cases.models import Case, CaseRestriction
+from casework.cases.navigation import nav_changed
 from casework.cases.visibility import case_visible, user_leads
 from casework.people.roles import is_investigator
 
@@ -81,6 +82,7 @@ def case_restrict(*, actor, case: Case, people, reason: str) -> Case:
     CaseRestriction.objects.filter(case=case).exclude(user__in=named).delete()
     CaseRestriction.objects.bulk_create(
         [CaseRestriction(case=case, user=p, granted_by=actor) for p in named if p.get_username() not in before])
+    nav_changed()  # bulk_create sends no post_save: whom the case is shown to changed (visibility)
     was_restricted = case.restricted
     if not was_restricted:
         case.restricted = True
