@@ -1,8 +1,9 @@
 """The test databases copied from a migrated template instead of migrated one by one (PostgreSQL).
 
-Migrating an empty database costs about 10 s of CPU, and a run did it four times: once per
-pytest-xdist worker, and again for the evaluations' throwaway database (agents/evals/isolation.py)
-in tests/evals/test_command.py. Here the first process that needs it migrates a template
+Migrating an empty database costs about 13 s of CPU, and a run did it four times: once per
+pytest-xdist worker, again for the evaluations' throwaway database (agents/evals/isolation.py)
+in tests/evals/test_command.py, and in the sixth case type's own process
+(tests/sixth_type/test_sixth_type.py, whose INSTALLED_APPS give it a template of its own). Here the first process that needs it migrates a template
 database once, named for a digest of what migrating depends on, and every test database is
 then made from it with PostgreSQL's `CREATE DATABASE ... TEMPLATE` (Django's TEST["TEMPLATE"]),
 a file copy; Django's migrate still runs on the copy, finds nothing to apply, and adds any
@@ -94,7 +95,9 @@ def use_migrated_template() -> str | None:
     # The run's database name without pytest-xdist's worker suffix: test_casework, not _gw0.
     base = f"test_{settings.DATABASES['default']['NAME']}"
     base = re.sub(r"_gw\d+$", "", test_settings.get("NAME") or base)
-    prefix = f"{base[:36]}_template_"
+    if len(base) > 30:  # PostgreSQL's names stop at 63 bytes: a long one is shortened, told apart by a digest
+        base = f"{base[:21]}_{hashlib.sha256(base.encode()).hexdigest()[:8]}"
+    prefix = f"{base}_template_"
     name = f"{prefix}{template_digest()}"
     quote = connection.ops.quote_name
     with connection._nodb_cursor() as cursor:
@@ -119,7 +122,7 @@ def _build(cursor, name: str) -> None:
     from django.db import connection
 
     quote = connection.ops.quote_name
-    building = f"{name}_building"
+    building = f"{name}_new"
     cursor.execute(f"DROP DATABASE IF EXISTS {quote(building)}")
     cursor.execute(f"CREATE DATABASE {quote(building)}")
     real_name = connection.settings_dict["NAME"]
