@@ -53,14 +53,15 @@ def _migration_files() -> list[Path]:
     return files
 
 
-def _module_file(dotted: str) -> Path | None:
-    """The source file of a project module, or None (a name imported from a module)."""
-    root = Path(settings.BASE_DIR)
-    path = root.joinpath(*dotted.split("."))
-    for candidate in (path.with_suffix(".py"), path / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
+def _module_files(dotted: str) -> list[Path]:
+    """The source files of a project module (a package's own modules too), or none (a name
+    imported from a module)."""
+    path = Path(settings.BASE_DIR).joinpath(*dotted.split("."))
+    if path.with_suffix(".py").is_file():
+        return [path.with_suffix(".py")]
+    if (path / "__init__.py").is_file():
+        return sorted(path.glob("*.py"))
+    return []
 
 
 def template_digest() -> str:
@@ -74,10 +75,9 @@ def template_digest() -> str:
         digest.update(f"\0{path.parent.parent.name}/{path.name}\0".encode())
         digest.update(text)
         for dotted in _PROJECT_IMPORT.findall(text.decode("utf-8", "replace")):
-            while dotted and (found := _module_file(dotted)) is None:
+            while dotted and not (found := _module_files(dotted)):
                 dotted = dotted.rpartition(".")[0]
-            if dotted:
-                imported.add(found)
+            imported.update(found)
     for path in sorted(imported):
         digest.update(f"\0{path.relative_to(settings.BASE_DIR)}\0".encode())
         digest.update(path.read_bytes())
