@@ -89,6 +89,17 @@ def _transactional_tests_empty_only_the_filled_tables():
         yield
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, django_db_blocker,
+                                 django_db_use_migrations):
+    """On PostgreSQL, test databases are copies of one migrated template (tests/db_template.py)."""
+    if django_db_use_migrations:
+        from tests.db_template import use_migrated_template
+
+        with django_db_blocker.unblock():
+            use_migrated_template()
+
+
 @pytest.fixture
 def worker_prepares(settings, transactional_db):
     """This process's connections set up as a Celery worker's (casework.celery): on PostgreSQL
