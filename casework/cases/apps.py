@@ -41,6 +41,12 @@ class CasesConfig(AppConfig):
 
         case_scope_register(_admin_case_ids)
 
+        from casework.cases.shell import NavLink, nav_link_register
+        from casework.cases.visibility import sees_every_case
+
+        # Admins: every team, its case types and people; what any person can see, and why.
+        nav_link_register(NavLink("Teams", "teams:list", sees_every_case, current_app="teams", order=90))
+
         from casework.case_type_source import case_types_source_register
         from casework.cases.types import CASE_TYPES
 

@@ -33,6 +33,12 @@ def test_only_admins_see_the_teams_page(client):
     client.force_login(t.leo)  # a lead, not an admin
 
     assert client.get("/people/teams/").status_code == 403
+    assert 'href="/people/teams/"' not in client.get("/cases/").content.decode()
+
+
+def test_the_navigation_links_admins_to_the_teams_page(client, admin_user):
+    client.force_login(admin_user)
+    assert 'href="/people/teams/"' in client.get("/cases/").content.decode()
 
 
 def test_a_persons_access_page_says_which_team_gives_what_and_from_where(client, admin_user):
