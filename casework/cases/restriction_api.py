@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -10,6 +11,7 @@ from rest_framework.views import APIView
 
 from casework.cases import restriction, selectors
 from casework.cases.api import IsInvestigator
+from casework.cases.visibility import user_leads
 
 
 @extend_schema_serializer(component_name="CaseRestriction")
@@ -56,7 +58,7 @@ class CaseRestrictionApi(APIView):
                    examples=[OpenApiExample("Restrict", request_only=True, value={
                        "people": ["alice", "rita"], "reason": "Investigation of a colleague."})])
     def post(self, request, reference: str):
-        case = selectors.case_get_for_user(request.user, reference)
+        case = _lead_case(request.user, reference)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         case = restriction.case_restrict(actor=request.user, case=case, **data.validated_data)
@@ -66,9 +68,18 @@ class CaseRestrictionApi(APIView):
                    description="Lift the restriction: the case is its teams' again.",
                    examples=[OpenApiExample("Lift", request_only=True, value={"reason": "Investigation closed."})])
     def delete(self, request, reference: str):
-        case = selectors.case_get_for_user(request.user, reference)
+        case = _lead_case(request.user, reference)
         # The reason in the body, or as ?reason= for clients that send no body with a DELETE.
         data = self.DeleteSerializer(data=request.data or request.query_params)
         data.is_valid(raise_exception=True)
         case = restriction.case_unrestrict(actor=request.user, case=case, **data.validated_data)
         return Response(_output(case))
+
+
+def _lead_case(user, reference: str):
+    """The case, for someone who leads a team owning it (or an admin): 404 if they may not see
+    it, 403 before anything they sent is read if they may see it but not restrict it."""
+    case = selectors.case_get_for_user(user, reference)
+    if not user_leads(user, case):
+        raise PermissionDenied("Only a lead of a team that owns this case type, or an admin, restricts it.")
+    return case

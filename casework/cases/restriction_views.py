@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from casework.cases import restriction, selectors
 from casework.cases.forms import RestrictForm, UnrestrictForm
 from casework.cases.templatetags.case_restriction import restriction_context
+from casework.cases.visibility import user_leads
 from casework.errors import error_text
 from casework.people.roles import investigator_required
 
@@ -20,6 +21,8 @@ def restriction_change(request, reference: str):
     """POST action=restrict (people, reason) or action=unrestrict (lift-reason). 403 for someone
     who sees the case but leads no team owning it (the service says so), 404 for the rest."""
     case = selectors.case_get_for_user(request.user, reference)
+    if not user_leads(request.user, case):
+        raise PermissionDenied("Only a lead of a team that owns this case type, or an admin, restricts it.")
     lifting = request.POST.get("action") == "unrestrict"
     form = UnrestrictForm(request.POST, prefix="lift") if lifting else RestrictForm(request.POST)
     errors = ""

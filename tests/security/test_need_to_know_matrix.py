@@ -116,6 +116,9 @@ TABLE: dict[str, str] = {
     "scim:users": "skip " + SIGNED, "scim:user": "skip " + SIGNED, "scim:groups": "skip " + SIGNED,
     "scim:group": "skip " + SIGNED, "scim:service_provider_config": "skip " + SIGNED,
     "healthz": "list", "metrics": "list",
+    "cases:export_csv": "list", "cases:restriction": "case", "api-case-restriction": "case",
+    "access_log:who_looked": "case", "access_log:export": "list", "teams:list": "list",
+    "teams:person_access": "skip a person's own access page, or an admin's: tests/cases/test_teams_pages.py",
 }
 
 # Admin URL names by shape: (pattern, kind).

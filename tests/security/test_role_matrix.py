@@ -30,8 +30,9 @@ pytestmark = pytest.mark.django_db
 
 CALLERS = ("anonymous", "investigator", "manager", "admin", "link")
 # name -> what a release manager gets where it is not what an investigator gets: nowhere, on
-# these placeholder objects (the decision itself is tried on a real release below).
-RELEASE_MANAGER: dict[str, str] = {}
+# these placeholder objects (the decision itself is tried on a real release below); and a
+# person's own access page: the URL names alice, whose page only she and admins open.
+RELEASE_MANAGER: dict[str, str] = {"teams:person_access": "403"}
 
 # name: (method, "anonymous investigator manager admin link")
 MATRIX: dict[str, tuple[str, str]] = {
@@ -124,6 +125,12 @@ MATRIX: dict[str, tuple[str, str]] = {
     "cases:comment_add": ("POST", "L 302 403 302 L"),
     "cases:detail": ("GET", "L 200 403 200 L"),
     "cases:export_csv": ("GET", "L 200 403 200 L"),
+    "cases:restriction": ("POST", "L 403 403 302 L"),
+    "api-case-restriction": ("POST", "L 403 403 400 L"),
+    "access_log:who_looked": ("GET", "L 403 403 200 L"),
+    "access_log:export": ("GET", "L 403 403 400 L"),
+    "teams:list": ("GET", "L 403 403 200 L"),
+    "teams:person_access": ("GET", "L 200 403 200 L"),
     "cases:queue": ("GET", "L 200 403 200 L"),
     "cases:timeline": ("GET", "L 200 403 200 L"),
     "chat:message": ("GET", "L 404 403 404 L"),
@@ -247,7 +254,7 @@ def url_for(route: str, token: str, reference: str) -> str:
     values = {"reference": reference, "token": token, "tab": "answers", "pk": "999999", "run_id": "999999",
               "trace_id": "t-missing", "release_id": "REL-MISSING", "ticket_id": "T-MISSING",
               "article_id": "KB-MISSING", "id": "999999", "message_id": "999999", "number": "1",
-              "action": "approve", "provider": "raw", "scenario_id": "missing"}
+              "action": "approve", "provider": "raw", "scenario_id": "missing", "username": "alice"}
     url = route
     for name, value in values.items():
         for conv in ("str", "int", "slug", "path"):
