@@ -9,6 +9,12 @@ class AccessConfig(AppConfig):
     verbose_name = "Access changes"
 
     def ready(self) -> None:
+        from casework.cases.visibility import addressed_register
+
+        # The manager a validation request is addressed to reads its case's reference in their
+        # inbox (not the case: managers work no cases).
+        addressed_register(_cases_addressed_to)
+
         # The type itself, before anything is registered on it (casework.cases.types): its key,
         # label, references' prefix, the outcomes a decision may take, its pipeline.
         from casework.cases.types import CaseType, case_type_register
@@ -105,3 +111,9 @@ class AccessConfig(AppConfig):
         from agents.runtime.pipeline import pipeline_module_load
 
         pipeline_module_load("casework.access.agents.pipeline")
+
+
+def _cases_addressed_to(user):
+    from casework.access.models import InfoRequest
+
+    return InfoRequest.objects.filter(kind=InfoRequest.Kind.MANAGER, recipient__user=user).values("mutation__case_id")

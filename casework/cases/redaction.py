@@ -5,7 +5,8 @@ audit entry's data such as a link's "→ FRA-000001"), is replaced before the re
 The selectors and object checks (casework/cases/visibility.py) decide what is shown; this
 catches what they cannot see, free text. A reference of a type the person's teams do not own is
 looked up (one query, only when the page holds one: they may be named on a restricted case of
-that type); one of a type they see stands (a restricted case of that type is kept out of lists
+that type, or addressed about one: a manager asked to validate an access change); one of a
+type they see stands (a restricted case of that type is kept out of lists
 and pages by the rule itself). Text responses only (HTML, JSON, plain text, CSV); not streamed
 ones (their producers filter rows through the rule); nothing for admins, who see every case.
 """
@@ -16,7 +17,7 @@ import re
 from functools import lru_cache
 
 from casework.cases.types import CASE_TYPES
-from casework.cases.visibility import references_visible, sees_every_case, user_case_types
+from casework.cases.visibility import references_addressed, references_visible, sees_every_case, user_case_types
 
 HIDDEN = "(a case outside your teams)"
 TEXT_TYPES = ("text/html", "application/json", "text/plain", "text/csv")
@@ -42,7 +43,7 @@ def redact_hidden_references(user, text: str) -> str:
     suspects = {ref for ref in found if prefix_types.get(ref.split("-")[0]) not in seen_types}
     if not suspects:
         return text
-    hidden = suspects - references_visible(user, suspects)
+    hidden = suspects - references_visible(user, suspects) - references_addressed(user, suspects)
     if not hidden:
         return text
     return _pattern(tuple(sorted(prefix_types))).sub(

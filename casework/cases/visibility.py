@@ -108,6 +108,27 @@ def references_visible(user, references) -> set[str]:
                .values_list("reference", flat=True))
 
 
+# Sources of the cases a person is addressed about without seeing them (a case type registers
+# one: a manager asked to validate an access change): source(user) -> a queryset of case ids.
+# Such a person may read the case's reference where it addresses them; nothing more.
+ADDRESSED: list = []
+
+
+def addressed_register(source) -> None:
+    ADDRESSED.append(source)
+
+
+def references_addressed(user, references) -> set[str]:
+    """Of these references, those of cases this person is addressed about (ADDRESSED)."""
+    wanted = sorted({str(r).upper() for r in references if r})
+    if not wanted or not ADDRESSED or not getattr(user, "is_authenticated", False):
+        return set()
+    found: set[str] = set()
+    for source in ADDRESSED:
+        found |= set(Case.objects.filter(reference__in=wanted, pk__in=source(user)).values_list("reference", flat=True))
+    return found
+
+
 def case_type_visible(user, case_type: str) -> bool:
     """Whether this person sees (unrestricted) cases of this type: lists, counts, filters."""
     return sees_every_case(user) or case_type in user_case_types(user)
