@@ -13,11 +13,17 @@ ones (their producers filter rows through the rule); nothing for admins, who see
 
 from __future__ import annotations
 
+import logging
 import re
 from functools import lru_cache
 
+from django.db import DatabaseError
+from django.http import HttpResponse
+
 from casework.cases.types import CASE_TYPES
 from casework.cases.visibility import references_addressed, references_visible, sees_every_case, user_case_types
+
+logger = logging.getLogger(__name__)
 
 HIDDEN = "(a case outside your teams)"
 TEXT_TYPES = ("text/html", "application/json", "text/plain", "text/csv")
@@ -57,8 +63,23 @@ class ReferenceRedactionMiddleware:
     def __call__(self, request):
         response = self.get_response(request)
         user = getattr(request, "user", None)
-        if (user is None or not user.is_authenticated or response.streaming
+        if (user is None or response.status_code >= 500 or response.streaming
                 or not response.get("Content-Type", "").startswith(TEXT_TYPES)):
+            return response  # an error page names no case
+        try:
+            return self._redacted(user, response)
+        except DatabaseError:
+            # The database went away after the view ran: what the page may show cannot be
+            # checked, so it is not shown (the transient-error middleware's answer).
+            logger.warning("%s %s: need-to-know check failed on a database error; answered 503.",
+                           request.method, request.path, exc_info=True)
+            unavailable = HttpResponse("The service is briefly unavailable. Try again in a moment.",
+                                       status=503, content_type="text/plain")
+            unavailable["Retry-After"] = "1"
+            return unavailable
+
+    def _redacted(self, user, response):
+        if not user.is_authenticated:
             return response
         charset = response.charset or "utf-8"
         try:
