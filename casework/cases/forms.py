@@ -18,12 +18,18 @@ class CloseForm(forms.Form):
         self.fields["outcome"].choices = case.type_info.outcomes
 
 
+def restriction_reason() -> forms.CharField:
+    """Why a case is restricted or opened again: required, kept in its audit trail (the panel's
+    label says so)."""
+    return forms.CharField(max_length=2_000)
+
+
 class RestrictForm(forms.Form):
     """Name the people a restricted case is shown to (the lead who restricts is always one)."""
 
     people = forms.ModelMultipleChoiceField(queryset=None, to_field_name="username", required=False,
                                             widget=forms.SelectMultiple(attrs={"size": 6}))
-    reason = forms.CharField(max_length=2_000, widget=forms.TextInput(attrs={"placeholder": "Why (on record)"}))
+    reason = restriction_reason()
 
     def __init__(self, *args, **kwargs):
         from casework.people.roles import investigators
@@ -33,4 +39,4 @@ class RestrictForm(forms.Form):
 
 
 class UnrestrictForm(forms.Form):
-    reason = forms.CharField(max_length=2_000, widget=forms.TextInput(attrs={"placeholder": "Why (on record)"}))
+    reason = restriction_reason()

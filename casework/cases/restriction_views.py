@@ -12,11 +12,9 @@ from casework.cases.forms import RestrictForm, UnrestrictForm
 from casework.cases.templatetags.case_restriction import restriction_context
 from casework.cases.visibility import user_leads
 from casework.errors import error_text
-from casework.people.roles import investigator_required
 
 
 @require_POST
-@investigator_required
 def restriction_change(request, reference: str):
     """POST action=restrict (people, reason) or action=unrestrict (lift-reason). 403 for someone
     who sees the case but leads no team owning it (the service says so), 404 for the rest."""

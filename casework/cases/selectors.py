@@ -14,7 +14,10 @@ from casework.people.roles import is_investigator
 def case_list(user) -> QuerySet[Case]:
     """The cases this person may see (casework.cases.visibility), for the queue, newest first,
     with the columns the queue shows (priority_rank is a stored column: the priority sort reads
-    its index), and whether an action is overdue."""
+    its index), and whether an action is overdue. Someone who works no cases (a manager) gets
+    403, as from case_get_for_user: the two are the gates every case read goes through."""
+    if not is_investigator(user):
+        raise PermissionDenied("Only investigators can see cases.")
     from casework.cases.actions.services import case_has_overdue_action
 
     # action_overdue: an action its decision asked for is unconfirmed past its deadline (the badge).

@@ -15,13 +15,12 @@ from casework.people.roles import is_investigator, is_manager
 @require_GET
 def dashboard(request):
     user = request.user
-    team = is_investigator(user) or is_manager(user) or user.is_staff
-    context = {"team": team, "manager": is_manager(user)}
-    if team:
-        figures = selectors.dashboard_figures(user=user)
-        data = charts.chart_data(figures)
-        context |= {"figures": figures, "chart_data": data, "charts": charts.chart_tables(data),
-                    "team_panels": selectors.panels_for(user, audience="team")}
+    # Whose figures is the rule's question, not the role's: everyone `home` sends here sees the
+    # cases they may see (zeros for someone in no team).
+    figures = selectors.dashboard_figures(user=user)
+    data = charts.chart_data(figures)
+    context = {"manager": is_manager(user), "figures": figures, "chart_data": data,
+               "charts": charts.chart_tables(data), "team_panels": selectors.panels_for(user, audience="team")}
     if context["manager"]:
         context["panels"] = selectors.manager_panels(user)
     return render(request, "dashboard/dashboard.html", context)
