@@ -44,7 +44,8 @@ def redact_hidden_references(user, text: str) -> str:
     if sees_every_case(user) or not text:
         return text
     prefix_types = _prefix_types()
-    found = {m.upper() for m in _pattern(tuple(sorted(prefix_types))).findall(text)}
+    pattern = _pattern(tuple(sorted(prefix_types)))
+    found = {m.upper() for m in pattern.findall(text)}
     seen_types = user_case_types(user)
     suspects = {ref for ref in found if prefix_types.get(ref.split("-")[0]) not in seen_types}
     if not suspects:
@@ -52,7 +53,7 @@ def redact_hidden_references(user, text: str) -> str:
     hidden = suspects - references_visible(user, suspects) - references_addressed(user, suspects)
     if not hidden:
         return text
-    return _pattern(tuple(sorted(prefix_types))).sub(
+    return pattern.sub(
         lambda m: HIDDEN if m.group(0).upper() in hidden else m.group(0), text)
 
 
