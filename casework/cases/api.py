@@ -58,6 +58,8 @@ class CaseListApi(ListAPIView):
     filterset_class = CaseFilter
 
     def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # drf-spectacular reading the schema, nobody asking
+            return Case.objects.none()
         return selectors.case_list(self.request.user)
 
 
