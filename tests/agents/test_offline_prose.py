@@ -76,9 +76,9 @@ def test_the_fraud_analysts_write_plain_sentences_over_the_labelled_sets():
 
 @pytest.mark.django_db(transaction=True)
 def test_every_offline_analyst_writes_plain_sentences_over_the_demo_data():
-    from casework.cases.demo import demo_load
+    from tests.demo_snapshot import demo_loaded
 
-    demo_load()
+    demo_loaded()
     calls = AgentCall.objects.only("kind", "name", "input", "output")
     names = set()
     bad: dict[str, str] = {}

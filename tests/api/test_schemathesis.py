@@ -33,7 +33,6 @@ from schemathesis.specs.openapi import checks as openapi_checks
 from agents.models import AgentRun
 from casework.access.models import HRMutation, InfoRequest
 from casework.cases.attachments.models import Attachment
-from casework.cases.demo import demo_load
 from casework.cases.models import Case
 from casework.cases.saved_views.services import saved_view_create
 from casework.cases.services import case_close
@@ -48,6 +47,7 @@ from casework.security.tokens import api_token_create
 from casework.support.models import Ticket
 from casework.transactions.models import Investigation, Recommendation
 from tests.conftest import in_every_team
+from tests.demo_snapshot import demo_loaded
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -80,7 +80,7 @@ GET_NOT_FOR_INVESTIGATORS = {"GET /api/access/inbox/", "GET /api/webhooks/endpoi
 
 @pytest.mark.long
 def test_every_operation_keeps_its_contract(live_server):
-    demo_load()
+    demo_loaded()
     # In a team owning every case type: the contract is checked on cases the caller may see
     # (the need-to-know answers are tests/security/test_need_to_know_matrix.py's).
     user = in_every_team(user_create(actor="system", username="fuzz", password="fuzz-pass-123", role=INVESTIGATOR))

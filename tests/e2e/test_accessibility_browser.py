@@ -39,6 +39,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from playwright.sync_api import expect
 
 from tests.chat.fixtures import worker_thread  # noqa: F401 - fixture
+from tests.demo_snapshot import demo_loaded
 from tests.e2e.axe import axe_violations, describe
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS
 
@@ -95,12 +96,11 @@ def _demo() -> Demo:
     from audit.models import AuditEntry
     from casework.access.links import link_path
     from casework.access.models import InfoRequest, Role
-    from casework.cases.demo import demo_load
     from casework.cases.models import Case
     from casework.cases.saved_views.services import saved_view_create
     from casework.support.models import KBArticle
 
-    demo_load()
+    demo_loaded()
     order = {"awaiting_decision": 0, "awaiting_response": 1, "in_progress": 2, "new": 3}
     cases, closed = {}, {}
     for case in Case.objects.order_by("reference"):

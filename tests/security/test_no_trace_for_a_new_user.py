@@ -13,10 +13,10 @@ from urllib.parse import urlsplit
 import pytest
 from django.contrib.auth.models import User
 
-from casework.cases.demo import demo_load
 from casework.cases.models import Case
 from casework.cases.visibility import cases_visible_to
 from casework.entities.models import Entity, Mention
+from tests.demo_snapshot import demo_loaded
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.long]
 
@@ -35,7 +35,7 @@ def _addresses(text: str) -> list[str]:
 
 
 def test_a_support_agent_following_every_link_finds_no_trace_of_other_teams(client):
-    demo_load()
+    demo_loaded()
     ivan = User.objects.get(username="ivan")
     visible = set(cases_visible_to(ivan).values_list("pk", flat=True))
     hidden = Case.objects.exclude(pk__in=visible)
