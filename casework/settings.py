@@ -668,7 +668,8 @@ IDEMPOTENCY_KEY_HOURS = env.int("IDEMPOTENCY_KEY_HOURS", default=24)
 # The detective's severity thresholds (its offline analyst applies them; its prompt quotes
 # them to a model). Error rates are fractions (0.05 = 5 %), p95 response times milliseconds.
 # A failed test is critical when marked so or in one of RELEASE_CRITICAL_AREAS; a change is
-# risky when its text contains one of RELEASE_RISKY_CHANGES (case-insensitive).
+# risky when its text names one of RELEASE_RISKY_CHANGES as a whole word, or its plural
+# (case-insensitive: "auth" in "AUTHORS" does not count, so the auth family is listed in full).
 RELEASE_ERROR_RATE_HIGH = env.float("RELEASE_ERROR_RATE_HIGH", default=0.05)
 RELEASE_ERROR_RATE_MEDIUM = env.float("RELEASE_ERROR_RATE_MEDIUM", default=0.01)
 RELEASE_P95_HIGH_MS = env.float("RELEASE_P95_HIGH_MS", default=1000.0)
@@ -676,7 +677,8 @@ RELEASE_P95_MEDIUM_MS = env.float("RELEASE_P95_MEDIUM_MS", default=400.0)
 RELEASE_CRITICAL_AREAS = [a.lower() for a in env.list(
     "RELEASE_CRITICAL_AREAS", default=["payments", "payment", "auth", "authentication", "security", "checkout"])]
 RELEASE_RISKY_CHANGES = [w.lower() for w in env.list(
-    "RELEASE_RISKY_CHANGES", default=["payment", "auth", "security", "migration", "schema"])]
+    "RELEASE_RISKY_CHANGES", default=["payment", "auth", "authentication", "authorization", "authorisation",
+                                      "oauth", "security", "migration", "schema"])]
 RELEASE_TOOL_TIMEOUT_SECONDS = env.float("RELEASE_TOOL_TIMEOUT_SECONDS", default=10.0)
 if not 0 <= RELEASE_ERROR_RATE_MEDIUM <= RELEASE_ERROR_RATE_HIGH <= 1:
     raise ImproperlyConfigured("Need 0 <= RELEASE_ERROR_RATE_MEDIUM <= RELEASE_ERROR_RATE_HIGH <= 1.")

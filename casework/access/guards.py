@@ -9,6 +9,11 @@
                          explanation was not confirmed, the changer had no rights), never
                          "reject" on one the records cover; the decision form pre-selects the
                          guarded recommendation only.
+    report_kind_guard    the advisory report's kind follows the case's status (seed 002, "Error
+                         Handling & Retry Logic"): a step that failed three times leaves the case
+                         at Manual Intervention Required, and its report is a manual-intervention
+                         report recommending manual intervention; a report on any other status is
+                         a standard one.
     validator_choose     who validates the explanation: the changer's manager, unless they
                          made the change, benefit from it, have no login, or are absent (sick
                          leave or vacation on the day of the change or of the request); then
@@ -33,6 +38,7 @@ GUARD_LABELS = {
     "claim_validity": "Claim validity",
     "recommendation": "Advisory recommendation",
     "validator": "Validating manager",
+    "report_kind": "Report kind",
 }
 
 
@@ -181,6 +187,22 @@ def recommendation_guard(*, mutation, recommendation: str) -> tuple[str, str]:
         how = "the changer held the rights" if authorized else "the validator approved a confirmed explanation"
         return "manual_intervention", f"the records cover the change ({how}); a person weighs the agent's doubts"
     return recommendation, ""
+
+
+def report_kind_guard(*, mutation, kind: str, recommendation: str, failures: list[dict]) -> tuple[str, str, str]:
+    """(kind, recommendation, why they were changed, or "") as the case's status allows."""
+    if mutation.status == "manual_intervention_required":
+        if (kind, recommendation) == ("manual_intervention", "manual_intervention"):
+            return kind, recommendation, ""
+        failed = "; ".join(f"{f.get('label') or f.get('step')} failed {f.get('attempts')} times" for f in failures)
+        return "manual_intervention", "manual_intervention", (
+            "the investigation stopped at Manual Intervention Required"
+            + (f" ({failed})" if failed else "") + ": seed 002 files a manual-intervention report, and a person "
+            "finishes what the agents could not")
+    if kind != "standard":
+        return "standard", recommendation, (f"the investigation finished ({mutation.status_label}); a "
+                                            "manual-intervention report is only for a step that failed three times")
+    return kind, recommendation, ""
 
 
 # --- the validator -----------------------------------------------------------------------------

@@ -43,3 +43,41 @@ def case_final_decision(case: Case):
 
 def case_comments(case: Case):
     return case.comments.select_related("author")
+
+
+# --- what a person set, which the agents do not overwrite (DESIGN.md, "Agents recommend; people
+# decide") ---------------------------------------------------------------------------------------
+
+def case_set_by_person(case: Case, action: str) -> str | None:
+    """The person who made the case's newest `action` change (case.priority_changed,
+    case.assigned), read from the audit trail; None if an agent, the system or nobody did."""
+    from audit.models import AuditEntry
+
+    last = (AuditEntry.objects.filter(case_id=case.pk, action=action)
+            .order_by("-id").values_list("actor_type", "actor").first())
+    return last[1] if last and last[0] == AuditEntry.ActorType.USER else None
+
+
+def case_priority_set_by(case: Case) -> str | None:
+    """The person who last set the case's priority (the case page, the queue's bulk action)."""
+    return case_set_by_person(case, "case.priority_changed")
+
+
+def case_assignee_set_by(case: Case) -> str | None:
+    """The person who last assigned the case (or unassigned it)."""
+    return case_set_by_person(case, "case.assigned")
+
+
+def agent_priority(case: Case, assessed: str, *, may_lower: bool = True) -> tuple[str | None, str | None]:
+    """What an agent's assessment may do to the case's priority: (the priority to set, or None
+    to leave it; the person whose priority stands against the assessment, or None). A
+    person's priority is never overwritten (the caller records the override); `may_lower`
+    false: the assessment only ever raises the priority."""
+    if assessed == case.priority:
+        return None, None
+    person = case_priority_set_by(case)
+    if person:
+        return None, person
+    if not may_lower and Case.PRIORITY_RANK[assessed] > Case.PRIORITY_RANK[case.priority]:
+        return None, None
+    return assessed, None

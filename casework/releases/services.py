@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.template.defaultfilters import pluralize
 
 from agents.tasks import pipeline_enqueue
 from audit.services import audit_record
+from casework.cases.selectors import agent_priority
 from casework.cases.services import case_close, case_may_decide, case_set_priority
 from casework.entities.extraction import entities_extract
 from casework.errors import Conflict, DomainError
@@ -105,20 +105,20 @@ def release_reassess(*, actor, release: Release):
 
 
 def severity_floor(release: Release) -> tuple[str, list[str]]:
-    """What the release's own data demands, whatever the detective says: ("high", why) when a
-    failed test is critical (marked so, or in RELEASE_CRITICAL_AREAS) or a metric is at or past
-    its high threshold (RELEASE_ERROR_RATE_HIGH, RELEASE_P95_HIGH_MS); ("", []) otherwise."""
-    areas = settings.RELEASE_CRITICAL_AREAS
-    why = [f"critical test {t.name} ({t.area or 'no area'}) failed"
-           for t in release.test_details.filter(status=ReleaseTest.Status.FAILED)
-           if t.critical or t.area.lower() in areas][:5]
-    if release.error_rate is not None and release.error_rate >= settings.RELEASE_ERROR_RATE_HIGH:
-        why.append(f"error rate {release.error_rate * 100:.2f}% is at or above the high threshold "
-                   f"{settings.RELEASE_ERROR_RATE_HIGH * 100:.2f}%")
-    if release.response_time_p95 is not None and release.response_time_p95 >= settings.RELEASE_P95_HIGH_MS:
-        why.append(f"p95 response time {release.response_time_p95:g} ms is at or above the high threshold "
-                   f"{settings.RELEASE_P95_HIGH_MS:g} ms")
-    return ("high", why) if why else ("", [])
+    """What the release's own data demands, whatever the detective says: seed 004's three
+    rules (casework.releases.agents.rules.grade, the offline detective's own) as floors.
+    ("high", why): a failed test that is critical (marked so, or in RELEASE_CRITICAL_AREAS), a
+    metric at or past its high threshold, a risky change shipping with failing tests or an
+    elevated error rate; ("medium", why): any other failed test, a metric past its medium
+    threshold, a risky change, a metric missing; ("low", []) otherwise."""
+    from casework.releases.agents.rules import grade
+
+    # The release's own records (not the services the tools ask, which may be down).
+    details = {"tests": [t.as_dict() for t in release.test_details.all()]}
+    high, medium, _ = grade(release.summary(), details)
+    if high:
+        return "high", high
+    return ("medium", medium) if medium else ("low", [])
 
 
 @transaction.atomic
@@ -126,12 +126,15 @@ def risk_report_file(*, run, release_id: str, report_id: str, severity: str, fin
                      missing_data: list[str], provider: str = "") -> RiskReport:
     """Save the report the detective filed; the detective proposes, code decides what stands.
 
-    Steps: a report filed without all its data is never low (raised to medium); one on a
-    release with failing critical tests, or metrics at or past the high thresholds, is high
-    (`severity_floor`). A raised severity keeps what was filed (adjusted_from) and why
-    (adjusted_reason, and a finding), audited as release.severity_guarded. The release is
-    then "report filed" and the case awaits a release manager at the report's priority;
-    a report landing on a decided release is kept, and changes nothing else.
+    Steps: a report filed without all its data is never low (raised to medium); a report is
+    never below what seed 004's rules make of the release's own data (`severity_floor`: high
+    for failing critical tests, metrics past the high thresholds, a risky change with failing
+    tests or errors; medium for any failure, degraded metric or risky change). A raised
+    severity keeps what was filed (adjusted_from) and why (adjusted_reason, and a finding),
+    audited as release.severity_guarded. The release is then "report filed" and the case
+    awaits a release manager; the report may raise the case's priority, never lower it, and
+    never changes a priority a person set (release.priority_kept). A report landing on a
+    decided release is kept, and changes nothing else.
     """
     release = Release.objects.select_related("case").get(release_id=release_id)
     if severity not in SEVERITIES:
@@ -142,9 +145,9 @@ def risk_report_file(*, run, release_id: str, report_id: str, severity: str, fin
         severity = "medium"
         reasons.append("the report was filed without " + "; ".join(missing_data))
     floor, why = severity_floor(release)
-    if floor and severity != floor:
+    if SEVERITIES.index(floor) < SEVERITIES.index(severity):  # SEVERITIES runs from high to low
         severity = floor
-        reasons.append("; ".join(why))
+        reasons.append("; ".join(w.rstrip(".") for w in why))
     adjusted_from, adjusted_reason = (filed, "; and ".join(reasons)) if severity != filed else ("", "")
     if adjusted_from:
         findings.append(f"Severity raised from {filed} to {severity}: {adjusted_reason}.")
@@ -164,10 +167,19 @@ def risk_report_file(*, run, release_id: str, report_id: str, severity: str, fin
     locked = _move_if_allowed(actor=actor, release=release, to=ReleaseStatus.FILED,
                               reason=f"Risk report {report_id}: {severity}.", save=("assessment_error",))
     if locked is not None and not locked.case.is_closed:
-        # The report is a recommendation: the case now waits for the release manager.
-        case_set_priority(actor=actor, case=locked.case, priority=severity,
-                          reason=f"Risk report {report_id}: {severity}."
-                                 + (f" Raised from {filed}: {adjusted_reason}." if adjusted_from else ""))
+        # The report is a recommendation: the case now waits for the release manager. It may
+        # raise the priority (a low report never lowers it), and a person's priority stands.
+        priority, person = agent_priority(locked.case, severity, may_lower=False)
+        if person:
+            audit_record(actor="system", action="release.priority_kept", case=release.case, obj=report,
+                         data={"report_id": report_id, "severity": severity, "person": person,
+                               "priority": locked.case.priority,
+                               "reason": f"{person} set the priority to {locked.case.priority}; the detective's "
+                                         f"report ({severity}) does not overwrite a person's priority."})
+        elif priority:
+            case_set_priority(actor=actor, case=locked.case, priority=priority,
+                              reason=f"Risk report {report_id}: {severity}."
+                                     + (f" Raised from {filed}: {adjusted_reason}." if adjusted_from else ""))
     return report
 
 

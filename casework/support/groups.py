@@ -17,6 +17,8 @@
   ticket_escalate_to_group
                         the ticket joins the group's queue, its case is assigned to the picked
                         member through case_assign (audited) and every eligible member is notified.
+                        An escalation by the agents keeps a case a person assigned with its
+                        assignee (the override is audited as support.guard_applied).
                         A group with no eligible member keeps the ticket unassigned in its
                         queue, and says so in the audit trail.
 """
@@ -112,6 +114,20 @@ def ticket_escalate_to_group(*, actor, ticket: Ticket, reason: str = "", group: 
     if ticket.group_id == group.pk and ticket.case.assignee_id in {m.pk for m in members}:
         return ticket
     assignee = group_pick_member(group, case=ticket.case)
+    kept_by = _person_assignment(actor, ticket)
+    if kept_by:
+        # Agents recommend; people decide: the group's queue gets the ticket, the person's
+        # assignee keeps the case (DESIGN.md, "Agents recommend; people decide").
+        from casework.support.guards import Override
+
+        held = ticket.case.assignee.get_username()
+        override = Override("person_assignment_stands", "assignee", assignee.get_username() if assignee else "",
+                            held, f"{kept_by} assigned the case to {held}; an escalation by the agents does not "
+                                  f"reassign it (the {group.name} group would have given it to "
+                                  f"{assignee.get_username() if assignee else 'nobody'}).")
+        audit_record(actor="system", action="support.guard_applied", case=ticket.case, obj=ticket,
+                     data={"run": ticket.triage.get("run"), **override.as_dict()})
+        assignee = None
     ticket.group = group
     ticket.save(update_fields=["group", "updated_at"])
     audit_record(actor=actor, action="support.escalated_to_group", case=ticket.case, obj=ticket,
@@ -120,8 +136,9 @@ def ticket_escalate_to_group(*, actor, ticket: Ticket, reason: str = "", group: 
                        "mode": settings.SUPPORT_GROUP_ASSIGNMENT,
                        "assignee": assignee.get_username() if assignee else None,
                        "reason": (reason or "")[:500] or None,
-                       **({} if assignee else {"note": "The group has no active investigator who may see the ticket: "
-                                        "unassigned."})})
+                       **({"note": f"Kept with {ticket.case.assignee.get_username()}, whom {kept_by} assigned."}
+                          if kept_by else {} if assignee else
+                          {"note": "The group has no active investigator who may see the ticket: unassigned."})})
     if assignee is not None:
         case_assign(actor=actor, case=ticket.case, assignee=assignee)
         group.last_assigned = assignee
@@ -131,9 +148,20 @@ def ticket_escalate_to_group(*, actor, ticket: Ticket, reason: str = "", group: 
             actor=actor, kind=Notification.Kind.GROUP_QUEUE, case=ticket.case, user=member,
             subject=f"{ticket.case.reference} escalated to {group.name}",
             body=(f"{ticket.ticket_id} ({ticket.case.title}) was escalated to the {group.name} group"
-                  + (f" and assigned to {assignee.get_username()}." if assignee else "; nobody is assigned yet.")),
+                  + (f"; it stays with {ticket.case.assignee.get_username()}." if kept_by else
+                     f" and assigned to {assignee.get_username()}." if assignee else "; nobody is assigned yet.")),
             url=reverse("cases:detail", args=[ticket.case.reference]))
     return ticket
+
+
+def _person_assignment(actor, ticket: Ticket) -> str | None:
+    """Who assigned the case, when a person did and the escalation is the agents' (a person
+    escalating chooses anew)."""
+    from casework.cases.selectors import case_assignee_set_by
+
+    if isinstance(actor, User) or ticket.case.assignee_id is None:
+        return None
+    return case_assignee_set_by(ticket.case)
 
 
 @transaction.atomic

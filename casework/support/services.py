@@ -287,12 +287,13 @@ def ticket_apply_triage(*, actor, ticket: Ticket, triage: dict) -> Ticket:
     translations; on a ticket that is not open to a triage any more (a person closed it, a
     reply went out, it waits as drafted or escalated) keep the triage for the record and
     change nothing else; apply the code's guards (casework.support.guards: urgency floor,
-    unknown urgency, VIP) and audit each override; set urgency, type, language, action and
-    the suggested reply; move the ticket to where its result puts it (a triage that did not
-    finish: triage failed; otherwise by recommended action); the case's priority follows the
-    urgency; a drafted answer is sent when SUPPORT_AUTO_SEND is on."""
+    unknown urgency, the seed's recommended actions, a person's priority) and audit each
+    override; set urgency, type, language, action and the suggested reply; move the ticket to
+    where its result puts it (a triage that did not finish: triage failed; otherwise by
+    recommended action); the case's priority follows the urgency unless a person set it; a
+    drafted answer is sent when SUPPORT_AUTO_SEND is on."""
     from casework.cases.services import case_set_priority
-    from casework.support.guards import triage_guard
+    from casework.support.guards import note_overrides, triage_guard, triage_priority
 
     ticket = Ticket.objects.select_for_update(of=("self",)).select_related("case", "customer").get(pk=ticket.pk)
     if (ticket.triage.get("run") or 0) > (triage.get("run") or 0):
@@ -313,6 +314,10 @@ def ticket_apply_triage(*, actor, ticket: Ticket, triage: dict) -> Ticket:
         return ticket
     overrides = triage_guard(ticket=ticket, triage=triage)
     result = triage["result"]
+    priority, kept = triage_priority(ticket=ticket, urgency=PRIORITY_FOR_URGENCY[result["urgency"]])
+    if kept is not None:
+        note_overrides(triage, [kept])
+        overrides.append(kept)
     info = result.get("extracted_info") or {}
     ticket.triage = triage
     ticket.triaged_at = now
@@ -336,8 +341,8 @@ def ticket_apply_triage(*, actor, ticket: Ticket, triage: dict) -> Ticket:
                  data={"run": triage.get("run"), "urgency": ticket.urgency, "ticket_type": ticket.ticket_type,
                        "recommended_action": ticket.recommended_action, "lifecycle": ticket.lifecycle,
                        "failures": triage.get("failures", []), "guards": triage.get("guards", [])})
-    case_set_priority(actor=actor, case=ticket.case, priority=PRIORITY_FOR_URGENCY[ticket.urgency],
-                      reason=(result.get("reasoning") or "")[:500])
+    if priority is not None:
+        case_set_priority(actor=actor, case=ticket.case, priority=priority, reason=(result.get("reasoning") or "")[:500])
     if ticket.lifecycle == TicketState.ESCALATED:
         from casework.support.groups import ticket_escalate_to_group
 
@@ -357,14 +362,18 @@ def ticket_triage_failed(*, actor, ticket: Ticket, run: int | None, error: str) 
     if (ticket.triage.get("run") or 0) > (run or 0):
         return ticket  # a newer triage has landed; this failure says nothing about it
     from casework.cases.services import case_set_priority
-    from casework.support.guards import triage_guard
+    from casework.support.guards import note_overrides, triage_guard, triage_priority
 
     # What the page shows: the failure, the earlier triage's result (if any) kept, the guards
     # applied to an urgency nobody assessed.
     triage = {**ticket.triage, "run": run, "incomplete": True, "guards": [], "overrides": [],
               "failures": [{"agent": "triage run", "error": (error or "")[:500]}],
               "result": {**(ticket.triage.get("result") or {}), "urgency": ticket.urgency}}
-    overrides = triage_guard(ticket=ticket, triage=triage)
+    overrides = triage_guard(ticket=ticket, triage=triage, actions=False)
+    priority, kept = triage_priority(ticket=ticket, urgency=PRIORITY_FOR_URGENCY[triage["result"]["urgency"]])
+    if kept is not None:
+        note_overrides(triage, [kept])
+        overrides.append(kept)
     ticket.triage, ticket.urgency = triage, triage["result"]["urgency"]
     ticket.recommended_action = ticket.recommended_action or RecommendedAction.ROUTE_SPECIALIST
     ticket.save(update_fields=["triage", "urgency", "recommended_action", "updated_at"])
@@ -373,8 +382,9 @@ def ticket_triage_failed(*, actor, ticket: Ticket, run: int | None, error: str) 
                      data={"run": run, **o.as_dict()})
     ticket = _move(actor=actor, ticket=ticket, to=TicketState.TRIAGE_FAILED,
                    reason=f"The triage run {run} failed: {(error or '')[:300]}", data={"run": run})
-    case_set_priority(actor=actor, case=ticket.case, priority=PRIORITY_FOR_URGENCY[ticket.urgency],
-                      reason="The triage failed; a person triages it.")
+    if priority is not None:
+        case_set_priority(actor=actor, case=ticket.case, priority=priority,
+                          reason="The triage failed; a person triages it.")
     return ticket
 
 

@@ -112,11 +112,41 @@ def mcc_pattern(txn: dict, history: list[dict]) -> dict:
     return _pattern("mcc", flagged, score, detail)
 
 
+# How much of an unusual amount's score stands when the card's own history says the purchase is
+# in character (a merchant it knows, at home, from its own device or card present): alone, such
+# an amount is worth asking the cardholder about (medium), not blocking the card (high).
+IN_CHARACTER_AMOUNT_WEIGHT = 0.5
+
+
+def in_character(txn: dict, history: list[dict], home_country: str) -> str:
+    """Why the card's own history makes this purchase in character, or "": a merchant the card
+    has paid before, in its home country, and either card present or from a device the card
+    has used before."""
+    visits = sum(1 for h in history if h["merchant"] == txn["merchant"])
+    if not visits or txn["country"] != home_country:
+        return ""
+    if txn["channel"] in CARD_NOT_PRESENT:
+        if not txn["device_id"] or txn["device_id"] not in {h["device_id"] for h in history}:
+            return ""
+        how = "from a device it has used before"
+    else:
+        how = "card present"
+    return (f"{txn['merchant']} is a merchant this card has used before ({visits} time{pluralize(visits)} in "
+            f"{HISTORY_DAYS} days), at home, {how}.")
+
+
 def patterns_for(txn: dict, history: list[dict], home_country: str) -> dict:
     """All four patterns, an overall risk score (flagged ones combined as independent
-    evidence: 1 - prod(1 - score)) and the history rows the flagged patterns point at."""
+    evidence: 1 - prod(1 - score)) and the history rows the flagged patterns point at. An
+    unusual amount in a purchase the card's own history calls in character (`in_character`)
+    weighs IN_CHARACTER_AMOUNT_WEIGHT of its score, and says why."""
     patterns = [velocity_pattern(txn, history), amount_pattern(txn, history),
                 geography_pattern(txn, history, home_country), mcc_pattern(txn, history)]
+    familiar = in_character(txn, history, home_country)
+    amount = patterns[1]
+    if familiar and amount["flagged"]:
+        amount.update(score=round(amount["score"] * IN_CHARACTER_AMOUNT_WEIGHT, 3),
+                      detail=f"{amount['detail']} {familiar}")
     flagged = [p for p in patterns if p["flagged"]]
     risk = 1.0 - math.prod(1.0 - p["score"] for p in flagged) if flagged else max(p["score"] for p in patterns) / 2
     device_new = bool(txn["device_id"]) and txn["device_id"] not in {h["device_id"] for h in history}
@@ -130,6 +160,7 @@ def patterns_for(txn: dict, history: list[dict], home_country: str) -> dict:
             "card_not_present": txn["channel"] in CARD_NOT_PRESENT,
             "high_risk_mcc": txn["mcc"] in HIGH_RISK_MCC,
             "new_device": device_new and txn["channel"] in CARD_NOT_PRESENT,
+            "in_character": bool(familiar),
         },
     }
 

@@ -71,4 +71,7 @@ def planted(kind: str, account: str, history: list[dict], *, at: datetime | None
         return [_row(rng, n + 9, account, home, at, 42.10, "5411", "Grocer", channel="contactless")]
     if kind == "big_ticket":
         return [_row(rng, n + 9, account, home, at, 720.0, "5311", "Department store", channel="pos")]
+    if kind == "big_ticket_known_online":  # the card's own web shop, from its own device, at home
+        return [_row(rng, n + 9, account, home, at, 1150.0, "5999", "Web shop", channel="ecommerce",
+                     device="dev-home")]
     raise ValueError(kind)

@@ -16,6 +16,7 @@ from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from audit.services import audit_record
+from casework.cases.selectors import agent_priority
 from casework.cases.services import case_set_priority
 from casework.transactions import similarity
 from casework.transactions.backtest import backtest
@@ -32,7 +33,6 @@ from casework.transactions.states import ACTIVE, RESUMABLE, InvestigationStatus,
 S = InvestigationStatus
 
 PRIORITY_FOR_SEVERITY = {"CRITICAL": "critical", "HIGH": "high", "MEDIUM": "medium", "LOW": "low"}
-PRIORITY_RANK = {"low": 0, "medium": 1, "high": 2, "critical": 3}
 
 
 def _when(value: str | None) -> datetime:
@@ -192,31 +192,18 @@ def investigation_complete(*, investigation_id: int, state: dict, summary: str =
 
 def _priority_decision(case, *, status: str, severity: str, partial: bool) -> str | dict | None:
     """The priority the agents set now (a str), an override to record (a dict: a person's
-    priority stands against the agents' assessment), or None (nothing to change)."""
+    priority stands against the agents' assessment), or None (nothing to change). A run
+    stopped early has not seen all the evidence: it never lowers the priority."""
     if case.is_closed or status == S.INCONCLUSIVE:
         return None  # an inconclusive investigation learned nothing: it claims no priority
     assessed = PRIORITY_FOR_SEVERITY[severity]
-    if assessed == case.priority:
-        return None
-    person = _priority_set_by(case)
+    priority, person = agent_priority(case, assessed, may_lower=not partial)
     if person:
         return {"rule": "person_priority_stands", "model": f"priority {assessed} ({severity} severity)",
                 "code": f"kept priority {case.priority}",
                 "reason": f"{person} set the priority to {case.priority}; the agents do not overwrite a person's "
                           f"priority (they assessed {severity} severity)."}
-    if partial and PRIORITY_RANK[assessed] < PRIORITY_RANK[case.priority]:
-        return None  # a run stopped early has not seen all the evidence: it never lowers the priority
-    return assessed
-
-
-def _priority_set_by(case) -> str | None:
-    """The person who last set the case's priority (case_set_priority with a user as the
-    actor: the case page, the queue's bulk action), or None if the agents or nobody did."""
-    from audit.models import AuditEntry
-
-    last = (AuditEntry.objects.filter(case_id=case.pk, action="case.priority_changed")
-            .order_by("-id").values_list("actor_type", "actor").first())
-    return last[1] if last and last[0] == AuditEntry.ActorType.USER else None
+    return priority
 
 
 def _insights(state: dict):

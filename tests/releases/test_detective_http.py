@@ -67,7 +67,7 @@ def test_a_failing_tool_is_read_back_as_an_error_and_the_report_still_filed(llm,
     # The detective, blind to the details, filed medium; the release's own records show a failed
     # critical test (test_refund_flow), so code files it high (issue 22's guard).
     assert (report.adjusted_from, report.severity) == ("medium", "high")
-    assert "critical test test_refund_flow (payments) failed" in report.adjusted_reason
+    assert "Failed test test_refund_flow (payments, critical): refund total 0.00 != 19.99" in report.adjusted_reason
     assert any("test-results service did not answer" in m for m in report.missing_data)
 
 

@@ -151,3 +151,19 @@ def test_assessing_again_files_a_second_report_from_a_new_run(alice):
 
     assert list(rel.reports.order_by("id").values_list("run_id", flat=True)) == [first.pk, second.pk]
     assert AgentRun.objects.get(pk=second.pk).status == "completed"
+
+
+@pytest.mark.parametrize("change, risky", [
+    ("Updated AUTHORS and the contributor documentation", False),
+    ("Docs: an authoring guide for the changelog", False),
+    ("Fixed authentication bug", True),
+    ("Payments: retry declined cards", True),
+    ("Ran schema migrations for the orders table", True),
+])
+def test_a_risky_word_counts_only_as_a_whole_word(change, risky):
+    """Issue 43: "auth" inside "AUTHORS", "security" or "payment" inside another word made a
+    documentation change risky."""
+    rel, _ = submit(release(LOW, changes=[change]))
+    report = rel.reports.get()
+    assert report.severity == ("medium" if risky else "low"), report.findings
+    assert any("Risky change" in f for f in report.findings) is risky

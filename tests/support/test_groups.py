@@ -170,3 +170,22 @@ def test_a_group_takes_only_people_who_see_support_tickets(client, admin_user, g
     response = client.post(f"/admin/support/supportgroup/{group.pk}/change/", {"name": "Billing", "members": [fay.pk]})
     assert response.status_code == 200 and "members" in response.context["adminform"].form.errors
     assert list(group.members.values_list("username", flat=True)) == ["bea"]
+
+
+def test_an_escalation_keeps_the_assignee_a_person_chose(alice, groups):
+    """Issue 43: a re-triage escalating the ticket reassigned a case a person had assigned."""
+    from casework.cases.services import case_assign
+
+    _, ticket = send(alice, "CUST-002", "The CSV export stopped working, it fails with an error.")
+    ticket.refresh_from_db()
+    assert ticket.lifecycle == "routed"
+    case_assign(actor=alice, case=ticket.case, assignee=groups["bea"])
+    send(alice, "CUST-002", f"About {ticket.ticket_id}: and now someone hacked my account and changed my password!")
+    ticket.refresh_from_db()
+    ticket.case.refresh_from_db()
+    assert ticket.lifecycle == "escalated" and ticket.group.key == "security"
+    assert ticket.case.assignee == groups["bea"]
+    kept = AuditEntry.objects.get(action="support.guard_applied", case_id=ticket.case_id,
+                                  data__rule="person_assignment_stands")
+    assert (kept.data["proposed"], kept.data["decided"]) == ("sam", "bea")
+    assert "alice assigned the case to bea" in kept.data["reason"]

@@ -250,6 +250,86 @@ def test_the_floor_never_lowers_a_model_that_ranks_higher(alice, support_data, m
     assert not AuditEntry.objects.filter(case_id=ticket.case_id, action="support.guard_applied").exists()
 
 
+def test_a_re_triage_keeps_the_priority_a_person_set(alice, support_data):
+    """Issue 43: the triage set the case's priority from its urgency even when a person had set it."""
+    from casework.cases.services import case_set_priority
+
+    _, ticket = send(alice, "CUST-002", "The CSV export stopped working, it fails with an error.")
+    assert _fresh(ticket).case.priority == "high"  # pro + service disruption
+    case_set_priority(actor=alice, case=ticket.case, priority="low", reason="A workaround is in place.")
+    send(alice, "CUST-002", f"About {ticket.ticket_id}: the CSV export still fails with the same error.")
+    ticket = _fresh(ticket)
+    assert triage_run(ticket).state["input_thread"][-1]["text"].startswith("About")  # re-triaged
+    assert ticket.urgency == "high" and ticket.case.priority == "low"
+    kept = AuditEntry.objects.get(case_id=ticket.case_id, action="support.guard_applied",
+                                  data__rule="person_priority_stands")
+    assert (kept.data["proposed"], kept.data["decided"]) == ("high", "low")
+    assert "alice set the priority to low" in kept.data["reason"]
+
+
+@pytest.mark.parametrize(("customer", "message", "rule", "why"), [
+    pytest.param("CUST-004", "How do I download an invoice?", "escalate_vip", "CUST-004 is a VIP", id="vip"),
+    pytest.param("CUST-002", "I think someone accessed our account without permission, please check.",
+                 "escalate_sensitive", "security", id="security"),
+    pytest.param("CUST-003", "Under the GDPR I want all my personal data deleted, or my lawyer will act.",
+                 "escalate_sensitive", "legal or privacy", id="legal-privacy"),
+])
+def test_a_vip_security_or_legal_ticket_goes_to_a_person_whatever_the_model_says(
+        alice, support_data, monkeypatch, customer, message, rule, why):
+    """Seed 001: escalate_human for a VIP customer or a sensitive matter; before issue 43 only
+    an auto-answer to a VIP was corrected, and a model routing these to a specialist stood."""
+    def routes(out):
+        if "requires_escalation" in out:
+            out.update(requires_escalation=False, ticket_type="general")
+        else:
+            out.update(recommended_action="route_specialist")
+
+    _replace(monkeypatch, "support_supervisor", routes)
+    _replace(monkeypatch, "support_general", routes)
+    _, ticket = send(alice, customer, message)
+    ticket = _fresh(ticket)
+    assert triage_run(ticket).results["general"]["output"]["recommended_action"] == "route_specialist"
+    assert ticket.recommended_action == "escalate_human" and ticket.lifecycle == "escalated"
+    guard = AuditEntry.objects.get(case_id=ticket.case_id, action="support.guard_applied", data__rule=rule)
+    assert (guard.data["proposed"], guard.data["decided"]) == ("route_specialist", "escalate_human")
+    assert why in guard.data["reason"]
+    assert any(why in g for g in ticket.triage["guards"])
+
+
+def test_an_auto_answer_stands_only_for_a_simple_question(alice, support_data, monkeypatch):
+    """Seed 001: auto_respond is for a simple question with a clear article; a model drafting
+    an automatic answer to a broken export is corrected."""
+    _replace(monkeypatch, "support_technical", lambda out: out.update(recommended_action="auto_respond"))
+    _, ticket = send(alice, "CUST-003", "I cannot log in, the login page fails with an error.")
+    ticket = _fresh(ticket)
+    assert triage_run(ticket).results["technical"]["output"]["recommended_action"] == "auto_respond"
+    assert ticket.triage["result"]["relevant_articles"]  # an article was found: only the rule stops it
+    assert ticket.recommended_action == "route_specialist" and ticket.lifecycle == "routed"
+    guard = AuditEntry.objects.get(case_id=ticket.case_id, action="support.guard_applied",
+                                   data__rule="auto_respond_simple_question_only")
+    assert guard.data["decided"] == "route_specialist"
+
+
+def test_a_pro_customer_whose_crashes_stop_the_team_is_high_whatever_the_model_says(alice, support_data,
+                                                                                     monkeypatch):
+    """Seed 001: Pro + service disruption is HIGH; a crash that stops a team's work was read as a
+    general question of medium urgency."""
+    def general_medium(out):
+        out.update(urgency="medium")
+        if "requires_escalation" in out:
+            out.update(ticket_type="general")
+
+    _replace(monkeypatch, "support_supervisor", general_medium)
+    _replace(monkeypatch, "support_general", general_medium)
+    _replace(monkeypatch, "support_technical", general_medium)
+    _, ticket = send(alice, "CUST-002", "Since yesterday's update the desktop app keeps crashing when we open "
+                                        "a project, and my whole team can't work.")
+    ticket = _fresh(ticket)
+    assert ticket.urgency == "high" and ticket.case.priority == "high"
+    guard = AuditEntry.objects.get(case_id=ticket.case_id, action="support.guard_applied", data__rule="urgency_floor")
+    assert "Pro + service disruption" in guard.data["reason"]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_maps_old_tickets_by_what_happened(alice, support_data, settings):
     """0004: `completed` was a drafted answer, an escalation, a sent reply or a close; `active`

@@ -59,3 +59,16 @@ def test_the_planner_and_each_tool_have_their_span_with_the_seed_attributes(run_
     assert set(tools) == {f"agent.tool.{t}" for t in investigation.state["completed_steps"]}
     assert "execution_time_ms" in tools["agent.tool.pattern_tool"]["attributes"]
     assert {s["parent_id"] for s in [*planners, *tools.values()]} == {pipeline["span_id"]}
+
+
+@pytest.mark.parametrize("kind", ["big_ticket", "big_ticket_known_online"])
+def test_a_large_purchase_in_character_for_the_card_is_medium_not_high(run_investigation, kind):
+    """Issue 43: a large purchase at a merchant the card has used before, at home (from the
+    device it always uses, when online) was HIGH on its amount alone; the card's own history
+    says it is in character: contact the cardholder, do not block the card."""
+    investigation = run_investigation(load(kind))
+    assert investigation.status == "COMPLETED"
+    assert investigation.severity == "MEDIUM", investigation.state["reasoning"]
+    actions = set(investigation.recommendations.values_list("action", flat=True))
+    assert "contact_cardholder" in actions and "block_card" not in actions
+    assert "used before" in investigation.state["pattern_results"]["patterns"][1]["detail"]

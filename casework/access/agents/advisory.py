@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agents.models import AgentRun
 from casework.access.agents.claim_check import claim_row, current_claim
-from casework.access.agents.flow import NAME, Flow, Step, facts
+from casework.access.agents.flow import NAME, Flow, Step, facts, investigation_context
 from casework.access.agents.prompts import ADVISORY, IA
 
 
@@ -24,8 +24,7 @@ def _advise_input(flow: Flow) -> dict:
     return {
         "action": "generate_advisory_report", "mutation_id": m.mutation_id, "status": m.status,
         "status_label": m.status_label, "report_kind": "manual_intervention" if manual else "standard",
-        "context": facts(flow), "orchestrator_summary": flow.state.get("summary", ""),
-        "concerns": flow.state.get("concerns", []),
+        "context": facts(flow), **investigation_context(flow),
         "rights_check": {"authorized": check.authorized, "held_level": check.held_level, "message": check.message,
                          "covering": [r.get("reference") for r in check.evidence if r.get("covers")]} if check else None,
         "claim": claim_row(claim) if claim else None,
@@ -58,7 +57,7 @@ def _advise_done(flow: Flow, key: str, output: dict) -> dict:
     filed = flow.tool_results(key, "generate_report")[-1]["result"]
     report = report_record(mutation=flow.mutation, report_id=filed["report_id"], kind=output["report_kind"],
                            summary=output["summary"], recommendation=output["recommendation"],
-                           details=output["details"], run_id=flow.run_id)
+                           details=output["details"], run_id=flow.run_id, failures=_all_failures(flow))
     flow.transition("advisory_report_generated",
                     f"{report.get_kind_display()} {report.report_id}: {report.get_recommendation_display()}",
                     actor="agent:access_advisory")

@@ -5,7 +5,7 @@ Rejected - Invalid User Claim."""
 
 from __future__ import annotations
 
-from casework.access.agents.flow import Flow, Step, facts, thread_correlation
+from casework.access.agents.flow import Flow, Step, facts, investigation_context, thread_correlation
 from casework.access.agents.prompts import CASEWORK, IA, REQUEST_INFO
 
 
@@ -29,7 +29,8 @@ def claim_row(claim) -> dict:
 def _validate_input(flow: Flow) -> dict:
     claim = current_claim(flow)
     return {"action": "validate_claim", "mutation_id": flow.mutation.mutation_id,
-            "change_date": flow.mutation.change_date.isoformat(), "context": facts(flow), "claim": claim_row(claim)}
+            "change_date": flow.mutation.change_date.isoformat(), "context": facts(flow), "claim": claim_row(claim),
+            **investigation_context(flow)}
 
 
 def _validate_needed(flow: Flow) -> bool:

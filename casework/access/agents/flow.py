@@ -25,6 +25,11 @@ class Flow:
                                                            "access_level", "manager")
                          .get(case_id=ctx.run.case_id))
         self.state = ctx.state.setdefault("access", {"steps": {}, "processed": [], "failures": []})
+        if "summary" not in self.state:
+            # Seed 002: the investigation agent keeps its context throughout the workflow. A run
+            # after the first (the employee's answer, the manager's, a retry) reads it back from
+            # the orchestrator's reply on the case.
+            self.state.update(orchestrator_context(self.mutation.case))
 
     def reload(self) -> None:
         self.mutation.refresh_from_db()
@@ -76,6 +81,23 @@ class Step:
     # Who the reply goes to (default: the sender).
     reply_to: str = ""
     correlation: Callable[[Flow], str] | None = None
+
+
+def orchestrator_context(case) -> dict:
+    """The orchestrator's summary and concerns, from its latest successful reply on the case
+    (the investigation_context message); {} before it has answered."""
+    from casework.access.models import AgentMessage
+
+    reply = (AgentMessage.objects.filter(case=case, action="investigation_context", status=AgentMessage.Status.SUCCESS)
+             .order_by("-timestamp", "-id").values_list("context", flat=True).first())
+    if reply is None:
+        return {}
+    return {"summary": str(reply.get("summary") or ""), "concerns": list(reply.get("concerns") or [])}
+
+
+def investigation_context(flow: Flow) -> dict:
+    """What every step after the orchestrator is given of its findings."""
+    return {"orchestrator_summary": flow.state.get("summary", ""), "concerns": flow.state.get("concerns", [])}
 
 
 def facts(flow: Flow) -> dict:

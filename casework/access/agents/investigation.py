@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agents.models import AgentCall
-from casework.access.agents.flow import Flow, Step, facts
+from casework.access.agents.flow import Flow, Step, facts, investigation_context
 from casework.access.agents.prompts import CASEWORK, IA, ORCHESTRATOR, RIGHTS_CHECK
 
 
@@ -25,7 +25,7 @@ def _rights_input(flow: Flow) -> dict:
     m = flow.mutation
     return {"action": "check_rights", "mutation_id": m.mutation_id, "user_id": m.changed_by.employee_id,
             "system": m.system.code, "access_level": m.access_level.name, "change_date": m.change_date.isoformat(),
-            "context": facts(flow), "orchestrator_summary": flow.state.get("summary", "")}
+            "context": facts(flow), **investigation_context(flow)}
 
 
 def _matching_check(flow: Flow, key: str) -> dict | None:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from agents.models import AgentCall
 from casework.access.agents.claim_check import claim_row, current_claim
-from casework.access.agents.flow import Flow, Step, facts
+from casework.access.agents.flow import Flow, Step, facts, investigation_context
 from casework.access.agents.prompts import IA, REQUEST_INFO
 from casework.access.agents.tools import employee_row
 
@@ -54,7 +54,7 @@ def _clarification_input(flow: Flow) -> dict:
     check = flow.mutation.rights_checks.first()
     return {"action": "request_clarification", "mutation_id": flow.mutation.mutation_id, "context": facts(flow),
             "rights_check": {"authorized": check.authorized, "held_level": check.held_level,
-                             "message": check.message} if check else None}
+                             "message": check.message} if check else None, **investigation_context(flow)}
 
 
 
@@ -71,7 +71,8 @@ def _manager_input(flow: Flow) -> dict:
             "context": facts(flow), "claim": claim_row(claim) if claim else None,
             "manager": employee_row(flow.mutation.manager) if flow.mutation.manager else None,
             "validator": {**employee_row(choice.validator), "role": choice.role} if choice.validator else None,
-            "rights_check": {"authorized": check.authorized, "message": check.message} if check else None}
+            "rights_check": {"authorized": check.authorized, "message": check.message} if check else None,
+            **investigation_context(flow)}
 
 
 

@@ -47,16 +47,23 @@ def rights_check_record(*, mutation: HRMutation, result: dict, message: str, run
 
 @transaction.atomic
 def report_record(*, mutation: HRMutation, report_id: str, kind: str, summary: str, recommendation: str,
-                  details: list[str], run_id: int | None = None) -> AdvisoryReport:
-    """Store the advisory report, its recommendation guarded by the case's facts
-    (guards.recommendation_guard): one the facts do not allow is replaced, the report says
-    so in its summary and details, and the override is recorded on the case."""
-    from casework.access.guards import guard_override_record, recommendation_guard
+                  details: list[str], run_id: int | None = None, failures: list[dict] | None = None) -> AdvisoryReport:
+    """Store the advisory report. Its kind follows the case's status (guards.report_kind_guard:
+    Manual Intervention Required files a manual-intervention report recommending manual
+    intervention, any other status a standard one), and its recommendation the case's facts
+    (guards.recommendation_guard). What the facts do not allow is replaced, the report says
+    so in its summary and details, and each override is recorded on the case."""
+    from casework.access.guards import guard_override_record, recommendation_guard, report_kind_guard
 
     existing = AdvisoryReport.objects.filter(report_id=report_id).first()
     if existing:
         return existing
     details = [str(d)[:2000] for d in details][:39]
+    filed = (kind, recommendation)
+    kind, recommendation, kind_why = report_kind_guard(mutation=mutation, kind=kind, recommendation=recommendation,
+                                                       failures=failures or [])
+    if kind_why:
+        details.append(f"Code filed this as a {kind.replace('_', '-')} report: {kind_why}.")
     proposed = recommendation
     recommendation, why = recommendation_guard(mutation=mutation, recommendation=proposed)
     labels = dict(AdvisoryReport.Recommendation.choices)
@@ -71,7 +78,11 @@ def report_record(*, mutation: HRMutation, report_id: str, kind: str, summary: s
     report.save()
     audit_record(actor="agent:access_advisory", action="access.report_generated", case=mutation.case, obj=report,
                  data={"report_id": report_id, "kind": kind, "recommendation": recommendation,
-                       "agent_recommendation": proposed})
+                       "agent_recommendation": filed[1], "agent_kind": filed[0]})
+    if kind_why:
+        guard_override_record(case=mutation.case, obj=report, guard="report_kind",
+                              agent_said=f"{filed[0]} report recommending {filed[1]}",
+                              code_says=f"{kind} report recommending {proposed}", reason=kind_why)
     if why:
         guard_override_record(case=mutation.case, obj=report, guard="recommendation", agent_said=proposed,
                               code_says=recommendation, reason=why)

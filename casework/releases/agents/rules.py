@@ -2,15 +2,19 @@
 
 - high: a failed test that is critical or in a critical area (RELEASE_CRITICAL_AREAS); an
   error rate at or above RELEASE_ERROR_RATE_HIGH; a p95 at or above RELEASE_P95_HIGH_MS; a
-  risky change (RELEASE_RISKY_CHANGES words: payment, auth, security, migration, schema ...)
-  together with failing tests or an elevated error rate; or no summary at all;
+  risky change (one naming a RELEASE_RISKY_CHANGES word as a whole word, or its plural:
+  payment, auth, authentication, security, migration, schema ...; "auth" in "AUTHORS" is no
+  such word) together with failing tests or an elevated error rate; or no summary at all;
 - medium: other test failures, an error rate at or above RELEASE_ERROR_RATE_MEDIUM, a p95 at
   or above RELEASE_P95_MEDIUM_MS, a risky change on its own, or missing data;
 - low: all tests passing, clean metrics, low-impact changes.
-Every finding quotes tool data (names, messages, numbers), nothing else.
+Every finding quotes tool data (names, messages, numbers), nothing else. The same rules are
+the floor under what any model files (casework.releases.services.severity_floor).
 """
 
 from __future__ import annotations
+
+import re
 
 from django.conf import settings
 from django.template.defaultfilters import pluralize
@@ -20,9 +24,15 @@ def _pct(value: float) -> str:
     return f"{value * 100:.2f}%"
 
 
+def _risky_word(word: str) -> re.Pattern:
+    # A whole word (letters and digits; "_" and "-" separate words), or its plural.
+    return re.compile(r"(?<![^\W_])" + re.escape(word) + r"(?:s|es)?(?![^\W_])")
+
+
 def risky_changes(changes: list[str]) -> list[tuple[str, str]]:
-    words = settings.RELEASE_RISKY_CHANGES
-    return [(c, w) for c in changes for w in words if w in c.lower()][:10]
+    """(change, the risky word it names) for each change naming a RELEASE_RISKY_CHANGES word."""
+    patterns = [(w, _risky_word(w)) for w in settings.RELEASE_RISKY_CHANGES]
+    return [(c, w) for c in changes for w, pattern in patterns if pattern.search(c.lower())][:10]
 
 
 def assess(summary: dict | None, details: dict | None, *, summary_error: str = "",
@@ -32,6 +42,21 @@ def assess(summary: dict | None, details: dict | None, *, summary_error: str = "
         missing = [f"the release summary ({summary_error or 'not read'})"]
         return "high", [f"The release summary could not be read: {summary_error or 'not read'}. Nothing about "
                         "this release could be checked; treat it as high risk until someone has looked."], missing
+    high, medium, missing = grade(summary, details, details_error=details_error)
+    if high:
+        return "high", high + medium, missing
+    if medium:
+        return "medium", medium, missing
+    tests, metrics = summary["tests"], summary["deployment_metrics"]
+    clean = (f"All {tests['passed']} tests passed ({tests['skipped']} skipped); error rate "
+             f"{_pct(metrics['error_rate'])}, p95 {metrics['response_time_p95']:g} ms; changes: "
+             + ("; ".join(summary["changes"][:5]) or "none listed") + ".")
+    return "low", [clean], missing
+
+
+def grade(summary: dict, details: dict | None, *, details_error: str = "") -> tuple[list[str], list[str], list[str]]:
+    """What in a release summary (and its test details) makes it high risk, what medium, and
+    what data is missing; both lists empty: low."""
     high: list[str] = []
     medium: list[str] = []
     missing: list[str] = []
@@ -79,10 +104,4 @@ def assess(summary: dict | None, details: dict | None, *, summary_error: str = "
             medium.append(f"Risky change{pluralize(len(risky[:5]))} {named}; tests pass and metrics are clean.")
     if missing:
         medium.append("Missing data: " + "; ".join(missing) + ".")
-    if high:
-        return "high", high + medium, missing
-    if medium:
-        return "medium", medium, missing
-    clean = (f"All {tests['passed']} tests passed ({tests['skipped']} skipped); error rate {_pct(error_rate)}, "
-             f"p95 {p95:g} ms; changes: " + ("; ".join(summary["changes"][:5]) or "none listed") + ".")
-    return "low", [clean], missing
+    return high, medium, missing

@@ -111,7 +111,7 @@ def supervisor(data: dict, messages=None):
     if fraud and _URGENCY_ORDER.index(urgency) < _URGENCY_ORDER.index("high"):
         urgency = "high"
     ticket_type = rules.ticket_type_for(classes)
-    escalate = urgency == "critical" or "legal" in classes or bool(fraud)
+    escalate = urgency == "critical" or bool(rules.sensitive_matters(classes)) or bool(fraud)
     who = (f"{customer['plan'].capitalize()} customer ({customer.get('tenure_months', '?')} months, "
            f"{customer.get('seats', '?')} seats, {customer.get('region') or 'no region'})"
            if customer.get("plan") != "unknown" else "A customer the customer records do not know")
@@ -121,6 +121,8 @@ def supervisor(data: dict, messages=None):
         why = f"tied to confirmed fraud: {fraud}."
     elif "legal" in classes:
         why = "legal threat."
+    elif "privacy" in classes:
+        why = "a privacy matter."
     else:
         why = "critical issue."
     reasoning = (f"{who}; {about}. Urgency {urgency}, from the table's row \"{row}\""
@@ -164,10 +166,11 @@ def _specialist(area: str):
         language = data.get("language") or "en"
         readable = data.get("is_english") or data.get("translation_available")
         top = hits[0] if hits else None
-        simple = "question" in classes and not classes & {"disruption", "outage", "billing_error", "security"}
-        if customer.get("vip") or classes & {"legal", "security"}:
+        simple = rules.is_simple_question(classes)
+        sensitive = rules.sensitive_matters(classes)
+        if customer.get("vip") or sensitive:
             action = "escalate_human"
-            why = "VIP customer" if customer.get("vip") else "a sensitive matter (legal or security)"
+            why = "VIP customer" if customer.get("vip") else f"a sensitive matter ({' and '.join(sensitive)})"
             reasoning = f"Escalated to a person: {why}."
         elif kb_failed:
             action, reasoning = "route_specialist", f"The knowledge-base search failed ({readable_error(result['message'])[:120]})."

@@ -2,8 +2,10 @@
 
 Keyword classes recognise what a message is about in English and, for the commonest
 words, in Spanish, French, German and Portuguese (a model does this for any language; the
-offline analysts say when they could not read a message). The urgency table is the seed's,
-security first; an unlisted combination is medium.
+offline analysts say when they could not read a message). A keyword matches as a whole word
+or phrase; a single English word also in its usual inflections ("crash": crashes, crashed,
+crashing), never inside another word. The urgency table is the seed's, security first; an
+unlisted combination is medium.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ KEYWORD_CLASSES: dict[str, tuple[str, ...]] = {
     "disruption": (
         "not working", "stopped working", "doesn't work", "does not work", "can't log in", "cannot log in",
         "unable to", "crash", "crashes", "error", "broken", "fails", "failing", "timeout", "slow", "sync",
+        "can't work", "cannot work", "can not work", "unable to work", "blocked", "blocking", "unusable", "freeze",
+        "freezes", "frozen", "hangs", "won't load", "won't open", "won't start", "halted", "standstill",
         "no funciona", "no puedo", "ne fonctionne pas", "je ne peux pas", "funktioniert nicht", "fehler",
         "não funciona", "não consigo",
     ),
@@ -52,26 +56,51 @@ KEYWORD_CLASSES: dict[str, tuple[str, ...]] = {
         "cómo", "como puedo", "dónde", "comment", "où", "est-ce que", "wie kann", "wo finde", "kann ich",
         "como faço", "onde",
     ),
-    "legal": ("lawyer", "legal action", "sue", "court", "gdpr complaint", "abogado", "avocat", "anwalt", "advogado"),
+    "legal": ("lawyer", "legal action", "sue", "court", "gdpr complaint", "lawsuit", "attorney", "solicitor",
+              "litigation", "legal department", "legal team", "abogado", "avocat", "anwalt", "advogado"),
+    "privacy": ("gdpr", "privacy", "personal data", "data protection", "right to be forgotten", "data subject",
+                "subject access request", "delete my data", "erase my data", "ccpa", "rgpd", "lgpd", "dsgvo",
+                "datenschutz", "protección de datos", "données personnelles", "dados pessoais"),
     "angry": ("unacceptable", "ridiculous", "terrible", "worst", "furious", "angry", "!!!", "again and again",
               "inaceptable", "inadmissible", "unverschämt", "inaceitável"),
 }
 
 
+# Sensitive matters go to a person whatever a model recommends (seed 001: escalate_human for
+# "a sensitive matter"); a ticket about any of COMPLEX is not a simple question, so it is never
+# answered automatically ("auto_respond: simple question with clear KB answer").
+SENSITIVE = ("security", "legal", "privacy")
+COMPLEX = ("disruption", "outage", "billing_error", *SENSITIVE)
+_INFLECTIONS = "(?:s|es|ed|d|ing)?"
+
+
 def normalise(text: str) -> str:
-    return unicodedata.normalize("NFC", (text or "").lower())
+    return unicodedata.normalize("NFC", (text or "").lower()).replace("\u2019", "'")
+
+
+def _keyword_pattern(word: str) -> str:
+    if not word[0].isalnum():
+        return re.escape(word)
+    inflected = _INFLECTIONS if word.isascii() and word.isalpha() else ""
+    return r"(?<!\w)" + re.escape(word) + inflected + r"(?!\w)"
+
+
+_KEYWORD_PATTERNS = {name: re.compile("|".join(_keyword_pattern(w) for w in words))
+                     for name, words in KEYWORD_CLASSES.items()}
 
 
 def keyword_classes(text: str) -> set[str]:
     text = normalise(text)
-    found = set()
-    for name, words in KEYWORD_CLASSES.items():
-        for word in words:
-            pattern = r"(?<!\w)" + re.escape(word) + r"(?!\w)" if word[0].isalnum() else re.escape(word)
-            if re.search(pattern, text):
-                found.add(name)
-                break
-    return found
+    return {name for name, pattern in _KEYWORD_PATTERNS.items() if pattern.search(text)}
+
+
+def sensitive_matters(classes: set[str]) -> list[str]:
+    return [name for name in SENSITIVE if name in classes]
+
+
+def is_simple_question(classes: set[str]) -> bool:
+    """A question with nothing broken, wrongly billed or sensitive in it."""
+    return "question" in classes and not classes & set(COMPLEX)
 
 
 def urgency_for(plan: str, classes: set[str]) -> tuple[str, str]:

@@ -56,7 +56,10 @@ def reason(state: dict) -> dict:
     if amount and "test charge" in amount["detail"]:
         add("card_testing", "Card testing: small test charges preceded a larger purchase.",
             0.55 + amount["score"] / 2, [_evidence("pattern_tool", amount["detail"], amount["transaction_ids"])])
-    if signals.get("card_not_present") and (signals.get("new_device") or (amount and amount["flagged"])):
+    # Online with a new device, or an unusual amount online that the card's history does not
+    # explain (its own web shop, from its own device, is not stolen card details).
+    if signals.get("card_not_present") and (signals.get("new_device") or (
+            amount and amount["flagged"] and not signals.get("in_character"))):
         evidence = [_evidence("pattern_tool", p["detail"], p["transaction_ids"]) for p in (amount, mcc)
                     if p and p["flagged"]]
         if signals.get("new_device"):
@@ -96,6 +99,10 @@ def reason(state: dict) -> dict:
                              "person or naming the same card, device, IP address or email.",
             0.45 + 0.15 * len(tied), [_evidence("context_tool", detail) for detail in tied.values()][:5])
     flagged = [p for p in patterns.values() if p["flagged"]]
+    if signals.get("in_character") and [p["type"] for p in flagged] == ["amount"]:
+        add("in_character", "A one-off the cardholder made: a merchant, a country and a device (or the card "
+                            "itself) this card's history knows; only the amount is unusual.", 0.5,
+            [_evidence("pattern_tool", amount["detail"], amount["transaction_ids"])], fraud=False)
     if signals.get("foreign") and len(flagged) <= 1 and not (geography and "impossible" in geography["detail"]):
         add("legitimate_travel", "The cardholder travelling: abroad, but otherwise in character.", 0.55,
             [_evidence("pattern_tool", geography["detail"] if geography else "abroad")], fraud=False)
