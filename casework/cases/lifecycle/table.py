@@ -11,8 +11,8 @@ when the mover hands it that record and the record holds (lifecycle_transition(f
 
 from __future__ import annotations
 
-from collections import deque
 import re
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
