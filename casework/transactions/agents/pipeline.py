@@ -314,6 +314,8 @@ def _finish(ctx: RunContext) -> None:
         # The planner did not complete: STOPPED, resumable, with what it found (issue 43).
         inv["status"] = "STOPPED"
         inv["error"] = STOP_NOTES["max_steps"].format(max_steps=inv["max_steps"])
+        # A high or critical one stopped before recommending still gets them from code.
+        _require_recommendations(inv, stop)
     else:
         inv["status"] = "COMPLETED"
         _require_recommendations(inv, stop)
@@ -337,8 +339,8 @@ def _finish(ctx: RunContext) -> None:
 
 
 def _require_recommendations(inv: dict, stop: str) -> None:
-    """The guard at completion: a HIGH or CRITICAL investigation ends COMPLETED only with
-    recommendations. Ended without them (the step limit came first, or recommendation_tool
+    """The guard at completion: a HIGH or CRITICAL investigation ends COMPLETED (or STOPPED at
+    the step limit) only with recommendations. Ended without them (the step limit came first, or recommendation_tool
     failed and the planner completed), code runs the recommendation step itself and records
     the override; if even that gives none, the investigation does not complete: it FAILS."""
     from casework.transactions.progress import override_record
