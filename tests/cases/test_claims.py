@@ -6,6 +6,7 @@ state without that record."""
 from __future__ import annotations
 
 import pytest
+from django.utils.html import escape
 
 from casework.cases.checks import lifecycle_claims_check
 from casework.cases.lifecycle import PERSON, SYSTEM, Fact, Lifecycle, State, claims_without_fact, lifecycles, move
@@ -96,5 +97,5 @@ def test_the_page_shows_each_claim_and_the_fact_it_rests_on(alice_client):
     assert "Claim and the fact it rests on" in page
     for lifecycle in ALL:
         for state in lifecycle.claims():
-            assert state.fact.says in page and f"<code>{state.fact.record}</code>" in page
+            assert escape(state.fact.says) in page and f"<code>{state.fact.record}</code>" in page
     assert "Claims without a fact" not in page
