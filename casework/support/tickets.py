@@ -22,12 +22,14 @@ def _lock(ticket: Ticket) -> Ticket:
     return Ticket.objects.select_for_update(of=("self",)).select_related("case", "customer").get(pk=ticket.pk)
 
 
-def _move(*, actor, ticket: Ticket, to: str, reason: str, data: dict | None = None, save: tuple[str, ...] = ()):
-    """The one way a ticket's state changes (SUPPORT_LIFECYCLE through lifecycle_transition)."""
+def _move(*, actor, ticket: Ticket, to: str, reason: str, data: dict | None = None, save: tuple[str, ...] = (),
+          fact=None):
+    """The one way a ticket's state changes (SUPPORT_LIFECYCLE through lifecycle_transition);
+    `fact`: the record a claiming state rests on (the accepted email, for "replied")."""
     from casework.cases.lifecycle.services import lifecycle_transition
 
     return lifecycle_transition(actor=actor, lifecycle=SUPPORT_LIFECYCLE, record=ticket, to=to, reason=reason,
-                                data={"ticket_id": ticket.ticket_id, **(data or {})}, save=save)
+                                data={"ticket_id": ticket.ticket_id, **(data or {})}, save=save, fact=fact)
 
 
 def _message_add(*, ticket: Ticket, direction: str, text: str, channel: str = "", sent_by: User | None = None,

@@ -55,10 +55,22 @@ class RecommendationSerializer(serializers.ModelSerializer):
 
 class RuleSerializer(serializers.ModelSerializer):
     promoted_by = serializers.CharField(source="promoted_by.username", default=None, allow_null=True)
+    monitoring = serializers.SerializerMethodField(
+        help_text="What the promoted rule is in monitoring, from its detection rule's version: draft (not "
+                  "promoted), proposed (in shadow mode, awaiting another manager's approval), active, approved "
+                  "(not running) or rejected.")
+    monitoring_label = serializers.SerializerMethodField()
 
     class Meta:
         model = RuleDraft
-        fields = ["name", "description", "conditions", "backtest", "status", "promoted_by", "promoted_at"]
+        fields = ["name", "description", "conditions", "backtest", "status", "monitoring", "monitoring_label",
+                  "promoted_by", "promoted_at"]
+
+    def get_monitoring(self, obj) -> str:
+        return obj.standing["key"]
+
+    def get_monitoring_label(self, obj) -> str:
+        return obj.standing["label"]
 
 
 class InvestigationSerializer(serializers.ModelSerializer):
@@ -71,6 +83,10 @@ class InvestigationSerializer(serializers.ModelSerializer):
     tool_executions = ExecutionSerializer(many=True)
     recommendations = RecommendationSerializer(many=True)
     rule_draft = serializers.SerializerMethodField()
+    severity = serializers.CharField(
+        source="assessed_severity", allow_null=True,
+        help_text="The agents' severity; null while pending or in progress, for an inconclusive investigation, "
+                  "and whenever nothing was analysed yet.")
 
     class Meta:
         model = Investigation

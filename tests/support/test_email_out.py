@@ -175,7 +175,8 @@ def test_a_second_wake_up_of_a_sent_email_sends_nothing(smtp_server, emailed_cus
 def test_a_customer_without_an_address_is_not_emailed_and_the_page_says_so(support_data, alice, alice_client):
     _, ticket = send(alice, "CUST-003", "The CSV export stopped working, it fails with an error.")
     alice_client.post(f"/support/tickets/{ticket.ticket_id}/reply/", {"body": "Please retry."})
-    assert _fresh(ticket).lifecycle == "replied" and not OutboundEmail.objects.exists()
+    # Issue 43: nothing went out, so it is not "Reply sent" (tests/support/test_reply_claims.py).
+    assert _fresh(ticket).lifecycle == "reply_unsent" and not OutboundEmail.objects.exists()
     page = alice_client.get(f"/cases/{ticket.case.reference}/").content.decode()
     assert "Not emailed: the customer has no email address" in page
 

@@ -105,7 +105,7 @@ def action_delivery_recorded(*, delivery: Delivery, ok: bool, now: datetime) -> 
             lifecycle_transition(actor="system", lifecycle=ACTION_LIFECYCLE, record=action, to=DELIVERED,
                                  reason=f"{endpoint} answered HTTP {delivery.last_status}.",
                                  data={"event": action.event_id, "endpoint": endpoint.url},
-                                 save=("delivered_at", "delivered_to", "failure_reason"))
+                                 save=("delivered_at", "delivered_to", "failure_reason"), fact=delivery)
         return
     if action.state != Action.State.REQUESTED:
         return
@@ -213,7 +213,7 @@ def _resolve(action: Action, *, actor, to: str, reason: str, reference: str, by_
         actor=actor, lifecycle=ACTION_LIFECYCLE, record=locked, to=to, reason=reason or f"{to} by {by_name}",
         data={"event": locked.event_id, "by_name": by_name, "reference": reference},
         save=("resolved_at", "resolved_by_name", "resolved_via", "resolved_by", "external_reference",
-              "failure_reason"))
+              "failure_reason"), fact=locked if to == CONFIRMED else None)
 
 
 # --- Reading -------------------------------------------------------------------------------

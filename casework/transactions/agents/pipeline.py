@@ -12,9 +12,9 @@ next step:
   - a tool that fails or times out is recorded FAILED / TIMED_OUT and counts as done;
   - a context that cannot be loaded ends the investigation at once, INCONCLUSIVE (nothing
     was learned: no severity, no priority change, no recommendation);
-  - max_steps planner decisions, or TXN_INVESTIGATION_TIMEOUT_SECONDS (checked between
-    steps on `clock()`, which tests replace; each step is bounded by its own timeout), end
-    it early with what it found.
+  - max_steps planner decisions (STOPPED), or TXN_INVESTIGATION_TIMEOUT_SECONDS (TIMED_OUT;
+    checked between steps on `clock()`, which tests replace; each step is bounded by its own
+    timeout), end it early with what it found; both resume.
 `finish` scores the evidence and persists it in the seed's order (progress.investigation_complete);
 a HIGH or CRITICAL investigation completes only with recommendations (the planner may not
 complete before recommendation_tool at those severities; if it ends without them, code runs
@@ -79,7 +79,10 @@ def _prepare(ctx: RunContext) -> None:
     if saved.get("completed_steps") is not None and resume:
         # A resumed run gets this run's limits (a demo's injected failure is not carried over).
         kept = {k: v for k, v in saved.get("safeguards", {}).items() if k not in INJECTED}
-        inv = {**saved, "safeguards": {**kept, **safeguards}, "max_steps": safeguards["max_steps"],
+        # Stopped at the step limit: the resumed run gets a fresh budget on top of the steps taken.
+        steps = saved.get("step_count", 0)
+        limit = steps + safeguards["max_steps"] if steps >= safeguards["max_steps"] else safeguards["max_steps"]
+        inv = {**saved, "safeguards": {**kept, **safeguards}, "max_steps": limit,
                "completed_at": None, "error": None}
     else:
         inv = create_initial_state(
@@ -274,7 +277,8 @@ def _absorb_tool(ctx: RunContext, inv: dict, pending: dict) -> None:
 
 
 STOP_NOTES = {
-    "max_steps": "Stopped at the step limit ({max_steps} planner steps); the findings so far are kept.",
+    "max_steps": "Stopped at the step limit ({max_steps} planner steps) before the planner completed; the "
+                 "findings so far are kept. Resume to finish it.",
     "timed_out": "Stopped at the investigation timeout; the findings so far are kept. Resume to finish it.",
 }
 
@@ -306,10 +310,14 @@ def _finish(ctx: RunContext) -> None:
     elif stop == "timed_out" or ctx.stop_reason == "timed_out":
         inv["status"] = "TIMED_OUT"
         inv["error"] = inv.get("error") or STOP_NOTES["timed_out"]
+    elif stop == "max_steps" or ctx.stop_reason == "max_steps":
+        # The planner did not complete: STOPPED, resumable, with what it found (issue 43).
+        inv["status"] = "STOPPED"
+        inv["error"] = STOP_NOTES["max_steps"].format(max_steps=inv["max_steps"])
+        # A high or critical one stopped before recommending still gets them from code.
+        _require_recommendations(inv, stop)
     else:
         inv["status"] = "COMPLETED"
-        if stop == "max_steps":
-            inv["error"] = STOP_NOTES["max_steps"].format(max_steps=inv["max_steps"])
         _require_recommendations(inv, stop)
     inv["completed_at"] = utc_now()
     reasoning = inv.get("reasoning") or {}
@@ -331,8 +339,8 @@ def _finish(ctx: RunContext) -> None:
 
 
 def _require_recommendations(inv: dict, stop: str) -> None:
-    """The guard at completion: a HIGH or CRITICAL investigation ends COMPLETED only with
-    recommendations. Ended without them (the step limit came first, or recommendation_tool
+    """The guard at completion: a HIGH or CRITICAL investigation ends COMPLETED (or STOPPED at
+    the step limit) only with recommendations. Ended without them (the step limit came first, or recommendation_tool
     failed and the planner completed), code runs the recommendation step itself and records
     the override; if even that gives none, the investigation does not complete: it FAILS."""
     from casework.transactions.progress import override_record
