@@ -13,7 +13,7 @@ import base64
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 import orjson
@@ -148,19 +148,20 @@ REQUEST_SCOPE = "opentelemetry.instrumentation.django"
 
 class TraceFileExporter(SpanExporter):
     """Appends each batch of finished spans to <TRACE_DIR>/<trace_id>.jsonl, one OTLP/JSON line
-    per trace in the batch; spans of the instrumentation scopes in `skip_scopes` are left out."""
+    per trace in the batch; spans of the instrumentation scopes `skip_scopes` names (a
+    collection, or a function giving one, asked at each batch) are left out."""
 
-    def __init__(self, directory: Path, *, skip_scopes: Sequence[str] = ()):
+    def __init__(self, directory: Path, *, skip_scopes: Collection[str] | Callable[[], Collection[str]] = ()):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self._prefix = os.path.join(self.directory, "")  # a str join per file, not a PurePath
         self._lock = threading.Lock()
-        self._skip_scopes = frozenset(skip_scopes)
+        self._skip_scopes = skip_scopes
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        if self._skip_scopes:
-            spans = [s for s in spans if s.instrumentation_scope is None
-                     or s.instrumentation_scope.name not in self._skip_scopes]
+        skip = self._skip_scopes() if callable(self._skip_scopes) else self._skip_scopes
+        if skip:
+            spans = [s for s in spans if s.instrumentation_scope is None or s.instrumentation_scope.name not in skip]
         by_trace: dict[int, list[ReadableSpan]] = {}
         for span in spans:
             by_trace.setdefault(span.get_span_context().trace_id, []).append(span)
@@ -191,10 +192,7 @@ def configure_tracing() -> None:
         from django.conf import settings
 
         provider = TracerProvider(resource=Resource.create({"service.name": "casework"}))
-        # A request is a trace, and a file, of its own: where traces go to OTLP as well, request
-        # spans go there only (TRACE_FILE_REQUESTS), not a file per page view under TRACE_DIR.
-        skip = () if settings.TRACE_FILE_REQUESTS else (REQUEST_SCOPE,)
-        _file_processor = BatchSpanProcessor(TraceFileExporter(settings.TRACE_DIR, skip_scopes=skip),
+        _file_processor = BatchSpanProcessor(TraceFileExporter(settings.TRACE_DIR, skip_scopes=_unfiled_scopes),
                                              schedule_delay_millis=FILE_EXPORT_DELAY_MS)
         provider.add_span_processor(_file_processor)
         if settings.OTEL_EXPORTER_OTLP_ENDPOINT:
@@ -203,6 +201,15 @@ def configure_tracing() -> None:
             provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
         trace.set_tracer_provider(provider)
         _configured = True
+
+
+def _unfiled_scopes() -> tuple[str, ...]:
+    """A request is a trace, and a file, of its own: where traces go to OTLP as well, request
+    spans go there only (TRACE_FILE_REQUESTS), not a file per page view under TRACE_DIR. Read
+    at each batch, so a test can turn it on."""
+    from django.conf import settings
+
+    return () if settings.TRACE_FILE_REQUESTS else (REQUEST_SCOPE,)
 
 
 def instrument_django() -> None:

@@ -20,6 +20,11 @@ pytestmark = pytest.mark.django_db
 HEX32 = re.compile(r"[0-9a-f]{32}")
 
 
+@pytest.fixture(autouse=True)
+def _request_spans_in_files(settings):
+    settings.TRACE_FILE_REQUESTS = True  # off for the rest of the suite (pyproject.toml)
+
+
 def server_span(trace_id: str) -> dict:
     (span,) = [s for s in read_trace(trace_id) if "http.status_code" in s["attributes"]]
     return span
