@@ -90,6 +90,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # The request's id (X-Request-ID) for its span and every log line written while it runs:
+    # first, so inside the request's span (audit.tracing.instrument_django puts
+    # OpenTelemetry's middleware before everything) and around all the others' log lines.
+    "audit.context.CorrelationIdMiddleware",
     "casework.ops.metrics.RequestMetricsMiddleware",
     # A transient database error (a restart): a safe request runs again once, others get 503
     # with Retry-After; never a 500 (casework/db_transient.py). Outside all but the metrics.
@@ -103,7 +107,6 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "audit.context.CorrelationIdMiddleware",
     # Every read of a case, an entity or an export on record, written after the response is
     # sent (audit/access.py).
     "audit.access.AccessLogMiddleware",
@@ -965,14 +968,37 @@ EVALS_BASELINE_DIR = env("EVALS_BASELINE_DIR", default=str(BASE_DIR / "agents" /
 # --- Observability ---------------------------------------------------------------------
 TRACE_DIR = Path(env("TRACE_DIR", default=str(VAR_DIR / "traces")))
 OTEL_EXPORTER_OTLP_ENDPOINT = env("OTEL_EXPORTER_OTLP_ENDPOINT", default="")
+# HTTP request spans in trace files too (one file per request): by default only where they go
+# nowhere else. With OTLP a busy site would otherwise write a file per page view.
+TRACE_FILE_REQUESTS = env.bool("TRACE_FILE_REQUESTS", default=not OTEL_EXPORTER_OTLP_ENDPOINT)
+
+# HTTP request spans (audit.tracing.instrument_django) for every URL but these: regular
+# expressions searched in the full URL, comma-separated, as the instrumentation's own
+# environment variable takes them. Static files, and the scrapes and probes that come every
+# few seconds, would be most of the traces and say nothing.
+OTEL_PYTHON_DJANGO_EXCLUDED_URLS = env("OTEL_PYTHON_DJANGO_EXCLUDED_URLS", default="/static/,/metrics$,/healthz$")
+
+# Log lines (audit/logs.py): `json`, one JSON object per line with the request's or run's
+# correlation id, trace and span ids (production: what a log store reads); `plain`, one line
+# of text with the correlation id in brackets (`make run` sets it for its console).
+LOG_FORMAT = env("LOG_FORMAT", default="json")
+if LOG_FORMAT not in ("json", "plain"):
+    raise ImproperlyConfigured("LOG_FORMAT must be json or plain.")
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"context": {"()": "audit.logs.ContextFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(correlation_id)s] %(message)s"},
+        "json": {"()": "audit.logs.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["context"]}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {
+        # Django's own handlers (a plain console with DEBUG on, mail_admins) give way to the root's:
+        # one format on one stream.
+        "django": {"level": env("LOG_LEVEL", default="INFO")},
         "django.db.backends": {"level": "WARNING"},
         # One INFO line per HTTP request from the SDKs' HTTP clients: every LLM call is already
         # an AgentCall row, an audit entry and a span, and formatting the line cost a busy
