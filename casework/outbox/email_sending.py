@@ -71,7 +71,9 @@ def _send(email: OutboundEmail) -> str:
     """One send through the configured backend; "" or the reason it failed."""
     from django.core.mail import EmailMessage, get_connection
 
-    headers = {"Message-ID": email.message_id, "Auto-Submitted": "auto-replied"}
+    headers = {"Message-ID": email.message_id}
+    if email.auto_submitted:  # a person's reply carries none (RFC 3834)
+        headers["Auto-Submitted"] = email.auto_submitted
     if email.in_reply_to:
         headers["In-Reply-To"] = email.in_reply_to
     if email.references:

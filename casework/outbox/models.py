@@ -259,6 +259,12 @@ class OutboundEmail(models.Model):
     message_id = models.CharField(max_length=300, unique=True)
     in_reply_to = models.CharField(max_length=300, blank=True, default="")
     references = models.TextField(blank=True, default="")  # space-separated <ids>, oldest first
+    # RFC 3834's Auto-Submitted, only for mail no person wrote: "auto-replied" (an automatic
+    # answer to a message), "auto-generated" (a notice). Empty: a person's, sent without it, so
+    # the customer's filters do not drop a human answer as automatic.
+    auto_submitted = models.CharField(max_length=20, blank=True, default="",
+                                      choices=[("", "No (a person wrote it)"), ("auto-replied", "auto-replied"),
+                                               ("auto-generated", "auto-generated")])
     state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
     attempts = models.PositiveIntegerField(default=0)
     retry_base = models.PositiveIntegerField(default=0)
