@@ -401,7 +401,7 @@ def figures(args, requests: list[dict], OutboxEvent, Delivery, kill: dict, logs:
         "held_latency_ms": sorted(round(1000 * latencies[i]) for i in held if i in latencies),
         "held_resent_after_kill_s": resent_after,
         "kill": kill,
-        "breaker_opened": logs.count("failures in a row"),
+        "breaker_opened": logs.count("circuit breaker open until"),
         "probes_failed": logs.count("failed its probe"),
         "probes_ok": logs.count("answered the probe"),
         "closed_by_earlier_request": logs.count("answered a request sent before its breaker opened"),

@@ -851,10 +851,24 @@ WEBHOOK_RETRY_JITTER = env.float("WEBHOOK_RETRY_JITTER", default=0.2)
 if not WEBHOOK_RETRY_SCHEDULE or min(WEBHOOK_RETRY_SCHEDULE) < 1 or not 0 <= WEBHOOK_RETRY_JITTER < 1:
     raise ImproperlyConfigured("WEBHOOK_RETRY_SCHEDULE needs at least one delay of 1 s or more, "
                                "and WEBHOOK_RETRY_JITTER a fraction from 0 up to (not including) 1.")
-# Circuit breaker: this many failed attempts in a row pause an endpoint for the cool-off;
-# its deliveries wait (spending no attempt), then the next attempt tries it again.
-WEBHOOK_BREAKER_THRESHOLD = env.int("WEBHOOK_BREAKER_THRESHOLD", default=5)
+# Circuit breaker: an endpoint with at least WEBHOOK_BREAKER_MIN_ATTEMPTS attempts in the last
+# WEBHOOK_BREAKER_WINDOW_SECONDS, at least WEBHOOK_BREAKER_FAILURE_RATE of them failed, is paused
+# for the cool-off; its deliveries wait (spending no attempt), then one goes as a probe whose
+# 2xx resumes the rest. A rate, not a run of failures: a receiver failing 30% of attempts under
+# concurrency fails five in a row by chance, and paused it for five minutes.
+WEBHOOK_BREAKER_WINDOW_SECONDS = env.int("WEBHOOK_BREAKER_WINDOW_SECONDS", default=60)
+WEBHOOK_BREAKER_MIN_ATTEMPTS = env.int("WEBHOOK_BREAKER_MIN_ATTEMPTS", default=20)
+WEBHOOK_BREAKER_FAILURE_RATE = env.float("WEBHOOK_BREAKER_FAILURE_RATE", default=0.5)
 WEBHOOK_BREAKER_COOLOFF_SECONDS = env.int("WEBHOOK_BREAKER_COOLOFF_SECONDS", default=300)
+if "WEBHOOK_BREAKER_THRESHOLD" in env.ENVIRON:
+    raise ImproperlyConfigured("WEBHOOK_BREAKER_THRESHOLD (failures in a row) is gone: the webhook breaker opens on "
+                               "a failure rate. Set WEBHOOK_BREAKER_MIN_ATTEMPTS, WEBHOOK_BREAKER_FAILURE_RATE and "
+                               "WEBHOOK_BREAKER_WINDOW_SECONDS instead (README.md, Outgoing webhooks).")
+if (WEBHOOK_BREAKER_WINDOW_SECONDS < 1 or WEBHOOK_BREAKER_MIN_ATTEMPTS < 1
+        or not 0 < WEBHOOK_BREAKER_FAILURE_RATE <= 1 or WEBHOOK_BREAKER_COOLOFF_SECONDS < 1):
+    raise ImproperlyConfigured("WEBHOOK_BREAKER_WINDOW_SECONDS, WEBHOOK_BREAKER_MIN_ATTEMPTS and "
+                               "WEBHOOK_BREAKER_COOLOFF_SECONDS must be at least 1, WEBHOOK_BREAKER_FAILURE_RATE "
+                               "a fraction above 0 and at most 1.")
 # Host names, addresses or CIDRs an endpoint may point at although they are loopback,
 # private, link-local or metadata addresses (SSRF guard), and where plain http is allowed:
 # e.g. WEBHOOK_ALLOWED_HOSTS=hooks.internal,10.1.0.0/16. Empty by default.

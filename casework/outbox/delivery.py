@@ -21,7 +21,8 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Case, F, Q, Value, When
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from audit.services import audit_record
@@ -174,7 +175,7 @@ def _record(delivery: Delivery, *, token: str, answer, now: datetime, probe: boo
     metrics.DELIVERIES.labels(outcome).inc()
     if answer.ok:
         if Endpoint.objects.filter(pk=endpoint.pk, paused_until__isnull=False).update(
-                consecutive_failures=0, paused_until=None, probe_until=None):
+                consecutive_failures=0, paused_until=None, probe_until=None, **BREAKER_COUNTS_RESET):
             # The probe (or a request sent before the breaker opened) got through: the breaker
             # closes, and what waited behind it goes at the next sweep (its wake-ups, sent while
             # the endpoint was paused, did nothing).
@@ -182,15 +183,18 @@ def _record(delivery: Delivery, *, token: str, answer, now: datetime, probe: boo
                         "the probe" if probe else "a request sent before its breaker opened")
             Delivery.objects.filter(endpoint=endpoint, state__in=WAITING).update(woken_at=None)
         else:
-            Endpoint.objects.filter(pk=endpoint.pk).update(consecutive_failures=0)
+            _breaker_count(endpoint.pk, now=now, failed=False, consecutive_failures=0)
         return
     metrics.FAILURES.labels(metrics.failure_reason(answer.status, answer.error)).inc()
     if outcome == "gone":
         _endpoint_disable(endpoint=endpoint, reason="The receiver answered 410 Gone.")
         return
-    Endpoint.objects.filter(pk=endpoint.pk).update(consecutive_failures=F("consecutive_failures") + 1)
+    attempts, failures = _breaker_count(endpoint.pk, now=now, failed=True,
+                                        consecutive_failures=F("consecutive_failures") + 1)
     endpoint.refresh_from_db(fields=["consecutive_failures", "paused_until"])
-    if endpoint.consecutive_failures >= settings.WEBHOOK_BREAKER_THRESHOLD or probe:
+    too_many = (attempts >= settings.WEBHOOK_BREAKER_MIN_ATTEMPTS
+                and failures >= settings.WEBHOOK_BREAKER_FAILURE_RATE * attempts)
+    if too_many or probe:
         # Opens, or (a failed probe) opens again for another cool-off.
         until = now + timedelta(seconds=settings.WEBHOOK_BREAKER_COOLOFF_SECONDS)
         Endpoint.objects.filter(pk=endpoint.pk).update(paused_until=until, probe_until=None)
@@ -201,8 +205,9 @@ def _record(delivery: Delivery, *, token: str, answer, now: datetime, probe: boo
             logger.info("Webhook endpoint %s: a request sent before its breaker opened failed too; "
                         "open until %s.", endpoint.pk, until)
         else:
-            logger.warning("Webhook endpoint %s: circuit breaker open until %s after %d failures in a row.",
-                           endpoint.pk, until, endpoint.consecutive_failures)
+            logger.warning("Webhook endpoint %s: circuit breaker open until %s: %.0f of %.0f attempts failed "
+                           "in the last %d s.", endpoint.pk, until, failures, attempts,
+                           settings.WEBHOOK_BREAKER_WINDOW_SECONDS)
     if outcome == "dead":
         event = delivery.event
         what = f"HTTP {answer.status}" if answer.status is not None else answer.error
@@ -211,6 +216,40 @@ def _record(delivery: Delivery, *, token: str, answer, now: datetime, probe: boo
                       body=f"Event {event.id} ({event.type}) could not be delivered to {endpoint.url} after "
                            f"{delivery.attempts} attempts; the last answer: {what}. Replay it from the admin "
                            "or the API once the receiver is fixed.")
+
+
+BREAKER_COUNTS_RESET = {"breaker_attempts": 0, "breaker_failures": 0, "breaker_previous_attempts": 0,
+                        "breaker_previous_failures": 0}
+
+
+def _breaker_count(endpoint_id: int, *, now: datetime, failed: bool, **also) -> tuple[float, float]:
+    """Count one answered attempt in the endpoint's window (one UPDATE: rows lock, so
+    concurrent workers each count theirs) and return the attempts and failures of the last
+    WEBHOOK_BREAKER_WINDOW_SECONDS: a sliding window estimated from two fixed ones (the
+    current, and the previous weighted by how much of it is still inside), so the counts
+    stay two numbers per endpoint however many attempts there are. Only a failure needs the
+    figures (is the rate too high?); a success just counts and returns zeros."""
+    size = settings.WEBHOOK_BREAKER_WINDOW_SECONDS
+    window = int(now.timestamp() // size)
+    failure = 1 if failed else 0
+    # A worker whose `now` is a little behind counts into the current window.
+    current, previous = Q(breaker_window__gte=window), Q(breaker_window=window - 1)
+    Endpoint.objects.filter(pk=endpoint_id).update(
+        breaker_previous_attempts=Case(When(current, then=F("breaker_previous_attempts")),
+                                       When(previous, then=F("breaker_attempts")), default=Value(0)),
+        breaker_previous_failures=Case(When(current, then=F("breaker_previous_failures")),
+                                       When(previous, then=F("breaker_failures")), default=Value(0)),
+        breaker_attempts=Case(When(current, then=F("breaker_attempts") + 1), default=Value(1)),
+        breaker_failures=Case(When(current, then=F("breaker_failures") + failure), default=Value(failure)),
+        breaker_window=Greatest(F("breaker_window"), Value(window)), **also)
+    if not failed:
+        return 0.0, 0.0
+    row = Endpoint.objects.filter(pk=endpoint_id).values(
+        "breaker_window", "breaker_attempts", "breaker_failures", "breaker_previous_attempts",
+        "breaker_previous_failures").get()
+    inside = min(1.0, max(0.0, 1 - (now.timestamp() - row["breaker_window"] * size) / size))
+    return (row["breaker_attempts"] + inside * row["breaker_previous_attempts"],
+            row["breaker_failures"] + inside * row["breaker_previous_failures"])
 
 
 def _endpoint_disable(*, endpoint: Endpoint, reason: str) -> None:
