@@ -877,6 +877,17 @@ WEBHOOK_ALLOWED_HOSTS = env.list("WEBHOOK_ALLOWED_HOSTS", default=[])
 # and how long after a message was sent the sweep sends another for the same delivery.
 WEBHOOK_SWEEP_INTERVAL_SECONDS = env.float("WEBHOOK_SWEEP_INTERVAL_SECONDS", default=5.0)
 WEBHOOK_REDELIVER_AFTER_SECONDS = env.int("WEBHOOK_REDELIVER_AFTER_SECONDS", default=60)
+# A worker's hold on an outbox row (casework/outbox/leases.py): a delivery it is sending, the
+# rows a sweep is handing to the broker. Renewed every third of it while the worker works; a
+# dead worker's rows are taken again once it has passed (not after REDELIVER_AFTER).
+WEBHOOK_LEASE_SECONDS = env.int("WEBHOOK_LEASE_SECONDS", default=10)
+# A failed attempt's retry due within this many seconds is sent at once with a Celery ETA at its
+# due time (held for it until then plus a lease), so it goes on time rather than at the next
+# sweep; a later one is sent by the sweep when due. Under Redis's visibility timeout (3600 s):
+# an ETA message held longer is handed out again.
+WEBHOOK_RETRY_ETA_MAX_SECONDS = env.int("WEBHOOK_RETRY_ETA_MAX_SECONDS", default=900)
+if WEBHOOK_LEASE_SECONDS < 1 or WEBHOOK_RETRY_ETA_MAX_SECONDS < 0:
+    raise ImproperlyConfigured("WEBHOOK_LEASE_SECONDS must be at least 1 and WEBHOOK_RETRY_ETA_MAX_SECONDS 0 or more.")
 # A rotated-out secret keeps signing (a second signature) for this long.
 WEBHOOK_SECRET_OVERLAP_HOURS = env.int("WEBHOOK_SECRET_OVERLAP_HOURS", default=24)
 # Characters of a receiver's answer kept in the delivery log.

@@ -1,10 +1,13 @@
 """Delivering: what the delivery worker does (casework.outbox.tasks).
 
 `delivery_attempt` claims a due delivery with a conditional UPDATE (a duplicate message finds
-it claimed and does nothing), sends one signed request outside any transaction, and records
-the answer conditional on its claim. At least once: a worker that dies after the receiver
-answered but before the record leaves the claim to expire (lease_until), and the delivery is
-sent again under the same `webhook-id`. The database, not the broker, says what is due
+it claimed and does nothing), sends one signed request outside any transaction, keeping its
+claim's short lease fresh while the request is in flight (casework/outbox/leases.py), and
+records the answer conditional on its claim. At least once: a worker that dies after the
+receiver answered but before the record stops renewing; its claim lapses within
+WEBHOOK_LEASE_SECONDS and the delivery is sent again under the same `webhook-id`. A failed
+attempt's retry is held for the worker that will send it at its due time (an ETA message,
+sent by casework.outbox.tasks.outbox_deliver), until that time plus a lease. The database, not the broker, says what is due
 (`deliveries_due`, swept by casework.outbox.tasks.outbox_deliver_due).
 
 Apart from casework/outbox/services.py, which wakes the workers: the tasks call this module,
@@ -28,27 +31,26 @@ from django.utils import timezone
 from audit.services import audit_record
 from casework.outbox import metrics
 from casework.outbox.catalogue import EVENT_TYPES
+from casework.outbox.leases import call_holding_lease, lease_seconds, retry_hold, waiting_due_q
 from casework.outbox.models import Delivery, DeliveryAttempt, Endpoint
 from casework.outbox.signals import action_delivery_answered, endpoint_owner_notice
 
 logger = logging.getLogger(__name__)
 
-# A claim outlives the request's timeout by this much before another worker may take it.
-LEASE_MARGIN_SECONDS = 30
 WAITING = (Delivery.State.PENDING, Delivery.State.RETRYING)
 
 
 def deliveries_due(*, now: datetime, limit: int = 500) -> list[int]:
     """Deliveries a worker should take now, oldest due first: waiting and due, of an enabled
-    endpoint outside its cool-off, and with no wake-up sent in the last
-    WEBHOOK_REDELIVER_AFTER_SECONDS; or being delivered by a worker whose claim expired.
-    Of an endpoint whose breaker is half-open, only the first: it goes as the probe."""
-    quiet = now - timedelta(seconds=settings.WEBHOOK_REDELIVER_AFTER_SECONDS)
+    endpoint outside its cool-off, held by nobody with no wake-up sent in the last
+    WEBHOOK_REDELIVER_AFTER_SECONDS, or held by a holder whose lease ran out (leases.py);
+    or being delivered by a worker whose claim lapsed. Of an endpoint whose breaker is
+    half-open, only the first: it goes as the probe."""
     rows = (
         Delivery.objects.filter(endpoint__enabled=True)
         .filter(Q(endpoint__paused_until__isnull=True) | Q(endpoint__paused_until__lte=now))
         .filter(Q(endpoint__probe_until__isnull=True) | Q(endpoint__probe_until__lte=now))
-        .filter(Q(state__in=WAITING, next_attempt_at__lte=now) & (Q(woken_at__isnull=True) | Q(woken_at__lte=quiet))
+        .filter(waiting_due_q(now=now, waiting=WAITING)
                 | Q(state=Delivery.State.DELIVERING, lease_until__lt=now))
         .order_by("next_attempt_at", "pk").values_list("pk", "endpoint_id", "endpoint__paused_until")[:limit])
     ids, probed = [], set()
@@ -61,15 +63,11 @@ def deliveries_due(*, now: datetime, limit: int = 500) -> list[int]:
     return ids
 
 
-def deliveries_mark_woken(ids: list[int], now: datetime) -> None:
-    Delivery.objects.filter(pk__in=ids).update(woken_at=now)
-
-
 def delivery_claim(delivery: Delivery, *, now: datetime) -> str | None:
     """Take the delivery for one attempt: returns the claim token, or None when it is not due,
     already taken, or done. One conditional UPDATE; a duplicate message gets None."""
     token = uuid.uuid4().hex
-    lease = now + timedelta(seconds=delivery.endpoint.timeout_seconds + LEASE_MARGIN_SECONDS)
+    lease = now + timedelta(seconds=lease_seconds())  # renewed while the request is in flight
     claimed = (Delivery.objects.filter(pk=delivery.pk)
                .filter(Q(state__in=WAITING, next_attempt_at__lte=now)
                        | Q(state=Delivery.State.DELIVERING, lease_until__lt=now))
@@ -82,7 +80,7 @@ def _probe_claim(endpoint: Endpoint, *, now: datetime) -> datetime | bool | None
     """The breaker is half-open: take its one place for a probe with a conditional UPDATE.
     Returns the probe's lease (its claim on the place), False when another delivery holds
     it (or the breaker opened again), None when the breaker closed meanwhile (no probe needed)."""
-    lease = now + timedelta(seconds=endpoint.timeout_seconds + LEASE_MARGIN_SECONDS)
+    lease = now + timedelta(seconds=lease_seconds())  # renewed with the probe's claim
     taken = (Endpoint.objects.filter(pk=endpoint.pk, paused_until__lte=now)
              .filter(Q(probe_until__isnull=True) | Q(probe_until__lte=now))
              .update(probe_until=lease))
@@ -133,9 +131,22 @@ def delivery_attempt(delivery_id: int, *, now: datetime | None = None) -> Delive
     import json
 
     body = json.dumps(delivery.event.payload, separators=(",", ":"), ensure_ascii=False)
-    answer = webhook_post(url=endpoint.url, msg_id=delivery.event_id, body=body,
-                          secrets=endpoint.signing_secrets(now), timeout=float(endpoint.timeout_seconds),
-                          timestamp=timezone.now(), keep_chars=settings.WEBHOOK_RESPONSE_KEEP_CHARS)
+    held = {"probe": probe}
+
+    def renew(elapsed: float) -> None:
+        """Still at it: the claim (and the probe's place) for another lease from now."""
+        until = now + timedelta(seconds=elapsed + lease_seconds())
+        Delivery.objects.filter(pk=delivery.pk, claim_token=token, state=Delivery.State.DELIVERING).update(
+            lease_until=until)
+        if held["probe"] and Endpoint.objects.filter(pk=endpoint.pk, probe_until=held["probe"]).update(
+                probe_until=until):
+            held["probe"] = until
+
+    answer = call_holding_lease(
+        lambda: webhook_post(url=endpoint.url, msg_id=delivery.event_id, body=body,
+                             secrets=endpoint.signing_secrets(now), timeout=float(endpoint.timeout_seconds),
+                             timestamp=timezone.now(), keep_chars=settings.WEBHOOK_RESPONSE_KEEP_CHARS),
+        renew=renew)
     metrics.LATENCY.observe(answer.latency_ms / 1000)
     with transaction.atomic():
         _record(delivery, token=token, answer=answer, now=now, probe=probe is not None)
@@ -158,9 +169,14 @@ def _record(delivery: Delivery, *, token: str, answer, now: datetime, probe: boo
         if delay is None:
             outcome, changes = "dead", {"state": Delivery.State.DEAD}
         else:
+            due = now + timedelta(seconds=delay)
             outcome, changes = "retrying", {"state": Delivery.State.RETRYING, "woken_at": None,
-                                            "next_attempt_at": now + timedelta(seconds=delay)}
-    if ours.update(**common, **changes) != 1:
+                                            "next_attempt_at": due}
+            if delay <= settings.WEBHOOK_RETRY_ETA_MAX_SECONDS:
+                # Sent with an ETA at its due time by the task (outbox_deliver), held until
+                # then plus a lease; a later one is the sweep's to send when due.
+                changes |= retry_hold(now=now, due=due)
+    if ours.update(**(common | changes)) != 1:
         logger.warning("Delivery %s was taken over by another worker; its answer is not recorded here.",
                        delivery.pk)
         return
