@@ -17,6 +17,7 @@ and nothing here sends a task.
 from __future__ import annotations
 
 import logging
+import math
 import random
 import uuid
 from datetime import datetime, timedelta
@@ -208,7 +209,10 @@ def _record(delivery: Delivery, *, token: str, answer, now: datetime, probe: boo
     attempts, failures = _breaker_count(endpoint.pk, now=now, failed=True,
                                         consecutive_failures=F("consecutive_failures") + 1)
     endpoint.refresh_from_db(fields=["consecutive_failures", "paused_until"])
-    too_many = (attempts >= settings.WEBHOOK_BREAKER_MIN_ATTEMPTS
+    # An attempt of the previous window still partly inside counts whole toward the minimum
+    # (the weighting would otherwise leave two failures a moment apart, either side of a
+    # window's edge, at 1.99 attempts); the rate is the weighted one.
+    too_many = (math.ceil(attempts - 1e-9) >= settings.WEBHOOK_BREAKER_MIN_ATTEMPTS
                 and failures >= settings.WEBHOOK_BREAKER_FAILURE_RATE * attempts)
     if too_many or probe:
         # Opens, or (a failed probe) opens again for another cool-off.

@@ -29,6 +29,15 @@ def breaker(settings):
     settings.WEBHOOK_RETRY_SCHEDULE = [3600]  # no retry falls due inside these tests
 
 
+def _window_start():
+    """A moment just after a window begins (WEBHOOK_BREAKER_WINDOW_SECONDS, 60, apart), still
+    to come: where the window's edges fall then never depends on when the test runs."""
+    from datetime import UTC, datetime
+
+    now = timezone.now().timestamp()
+    return datetime.fromtimestamp((now // 60 + 1) * 60 + 1, tz=UTC)
+
+
 def _deliveries(alice, n: int) -> list[int]:
     """n events, their on-commit wake-ups never sent (a plain `db` test): each test sends them."""
     for i in range(n):
@@ -39,7 +48,7 @@ def _deliveries(alice, n: int) -> list[int]:
 def test_five_failures_in_a_row_at_a_low_failure_rate_leave_the_breaker_closed(alice, receiver, endpoint, breaker):
     receiver.script = [200] * 10 + [503] * 5 + [200] * 15  # 5 of 30 (17%), all five in a row
     ids = _deliveries(alice, 30)
-    t = timezone.now()
+    t = _window_start()
     for i, pk in enumerate(ids):
         delivery_attempt(pk, now=t + i * SECOND)
 
@@ -52,7 +61,7 @@ def test_five_failures_in_a_row_at_a_low_failure_rate_leave_the_breaker_closed(a
 def test_a_high_failure_rate_over_the_window_opens_it_and_a_probe_closes_it(alice, receiver, endpoint, breaker):
     receiver.script = [503] * 10
     ids = _deliveries(alice, 12)
-    t = timezone.now()
+    t = _window_start()
     for i, pk in enumerate(ids[:9]):
         delivery_attempt(pk, now=t + i * SECOND)
     endpoint.refresh_from_db()
@@ -79,7 +88,7 @@ def test_a_high_failure_rate_over_the_window_opens_it_and_a_probe_closes_it(alic
 def test_failures_older_than_the_window_are_forgotten(alice, receiver, endpoint, breaker):
     receiver.script = [503] * 12
     ids = _deliveries(alice, 12)
-    t = timezone.now()
+    t = _window_start()
     for i, pk in enumerate(ids[:9]):
         delivery_attempt(pk, now=t + i * SECOND)
     # Nine failures, then three more two windows later: never ten attempts in one window.
