@@ -856,10 +856,24 @@ WEBHOOK_RETRY_JITTER = env.float("WEBHOOK_RETRY_JITTER", default=0.2)
 if not WEBHOOK_RETRY_SCHEDULE or min(WEBHOOK_RETRY_SCHEDULE) < 1 or not 0 <= WEBHOOK_RETRY_JITTER < 1:
     raise ImproperlyConfigured("WEBHOOK_RETRY_SCHEDULE needs at least one delay of 1 s or more, "
                                "and WEBHOOK_RETRY_JITTER a fraction from 0 up to (not including) 1.")
-# Circuit breaker: this many failed attempts in a row pause an endpoint for the cool-off;
-# its deliveries wait (spending no attempt), then the next attempt tries it again.
-WEBHOOK_BREAKER_THRESHOLD = env.int("WEBHOOK_BREAKER_THRESHOLD", default=5)
+# Circuit breaker: an endpoint with at least WEBHOOK_BREAKER_MIN_ATTEMPTS attempts in the last
+# WEBHOOK_BREAKER_WINDOW_SECONDS, at least WEBHOOK_BREAKER_FAILURE_RATE of them failed, is paused
+# for the cool-off; its deliveries wait (spending no attempt), then one goes as a probe whose
+# 2xx resumes the rest. A rate, not a run of failures: a receiver failing 30% of attempts under
+# concurrency fails five in a row by chance, and paused it for five minutes.
+WEBHOOK_BREAKER_WINDOW_SECONDS = env.int("WEBHOOK_BREAKER_WINDOW_SECONDS", default=60)
+WEBHOOK_BREAKER_MIN_ATTEMPTS = env.int("WEBHOOK_BREAKER_MIN_ATTEMPTS", default=20)
+WEBHOOK_BREAKER_FAILURE_RATE = env.float("WEBHOOK_BREAKER_FAILURE_RATE", default=0.5)
 WEBHOOK_BREAKER_COOLOFF_SECONDS = env.int("WEBHOOK_BREAKER_COOLOFF_SECONDS", default=300)
+if "WEBHOOK_BREAKER_THRESHOLD" in env.ENVIRON:
+    raise ImproperlyConfigured("WEBHOOK_BREAKER_THRESHOLD (failures in a row) is gone: the webhook breaker opens on "
+                               "a failure rate. Set WEBHOOK_BREAKER_MIN_ATTEMPTS, WEBHOOK_BREAKER_FAILURE_RATE and "
+                               "WEBHOOK_BREAKER_WINDOW_SECONDS instead (README.md, Outgoing webhooks).")
+if (WEBHOOK_BREAKER_WINDOW_SECONDS < 1 or WEBHOOK_BREAKER_MIN_ATTEMPTS < 1
+        or not 0 < WEBHOOK_BREAKER_FAILURE_RATE <= 1 or WEBHOOK_BREAKER_COOLOFF_SECONDS < 1):
+    raise ImproperlyConfigured("WEBHOOK_BREAKER_WINDOW_SECONDS, WEBHOOK_BREAKER_MIN_ATTEMPTS and "
+                               "WEBHOOK_BREAKER_COOLOFF_SECONDS must be at least 1, WEBHOOK_BREAKER_FAILURE_RATE "
+                               "a fraction above 0 and at most 1.")
 # Host names, addresses or CIDRs an endpoint may point at although they are loopback,
 # private, link-local or metadata addresses (SSRF guard), and where plain http is allowed:
 # e.g. WEBHOOK_ALLOWED_HOSTS=hooks.internal,10.1.0.0/16. Empty by default.
@@ -868,6 +882,17 @@ WEBHOOK_ALLOWED_HOSTS = env.list("WEBHOOK_ALLOWED_HOSTS", default=[])
 # and how long after a message was sent the sweep sends another for the same delivery.
 WEBHOOK_SWEEP_INTERVAL_SECONDS = env.float("WEBHOOK_SWEEP_INTERVAL_SECONDS", default=5.0)
 WEBHOOK_REDELIVER_AFTER_SECONDS = env.int("WEBHOOK_REDELIVER_AFTER_SECONDS", default=60)
+# A worker's hold on an outbox row (casework/outbox/leases.py): a delivery it is sending, the
+# rows a sweep is handing to the broker. Renewed every third of it while the worker works; a
+# dead worker's rows are taken again once it has passed (not after REDELIVER_AFTER).
+WEBHOOK_LEASE_SECONDS = env.int("WEBHOOK_LEASE_SECONDS", default=10)
+# A failed attempt's retry due within this many seconds is sent at once with a Celery ETA at its
+# due time (held for it until then plus a lease), so it goes on time rather than at the next
+# sweep; a later one is sent by the sweep when due. Under Redis's visibility timeout (3600 s):
+# an ETA message held longer is handed out again.
+WEBHOOK_RETRY_ETA_MAX_SECONDS = env.int("WEBHOOK_RETRY_ETA_MAX_SECONDS", default=900)
+if WEBHOOK_LEASE_SECONDS < 1 or WEBHOOK_RETRY_ETA_MAX_SECONDS < 0:
+    raise ImproperlyConfigured("WEBHOOK_LEASE_SECONDS must be at least 1 and WEBHOOK_RETRY_ETA_MAX_SECONDS 0 or more.")
 # A rotated-out secret keeps signing (a second signature) for this long.
 WEBHOOK_SECRET_OVERLAP_HOURS = env.int("WEBHOOK_SECRET_OVERLAP_HOURS", default=24)
 # Characters of a receiver's answer kept in the delivery log.

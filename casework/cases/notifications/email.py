@@ -11,7 +11,7 @@ import logging
 
 from celery import shared_task
 from django.conf import settings
-from django.core.mail import send_mail
+from django.core.mail import EmailMessage
 from django.db.models import F
 from django.utils import timezone
 
@@ -45,7 +45,9 @@ def notification_email(notification_id: int) -> bool:
     text = note.body + (f"\n\n{absolute_url(note.url) if note.url.startswith('/') else note.url}" if note.url else "")
     # A restricted case says so in words, as on every page that shows it.
     subject = f"[Restricted] {note.subject}" if note.case is not None and note.case.restricted else note.subject
-    send_mail(subject, text, settings.DEFAULT_FROM_EMAIL, [note.recipient_email])
+    # No person wrote it (RFC 3834): out-of-office replies and filters treat it as automatic.
+    EmailMessage(subject, text, settings.DEFAULT_FROM_EMAIL, [note.recipient_email],
+                 headers={"Auto-Submitted": "auto-generated"}).send()
     Notification.objects.filter(pk=note.pk).update(emailed_at=timezone.now(), email_failed_at=None, email_error="")
     # The mail server accepted it: what rests on that fact (an access change's "Awaiting User
     # Response") follows, in the case type that listens.
