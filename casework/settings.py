@@ -436,6 +436,13 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # A JSON body must be an object (an array, a null, a bare value: 400 naming it); forms and
+    # multipart as DRF's defaults.
+    "DEFAULT_PARSER_CLASSES": [
+        "casework.api_errors.JSONObjectParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     # ?page_size= up to 100; counts capped at 10,000 so that they stay cheap (casework/cases/pagination.py).
     "DEFAULT_PAGINATION_CLASS": "casework.cases.pagination.ApiPagination",

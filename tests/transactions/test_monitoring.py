@@ -283,3 +283,11 @@ def test_a_live_block_rule_requests_the_card_block_once_per_case(alice, mona):
     later = transactions_import(actor="system", rows=[txn(3)])
     transactions_evaluate([t.pk for t in later], now=WHEN + timedelta(minutes=5))
     assert Action.objects.count() == 1 and RuleHit.objects.filter(version=shadow).count() == 4
+
+
+@pytest.mark.parametrize(("body", "named"), [(b"[]", "not an array"), (b'[{"currency": "USD"}]', "not an array"),
+                                             (b"null", "not null"), (b"42", "not a number")])
+def test_a_rate_body_that_is_not_an_object_is_a_400_naming_it(admin_user, body, named):
+    response = client_for(admin_user).put("/api/transactions/rates/", body, content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert "must be a JSON object" in response.json()["detail"] and named in response.json()["detail"]
