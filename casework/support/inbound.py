@@ -152,6 +152,21 @@ def _past_merge(ticket: Ticket, how: str) -> tuple[Ticket, str]:
     return found, f"{how}; {ticket.ticket_id} was merged into {found.ticket_id}"
 
 
+def _no_sender(message, raw: str) -> str:
+    """Why there is no sender, as precisely as the message lets us say."""
+    if not raw.strip():
+        return "Empty message: nothing was posted."
+    if not message.keys():
+        return "No sender address: no e-mail header was found (is the body an RFC 5322 message?)."
+    return "No sender address (no From header)."
+
+
+def _broken(message) -> str:
+    """", the MIME structure is broken (...)" when the parser noted defects, else ""."""
+    defects = sorted({type(d).__name__ for part in message.walk() for d in part.defects})
+    return f": the MIME structure is broken ({', '.join(defects)})" if defects else ""
+
+
 @transaction.atomic
 def email_receive(*, message, provider: str, now=None) -> InboundEmail:
     """Receive one email (see the module's steps). Returns its record."""
@@ -188,10 +203,10 @@ def email_receive(*, message, provider: str, now=None) -> InboundEmail:
     if dropped:
         return done(dropped, why)
     if not from_email:
-        return done(InboundEmail.Outcome.REFUSED, "No sender address.")
+        return done(InboundEmail.Outcome.REFUSED, _no_sender(message, raw))
     record.stripped = reply_text(text)
     if not record.stripped:
-        return done(InboundEmail.Outcome.REFUSED, "No text.")
+        return done(InboundEmail.Outcome.REFUSED, "No text" + _broken(message) + ".")
     from casework.support.tickets import MESSAGE_MAX_LENGTH
 
     stripped = record.stripped[:MESSAGE_MAX_LENGTH]
