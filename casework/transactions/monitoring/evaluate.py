@@ -19,7 +19,9 @@ One evaluation, for a batch of transactions:
    back (a savepoint) and joins the winner's. A live block hit also requests the card block
    (the `transaction.card_block_requested` action event, once per case), which core banking
    confirms like any action;
-5. stamp the transactions evaluated.
+5. a hit that joined a case and raises the stakes (a larger amount than its investigation
+   assessed, a block rule) re-assesses the investigation on it (casework.transactions.reassess);
+6. stamp the transactions evaluated.
 
 All of it in one database transaction: a worker that dies leaves the batch unevaluated, and
 the sweep runs it again.
@@ -134,6 +136,7 @@ def transactions_evaluate(ids: list[int], *, now: datetime | None = None) -> dic
                 else:
                     by_card[(account_id, last4)].append(hit)
     opened = joined = 0
+    joined_cases: list[int] = []
     since = now - timedelta(minutes=settings.TXN_HIT_JOIN_MINUTES)
     # Card by card in one order: two evaluations claiming the same cards never wait on each other
     # in a circle.
@@ -146,6 +149,7 @@ def transactions_evaluate(ids: list[int], *, now: datetime | None = None) -> dic
             opened += 1
         else:
             joined += 1
+            joined_cases.append(case.pk)
         for hit in card_hits:
             hit.case = case
         blocking = next((h for h in card_hits if h.action == RuleVersion.Action.BLOCK), None)
@@ -153,6 +157,12 @@ def transactions_evaluate(ids: list[int], *, now: datetime | None = None) -> dic
             _request_block(case, blocking, now)
     RuleHit.objects.bulk_create(hits, ignore_conflicts=True)
     _audit_cases(by_card, allowed, txn_ids)
+    # A joined hit that raises the stakes (a larger amount, a block) re-assesses the case's
+    # investigation on it, now or at the end of the run working on it.
+    from casework.transactions.reassess import investigation_reassess_if_raised
+
+    for case_id in joined_cases:
+        investigation_reassess_if_raised(case_id=case_id)
     # Stamped when the decision is made (the end of this evaluation), unless a test gives the clock.
     Transaction.objects.filter(pk__in=[r[0] for r in rows]).update(evaluated_at=now if given else timezone.now())
     return {"evaluated": len(rows), "hits": len(hits), "opened": opened, "joined": joined}
