@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import environ
@@ -439,6 +440,13 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # A JSON body must be an object (an array, a null, a bare value: 400 naming it); forms and
+    # multipart as DRF's defaults.
+    "DEFAULT_PARSER_CLASSES": [
+        "casework.api_errors.JSONObjectParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     # ?page_size= up to 100; counts capped at 10,000 so that they stay cheap (casework/cases/pagination.py).
     "DEFAULT_PAGINATION_CLASS": "casework.cases.pagination.ApiPagination",
@@ -664,6 +672,16 @@ if TXN_MAX_STEPS < 1 or min(TXN_TOOL_TIMEOUT_SECONDS, TXN_INVESTIGATION_TIMEOUT_
 SETTLEMENT_CURRENCY = env("SETTLEMENT_CURRENCY", default="EUR").upper()
 TXN_HIT_JOIN_MINUTES = env.int("TXN_HIT_JOIN_MINUTES", default=24 * 60)
 TXN_INGEST_MAX_BATCH = env.int("TXN_INGEST_MAX_BATCH", default=1000)
+# A hit that joins a case re-assesses its investigation when its amount is at least this much
+# (settlement currency) above the largest the investigation assessed, or when it is a block
+# rule's hit (casework/transactions/reassess.py): a 949 EUR purchase after a 1 EUR test charge
+# does, the 2 EUR charge after it does not.
+try:
+    TXN_REASSESS_MIN_INCREASE = Decimal(env.str("TXN_REASSESS_MIN_INCREASE", default="100"))
+except InvalidOperation:
+    TXN_REASSESS_MIN_INCREASE = Decimal(-1)
+if not TXN_REASSESS_MIN_INCREASE.is_finite() or TXN_REASSESS_MIN_INCREASE < 0:
+    raise ImproperlyConfigured("TXN_REASSESS_MIN_INCREASE is an amount of at least 0.")
 # An Idempotency-Key is remembered this long (IETF draft: the server says how long).
 IDEMPOTENCY_KEY_HOURS = env.int("IDEMPOTENCY_KEY_HOURS", default=24)
 

@@ -10,11 +10,11 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casework.api_errors import JSONObjectParser
 from casework.api_schema import pydantic_openapi_30
 from casework.cases.api import IsInvestigator
 from casework.cases.selectors import case_get_for_user
@@ -146,7 +146,7 @@ class RecommendationDecisionInputSerializer(serializers.Serializer):
 
 class TransactionImportApi(APIView):
     permission_classes = [IsInvestigator]
-    parser_classes = [JSONParser]
+    parser_classes = [JSONObjectParser]
     InputSerializer = TransactionImportInputSerializer
 
     @extend_schema(
@@ -179,7 +179,7 @@ class TransactionImportApi(APIView):
 
 class InvestigationStartApi(APIView):
     permission_classes = [IsInvestigator]
-    parser_classes = [JSONParser]
+    parser_classes = [JSONObjectParser]
     InputSerializer = InvestigationStartInputSerializer
 
     @extend_schema(operation_id="txn_investigations_start", request=InputSerializer,
@@ -220,7 +220,7 @@ class InvestigationResumeApi(APIView):
 
 class RecommendationDecideApi(APIView):
     permission_classes = [IsInvestigator]
-    parser_classes = [JSONParser]
+    parser_classes = [JSONObjectParser]
     InputSerializer = RecommendationDecisionInputSerializer
 
     @extend_schema(operation_id="txn_recommendations_decide", request=InputSerializer,

@@ -189,6 +189,9 @@ class ToolExecution(models.Model):
         TIMED_OUT = "TIMED_OUT", "Timed out"
 
     investigation = models.ForeignKey(Investigation, on_delete=models.CASCADE, related_name="tool_executions")
+    # The round of the investigation: 1, then one more for each re-assessment on a joined hit
+    # that raised the stakes (casework.transactions.reassess), which runs every tool again.
+    assessment = models.PositiveSmallIntegerField(default=1)
     step = models.PositiveIntegerField()
     tool_name = models.CharField(max_length=40)
     input_summary = models.JSONField(default=dict)
@@ -201,9 +204,10 @@ class ToolExecution(models.Model):
     class Meta:
         ordering = ["investigation", "step"]
         constraints = [
-            # A tool runs once per investigation, even across resumes (seed 6.3: a failed or
-            # timed-out tool counts as done, so it is never retried in a loop).
-            models.UniqueConstraint(fields=["investigation", "tool_name"], name="txn_one_execution_per_tool"),
+            # A tool runs once per round of an investigation, even across resumes (seed 6.3: a
+            # failed or timed-out tool counts as done, so it is never retried in a loop).
+            models.UniqueConstraint(fields=["investigation", "assessment", "tool_name"],
+                                    name="txn_one_execution_per_tool_and_round"),
             models.CheckConstraint(condition=Q(status__in=["SUCCESS", "FAILED", "TIMED_OUT"]),
                                    name="txn_execution_status_valid"),
         ]

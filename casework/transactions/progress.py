@@ -53,7 +53,8 @@ def _save_steps(investigation: Investigation, state: dict, *, last_only: bool = 
                             timestamp=_when(d["timestamp"])) for d in decisions]
     if rows:
         PlannerDecision.objects.bulk_create(rows, ignore_conflicts=True)
-    rows = [ToolExecution(investigation=investigation, step=e.get("step", 0), tool_name=e["tool_name"],
+    rows = [ToolExecution(investigation=investigation, assessment=e.get("assessment", 1), step=e.get("step", 0),
+                          tool_name=e["tool_name"],
                           input_summary=e["input_summary"], output_summary=e["output_summary"],
                           execution_time_ms=e["execution_time_ms"], status=e["status"],
                           error_message=e.get("error_message") or "", timestamp=_when(e["timestamp"]))

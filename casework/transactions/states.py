@@ -18,9 +18,13 @@ LOW" even when no tool had run, counted as the agents saying "not fraud" and cou
 resumed. Here it ends STOPPED: the planner did not complete, what it found is kept, a severity
 is claimed only if something was analysed (Investigation.assessed_severity), and it resumes.
 
-Completed and Inconclusive are final: a person decides the case from there. Failed, Timed out
-and Stopped are resumed (a person's "Resume", or the system re-running the pipeline), and
-finished tools are never run again. Every write of Investigation.status goes through
+Completed and Inconclusive are where the agents stop: a person decides the case from there,
+and no person's "Resume" runs them again. Only the system moves them, back to In progress,
+when a rule hit that joins the case raises the stakes (a larger amount than any the
+investigation assessed, or a block rule): the investigation is re-assessed on that
+transaction (casework.transactions.reassess), a new round of the planner whose findings
+cover it. Failed, Timed out and Stopped are resumed (a person's "Resume", or the system
+re-running the pipeline), and finished tools are never run again. Every write of Investigation.status goes through
 `investigation_transition` (the shared lifecycle_transition over TXN_LIFECYCLE), which
 checks the move, audits it and brings the shared case's status along.
 """
@@ -47,14 +51,14 @@ S = InvestigationStatus
 ACTIVE = (S.PENDING, S.IN_PROGRESS)
 # A run of the pipeline picks these up again from their saved state.
 RESUMABLE = (S.FAILED, S.TIMED_OUT, S.STOPPED)
-# The agents are done for good; a person decides the case.
+# The agents are done (unless a joined hit raises the stakes); a person decides the case.
 FINAL = (S.COMPLETED, S.INCONCLUSIVE)
 
 MEANINGS = {
     S.PENDING: "Queued: the planner has not started.",
     S.IN_PROGRESS: "The planner is choosing tools and running them, one step at a time.",
     S.COMPLETED: "The planner finished with a severity, a confidence and recommendations; an investigator "
-                 "decides.",
+                 "decides. A joined hit that raises the stakes re-assesses it.",
     S.INCONCLUSIVE: "The transaction's context could not be loaded, so nothing was analysed: no severity, "
                     "no recommendation. An investigator looks at it by hand.",
     S.FAILED: "The run failed (an error, or writing the results failed); what was found so far is kept. "
@@ -85,7 +89,8 @@ TXN_LIFECYCLE = Lifecycle(
     field="status",
     initial=S.PENDING,
     audit_action="txn.investigation_status_changed",
-    states=tuple(State(str(s), s.label, MEANINGS[s], CASE_STATUS[s], final=s in FINAL) for s in S),
+    # No state is a dead end: even a completed investigation is re-assessed by the system (below).
+    states=tuple(State(str(s), s.label, MEANINGS[s], CASE_STATUS[s]) for s in S),
     transitions=tuple(
         move(S.PENDING, S.IN_PROGRESS, AGENT, SYSTEM, note="the planner's run started")
         + move(S.IN_PROGRESS, S.COMPLETED, AGENT, note="the planner completed, with recommendations")
@@ -94,6 +99,7 @@ TXN_LIFECYCLE = Lifecycle(
         + move(S.IN_PROGRESS, S.STOPPED, AGENT, SYSTEM, note="the step limit came before the planner completed")
         + move([S.PENDING, S.IN_PROGRESS], S.FAILED, AGENT, SYSTEM, note="the run failed")
         + move(RESUMABLE, S.IN_PROGRESS, PERSON, SYSTEM, note="resumed from the saved state")
+        + move(FINAL, S.IN_PROGRESS, SYSTEM, note="a joined rule hit raised the stakes: re-assessed on it")
     ),
 )
 

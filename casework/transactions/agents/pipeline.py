@@ -76,7 +76,9 @@ def _prepare(ctx: RunContext) -> None:
                   "planner_timeout_seconds": settings.TXN_PLANNER_TIMEOUT_SECONDS,
                   **ctx.state.get("safeguards", {})}
     saved = _latest_state(ctx, investigation.state) if resume else investigation.state
-    if saved.get("completed_steps") is not None and resume:
+    if ctx.state.get("reassess"):
+        inv = _new_round(investigation, saved, ctx.state["reassess"], safeguards)
+    elif saved.get("completed_steps") is not None and resume:
         # A resumed run gets this run's limits (a demo's injected failure is not carried over).
         kept = {k: v for k, v in saved.get("safeguards", {}).items() if k not in INJECTED}
         # Stopped at the step limit: the resumed run gets a fresh budget on top of the steps taken.
@@ -92,11 +94,34 @@ def _prepare(ctx: RunContext) -> None:
                            "vector_search_enabled": False, "prompt_guard_enabled": True})
     inv["status"] = "IN_PROGRESS"
     inv.setdefault("overrides", [])
+    inv.setdefault("assessment", 1)
+    inv.setdefault("assessed", [inv["transaction_id"]])
     ctx.state["inv"] = inv
     ctx.state["run_started"] = clock().isoformat()
     from casework.transactions.progress import investigation_begin
 
     investigation_begin(investigation_id=investigation.pk)
+
+
+def _new_round(investigation, saved: dict, transaction_id: str, safeguards: dict) -> dict:
+    """A re-assessment (casework.transactions.reassess): a fresh state on the joined hit's
+    transaction, every tool to run again, the earlier rounds' verdicts kept in "assessments".
+    Planner steps go on counting from the last round (each step's decision is one row), with
+    this round's own max_steps on top."""
+    round_number = int(saved.get("assessment", 1))
+    verdict = {"assessment": round_number, "transaction_id": saved.get("transaction_id"),
+               "status": investigation.status if investigation.status != "IN_PROGRESS" else saved.get("status"),
+               "severity": saved.get("severity"), "confidence_score": saved.get("confidence_score"),
+               "summary": investigation.summary, "completed_at": saved.get("completed_at")}
+    steps = int(saved.get("step_count", 0))
+    inv = create_initial_state(
+        investigation_id=investigation.pk, transaction_id=transaction_id, max_steps=steps + safeguards["max_steps"],
+        safeguards=safeguards, feature_flags=saved.get("feature_flags") or {})
+    assessed = list(saved.get("assessed") or [saved.get("transaction_id")])
+    inv.update(step_count=steps, assessment=round_number + 1, assessments=[*saved.get("assessments", []), verdict],
+               assessed=[*assessed, transaction_id], overrides=list(saved.get("overrides", [])),
+               reassessed_because=(saved.get("reassess") or {}).get("why", ""))
+    return inv
 
 
 def _latest_state(ctx: RunContext, saved: dict) -> dict:
@@ -254,7 +279,7 @@ def _absorb_tool(ctx: RunContext, inv: dict, pending: dict) -> None:
     else:
         status, error = "FAILED", result.get("error") or "failed"
     inv["tool_executions"].append({
-        "tool_name": name, "step": inv["step_count"],
+        "tool_name": name, "step": inv["step_count"], "assessment": inv.get("assessment", 1),
         "input_summary": {"transaction_id": inv["transaction_id"], "reads": sorted(pending["input"]["state"])},
         "output_summary": output_summary(name, output) if output else {},
         "execution_time_ms": int(result.get("latency_ms", 0)), "status": status, "error_message": error,
@@ -336,6 +361,18 @@ def _finish(ctx: RunContext) -> None:
         return
     telemetry.INVESTIGATION_STEPS.observe(inv["step_count"])
     telemetry.INVESTIGATIONS_COMPLETED.labels(inv["status"], inv["severity"]).inc()
+    _reassess_if_raised(ctx)
+
+
+def _reassess_if_raised(ctx: RunContext) -> None:
+    """A hit that joined the case while this run worked, raising the stakes, is re-assessed now
+    (casework.transactions.reassess; the evaluation left it to this run's end)."""
+    from casework.transactions.reassess import investigation_reassess_if_raised
+
+    try:
+        investigation_reassess_if_raised(case_id=ctx.run.case_id)
+    except Exception:  # noqa: BLE001 - the run's own results stand; the next joined hit asks again
+        logger.exception("Re-assessing case %s after run %s failed", ctx.run.case_id, ctx.run.pk)
 
 
 def _require_recommendations(inv: dict, stop: str) -> None:

@@ -7,7 +7,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('cases', '0012_case_restricted_caserestriction'),
-        ('transactions', '0004_investigation_bucket_newest'),
+        ('transactions', '0006_tool_execution_round'),
     ]
 
     operations = [
