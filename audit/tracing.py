@@ -228,8 +228,33 @@ def instrument_django() -> None:
     if instrumentor.is_instrumented_by_opentelemetry:
         return
     configure_tracing()
+    _path_info_as_wsgi_gives_it()
     instrumentor.instrument(tracer_provider=trace.get_tracer_provider(), meter_provider=NoOpMeterProvider(),
                             excluded_urls=settings.OTEL_PYTHON_DJANGO_EXCLUDED_URLS)
+
+
+def _path_info_as_wsgi_gives_it() -> None:
+    """The instrumentation reads the request's URL with wsgiref, which takes PATH_INFO as WSGI
+    gives it (bytes as latin-1); Django's request.META holds it decoded from UTF-8, so a path
+    with a character past U+00FF (/api/cases/%F0%9F%98%84/) raised UnicodeEncodeError and made
+    a 404 a 500 (open-telemetry/opentelemetry-python-contrib#3237, open). Such a request's
+    attributes are read from a copy of META with PATH_INFO as WSGI had it."""
+    from opentelemetry.instrumentation.django.middleware import otel_middleware
+
+    collect = otel_middleware.wsgi_collect_request_attributes
+    if getattr(collect, "casework_wsgi_path", False):
+        return
+
+    def collect_request_attributes(environ, *args, **kwargs):
+        try:
+            return collect(environ, *args, **kwargs)
+        except UnicodeEncodeError:
+            path = environ.get("PATH_INFO", "")
+            as_wsgi = path.encode("utf-8", "surrogateescape").decode("latin-1")
+            return collect({**environ, "PATH_INFO": as_wsgi}, *args, **kwargs)
+
+    collect_request_attributes.casework_wsgi_path = True
+    otel_middleware.wsgi_collect_request_attributes = collect_request_attributes
 
 
 _tracers: dict[str, trace.Tracer] = {}
