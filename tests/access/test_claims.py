@@ -5,6 +5,7 @@ queued; if the email fails it says so, and the investigators are told."""
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 
 from audit.models import AuditEntry
 from casework.access.models import HRMutation
@@ -40,3 +41,9 @@ def test_a_link_email_that_fails_is_not_awaiting_the_employee_and_the_investigat
     assert "was notified" not in moves(mutation)[-1]["reason"]
     assert Notification.objects.filter(recipient_user=alice, case=mutation.case,
                                        subject__contains="not delivered").exists()
+    # The change's tab says what happened, not "waiting for Priya".
+    alice_client = Client()
+    alice_client.force_login(alice)
+    tab = alice_client.get(f"/access/cases/{mutation.case.reference}/tabs/change/", HTTP_HX_REQUEST="true")
+    assert "failed after its retries, so nobody was told" in tab.content.decode()
+    assert "to explain the change through their link" not in tab.content.decode()
