@@ -113,8 +113,8 @@ class AccessConfig(AppConfig):
         pipeline_module_load("casework.access.agents.pipeline")
 
         # What its personal data is, for retention and subject access (casework.privacy).
-        from casework.cases.types import case_type_register_retention
         from casework.access.retention import RETENTION as ACCESS_RETENTION
+        from casework.cases.types import case_type_register_retention
 
         case_type_register_retention("access_change", ACCESS_RETENTION)
 
