@@ -21,7 +21,11 @@ def claims_purge(case) -> dict[str, int]:
     return {"absence details": count}
 
 
+def claims_held(case) -> dict:
+    return {"claims": list(EmployeeClaim.objects.filter(request__mutation__case=case).values(
+        "claim_type", "period_start", "period_end", "explanation", "submitted_at", "validation_status"))}
+
 RETENTION = Retention(
-    purge=claims_purge, shared=("agent_calls",),
+    purge=claims_purge, held=claims_held, shared=("agent_calls",),
     describe="Absence details (kind, dates, explanation, records check) and the agents' prompts and answers "
              "quoting them; the case, the change, the verdict and the decision stay.")

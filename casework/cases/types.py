@@ -119,11 +119,15 @@ class Retention:
     what it removed, {"what": count}; `shared` names the parts the core holds for every case that
     go too ("attachments", "mentions", "agent_calls", "comments", "description"); `describe`
     says in a line what is removed and what stays (shown in the admin). How long, and from which
-    moment, is settings.RETENTION's; the decision, its outcome and reason stay."""
+    moment, is settings.RETENTION's; `held(case)` gives the same records' data for a subject-access
+export; the decision, its outcome and reason stay."""
 
     purge: Callable[[Any], dict[str, int]]
     shared: tuple[str, ...] = ()
     describe: str = ""
+    # `held(case)` the type's own records' data on one case as JSON-able values (the thread,
+    # raw mail, a claim ...): what a subject-access export adds for the case (casework.privacy).
+    held: Callable[[Any], dict] | None = None
 
 
 @dataclass(frozen=True)

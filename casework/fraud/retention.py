@@ -13,7 +13,12 @@ def alert_purge(case) -> dict[str, int]:
     return {"alert explanations": Alert.objects.filter(case=case).update(one_line_explanation="", risk_factors=[])}
 
 
+def alert_held(case) -> dict:
+    return {"alert": Alert.objects.filter(case=case).values(
+        "account__account_id", "risk_level", "fraud_probability", "one_line_explanation", "risk_factors",
+        "created_at").first() or {}}
+
 RETENTION = Retention(
-    purge=alert_purge, shared=("description", "attachments", "mentions", "agent_calls", "comments"),
+    purge=alert_purge, held=alert_held, shared=("description", "attachments", "mentions", "agent_calls", "comments"),
     describe="Alert explanation and risk factors, attachments, entity mentions, agent prompts and answers, "
              "comments; scores, decision and counts stay.")

@@ -23,7 +23,24 @@ def ticket_purge(case) -> dict[str, int]:
     return {"messages": messages, "raw e-mails": emails}
 
 
+def ticket_held(case) -> dict:
+    ticket = Ticket.objects.filter(case=case).select_related("customer").first()
+    if ticket is None:
+        return {}
+    customer = ticket.customer
+    return {
+        "ticket": {"ticket_id": ticket.ticket_id, "channel": ticket.channel, "language": ticket.language,
+                   "ticket_type": ticket.ticket_type, "urgency": ticket.urgency,
+                   "suggested_reply": ticket.suggested_reply, "created_at": ticket.created_at},
+        "customer": {"customer_id": customer.customer_id, "name": customer.name, "email": customer.email,
+                     "plan": customer.plan},
+        "messages": list(TicketMessage.objects.filter(ticket=ticket).values(
+            "direction", "text", "text_en", "channel", "email_subject", "created_at")),
+        "raw_emails": list(InboundEmail.objects.filter(ticket=ticket).values(
+            "message_id", "from_email", "from_name", "subject", "raw", "received_at", "attachments")),
+    }
+
 RETENTION = Retention(
-    purge=ticket_purge, shared=("description", "attachments", "mentions", "agent_calls", "comments"),
+    purge=ticket_purge, held=ticket_held, shared=("description", "attachments", "mentions", "agent_calls", "comments"),
     describe="Messages, raw e-mail, suggested reply and triage notes, attachments, entity mentions, agent "
              "prompts and answers, comments; the ticket's classification and decision stay.")

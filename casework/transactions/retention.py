@@ -15,7 +15,11 @@ def investigation_purge(case) -> dict[str, int]:
     return {"investigation summaries": investigations.update(summary="", state={}), "tool executions": tools}
 
 
+def investigation_held(case) -> dict:
+    return {"investigation": Investigation.objects.filter(case=case).values(
+        "transaction__transaction_id", "status", "severity", "summary", "created_at").first() or {}}
+
 RETENTION = Retention(
-    purge=investigation_purge, shared=("description", "attachments", "mentions", "agent_calls", "comments"),
+    purge=investigation_purge, held=investigation_held, shared=("description", "attachments", "mentions", "agent_calls", "comments"),
     describe="Investigation summary, state and tool inputs/outputs, attachments, entity mentions, agent prompts "
              "and answers, comments; severity, decision and rules stay.")
