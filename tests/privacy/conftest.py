@@ -14,6 +14,7 @@ from casework.cases.services import case_comment, case_create
 from casework.cases.types import Found
 from casework.entities.extraction import entities_record
 from casework.entities.models import Entity
+from tests.support.conftest import support_data  # noqa: F401 - fixture
 
 PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 # The fixed clock every test reads: cases closed relative to it, runs at it.

@@ -24,7 +24,7 @@ from casework.people.services import user_create
 from casework.privacy.subject import subject_access_export, subject_held
 from casework.support.models import InboundEmail
 from tests.privacy.conftest import NOW, PDF, closed_case, entity
-from tests.support.conftest import send, support_data  # noqa: F401 - support_data is a fixture
+from tests.support.conftest import send
 
 # The support ticket's intake and triage runs start on commit.
 pytestmark = pytest.mark.django_db(transaction=True)
