@@ -83,7 +83,7 @@ def legal_hold_place(*, actor, reason: str, case: Case | None = None, entity: En
 def legal_hold_lift(*, actor, hold: LegalHold, reason: str, now: datetime | None = None) -> LegalHold:
     """End an open hold; retention may then take the case at its next run."""
     now = now or timezone.now()
-    hold = LegalHold.objects.select_for_update().select_related("case", "entity").get(pk=hold.pk)
+    hold = LegalHold.objects.select_for_update(of=("self",)).select_related("case", "entity").get(pk=hold.pk)
     allowed = may_hold_case(actor, hold.case) if hold.case_id else may_hold_entity(actor)
     if not allowed:
         raise PermissionDenied("Only a lead of a team owning the case's type, an admin or a data-protection "

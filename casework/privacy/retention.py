@@ -154,7 +154,8 @@ def _redact_decisions(case: Case) -> int:
 def retention_purge_case(*, case_id: int, policy: Policy, now: datetime) -> RetentionPurge | None:
     """Remove one case's personal data under `policy`; None when another run got there first or
     a hold was placed since the case was listed (checked again under the row's lock)."""
-    case = Case.objects.select_for_update().filter(pk=case_id, retention_purge__isnull=True).first()
+    # Only the case row is locked (the purge row is on the nullable side of the join).
+    case = Case.objects.select_for_update(of=("self",)).filter(pk=case_id, retention_purge__isnull=True).first()
     if case is None or Case.objects.filter(pk=case_id).filter(held_q(now)).exists():
         return None
     removed = {name: n for name, n in CASE_TYPES[case.case_type].retention.purge(case).items()}
