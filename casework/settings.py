@@ -282,7 +282,7 @@ _unknown_roles = sorted(set(OIDC_GROUP_ROLES.values()) - {"investigator", "manag
                                                     "data_protection"})
 if _unknown_roles:
     raise ImproperlyConfigured(f"OIDC_GROUP_ROLES maps to unknown roles {_unknown_roles}: use investigator, "
-                               "manager, release_manager or admin.")
+                               "manager, release_manager, admin or data_protection.")
 
 # --- SCIM 2.0 provisioning (casework/people/scim.py, /scim/v2/) ----------------------------
 # The identity provider creates, updates and deactivates people with

@@ -117,7 +117,8 @@ class Retention:
     """What a type's "personal data" is, for retention (casework.privacy): `purge(case)` blanks or
     deletes its own records' personal data on one case (in the caller's transaction) and returns
     what it removed, {"what": count}; `shared` names the parts the core holds for every case that
-    go too ("attachments", "mentions", "agent_calls", "comments", "description"); `describe`
+    go too ("attachments", "mentions", "agent_calls", "comments", "description", "outbox": its
+    e-mails' bodies and events' payloads); `describe`
     says in a line what is removed and what stays (shown in the admin). How long, and from which
     moment, is settings.RETENTION's; `held(case)` gives the same records' data for a subject-access
 export; the decision, its outcome and reason stay."""

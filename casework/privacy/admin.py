@@ -33,6 +33,9 @@ class LegalHoldForm(forms.ModelForm):
             case, entity = data.get("case"), data.get("entity")
             if (case is None) == (entity is None):
                 raise ValidationError("Hold a case or an entity (one of them).")
+            until = data.get("until")
+            if until is not None and until <= timezone.now():
+                raise ValidationError({"until": "The hold must end in the future (or be left open-ended)."})
             if not (may_hold_case(user, case) if case is not None else may_hold_entity(user)):
                 raise ValidationError("Only a lead of a team owning the case's type, an admin or a data-protection "
                                       "officer may place a legal hold.")

@@ -36,10 +36,11 @@ from casework.cases.masking import card_masked, email_masked
 from casework.cases.models import Case, Comment, Decision
 from casework.cases.types import CASE_TYPES
 from casework.entities.models import Mention
+from casework.outbox.models import OutboundEmail, OutboxEvent
 from casework.privacy.models import LegalHold, RetentionPurge
 
 REMOVED = "[removed under the retention policy]"
-SHARED_PARTS = ("description", "attachments", "mentions", "agent_calls", "comments")
+SHARED_PARTS = ("description", "attachments", "mentions", "agent_calls", "comments", "outbox")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _CARD = re.compile(r"\b(?:\d[ -]?){12,18}\d\b")
 
@@ -137,6 +138,10 @@ def _purge_shared(case: Case, parts: tuple[str, ...]) -> dict[str, int]:
         AgentRun.objects.filter(case=case).update(state={})
     if "comments" in parts:
         removed["comments"] = Comment.objects.filter(case=case).update(body=REMOVED)
+    if "outbox" in parts:
+        # Delivered long ago (years after the close): the bodies go, the bookkeeping stays.
+        removed["e-mails sent"] = OutboundEmail.objects.filter(case=case).update(body=REMOVED, to="", subject="")
+        removed["outbox events"] = OutboxEvent.objects.filter(case=case).update(payload={"removed": "retention"})
     return removed
 
 

@@ -41,6 +41,6 @@ def ticket_held(case) -> dict:
     }
 
 RETENTION = Retention(
-    purge=ticket_purge, held=ticket_held, shared=("description", "attachments", "mentions", "agent_calls", "comments"),
+    purge=ticket_purge, held=ticket_held, shared=("description", "attachments", "mentions", "agent_calls", "comments", "outbox"),
     describe="Messages, raw e-mail, suggested reply and triage notes, attachments, entity mentions, agent "
              "prompts and answers, comments; the ticket's classification and decision stay.")

@@ -20,6 +20,6 @@ def investigation_held(case) -> dict:
         "transaction__transaction_id", "status", "severity", "summary", "created_at").first() or {}}
 
 RETENTION = Retention(
-    purge=investigation_purge, held=investigation_held, shared=("description", "attachments", "mentions", "agent_calls", "comments"),
+    purge=investigation_purge, held=investigation_held, shared=("description", "attachments", "mentions", "agent_calls", "comments", "outbox"),
     describe="Investigation summary, state and tool inputs/outputs, attachments, entity mentions, agent prompts "
              "and answers, comments; severity, decision and rules stay.")

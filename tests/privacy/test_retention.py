@@ -13,6 +13,7 @@ from audit.models import AuditEntry
 from casework.cases.attachments.models import Attachment
 from casework.cases.models import Case, Comment, Decision
 from casework.entities.models import Mention
+from casework.outbox.models import OutboundEmail, OutboxEvent
 from casework.privacy.holds import legal_hold_lift, legal_hold_place
 from casework.privacy.models import RetentionPurge
 from casework.privacy.retention import REMOVED, retention_overview, retention_run
@@ -24,6 +25,12 @@ pytestmark = pytest.mark.django_db
 YEAR = timedelta(days=365)
 
 
+def _with_outbox(case):
+    OutboundEmail.objects.create(purpose="test", case=case, from_email="us@example.com", to="jane.doe@example.com",
+                                 subject="Your ticket", body="Dear Jane", message_id=f"<{case.pk}@example.com>")
+    OutboxEvent.objects.create(type="case.closed", case=case, payload={"customer": "jane.doe@example.com"})
+
+
 def _with_agent_call(case):
     run = AgentRun.objects.create(case=case, pipeline="test", status="completed")
     AgentCall.objects.create(run=run, key="k1", name="triage", input={"text": "jane.doe@example.com"},
@@ -33,6 +40,7 @@ def _with_agent_call(case):
 def test_it_removes_a_support_tickets_personal_data_two_years_after_close(alice, django_capture_on_commit_callbacks):
     due = closed_case("support_ticket", closed_at=NOW - 2 * YEAR - timedelta(days=1), author=alice)
     _with_agent_call(due)
+    _with_outbox(due)
     stored = Attachment.objects.get(case=due).file
     assert stored.storage.exists(stored.name)
 
@@ -47,6 +55,8 @@ def test_it_removes_a_support_tickets_personal_data_two_years_after_close(alice,
     assert Comment.objects.get(case=due).body == REMOVED
     call = AgentCall.objects.get(run__case=due)
     assert (call.input, call.output) == ({"removed": "retention"}, None)
+    assert OutboundEmail.objects.get(case=due).body == REMOVED
+    assert {e.payload["removed"] for e in OutboxEvent.objects.filter(case=due)} == {"retention"}
     # The decision and its outcome stay, the address in its reason masked.
     decision = Decision.objects.get(case=due)
     assert (decision.outcome, decision.reason) == ("no_action", "Answered j***@example.com by phone.")
