@@ -90,3 +90,18 @@ def test_the_case_page_shows_the_hold(client):
     client.force_login(t.fay)
     page = client.get(f"/cases/{t.fraud_case.reference}/").content.decode()
     assert 'id="case-legal-hold"' in page and "Litigation 2030-17." in page
+
+
+def test_the_admin_places_a_hold_through_the_service(admin_user, client):
+    t = teams_made()
+    admin_user.is_staff = True
+    admin_user.save()
+    client.force_login(admin_user)
+    response = client.post("/admin/privacy/legalhold/add/", {"case": t.fraud_case.pk, "reason": "Litigation 9."})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    hold = LegalHold.objects.get()
+    assert (hold.case, hold.placed_by) == (t.fraud_case, admin_user)
+    assert AuditEntry.objects.filter(action="legal_hold.placed", actor="root").count() == 1
+    client.post(f"/admin/privacy/legalhold/{hold.pk}/change/", {"lift_reason": "Settled."})
+    hold.refresh_from_db()
+    assert hold.lifted_by == admin_user and AuditEntry.objects.filter(action="legal_hold.lifted").count() == 1

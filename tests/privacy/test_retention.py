@@ -150,3 +150,14 @@ def test_the_beat_task_runs_a_pass_at_the_clock_it_is_given():
 
     case = closed_case("support_ticket", closed_at=NOW - 3 * YEAR)
     assert privacy_retention_enforce(now=NOW.isoformat())["purged"] == {case.reference: "support_ticket=730@closed"}
+
+
+def test_the_admin_page_lists_each_policy_with_what_is_due_and_held(admin_user, client):
+    closed_case("support_ticket", closed_at=NOW - 3 * YEAR)
+    admin_user.is_staff = True
+    admin_user.save()
+    client.force_login(admin_user)
+    page = client.get("/admin/privacy/retentionpurge/").content.decode()
+    assert 'id="retention-policies"' in page
+    for label in ("Support ticket", "Access change", "Fraud alert", "730 days", "183 days", "1826 days"):
+        assert label in page
