@@ -80,6 +80,7 @@ INSTALLED_APPS = [
     "casework.cases.notifications",
     "casework.cases.saved_views",
     "casework.entities",
+    "casework.privacy",
     "casework.outbox",
     "casework.cases.actions",
     "casework.idempotency",
@@ -277,10 +278,11 @@ if OIDC_RP_CLIENT_ID and not OIDC_GROUP_ROLES:
                                "nobody who signs in through the provider gets a role.")
 if OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS < 30:
     raise ImproperlyConfigured("OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS must be at least 30.")
-_unknown_roles = sorted(set(OIDC_GROUP_ROLES.values()) - {"investigator", "manager", "release_manager", "admin"})
+_unknown_roles = sorted(set(OIDC_GROUP_ROLES.values()) - {"investigator", "manager", "release_manager", "admin",
+                                                    "data_protection"})
 if _unknown_roles:
     raise ImproperlyConfigured(f"OIDC_GROUP_ROLES maps to unknown roles {_unknown_roles}: use investigator, "
-                               "manager, release_manager or admin.")
+                               "manager, release_manager, admin or data_protection.")
 
 # --- SCIM 2.0 provisioning (casework/people/scim.py, /scim/v2/) ----------------------------
 # The identity provider creates, updates and deactivates people with
@@ -551,6 +553,46 @@ CASE_SLA_CHECK_MINUTES = env.int("CASE_SLA_CHECK_MINUTES", default=5)
 if CASE_SLA_WARN_HOURS < 0 or CASE_SLA_CHECK_MINUTES < 1:
     raise ImproperlyConfigured("CASE_SLA_WARN_HOURS must be >= 0 and CASE_SLA_CHECK_MINUTES at least 1.")
 
+# --- Personal data: retention (casework/privacy) ----------------------------------------
+# How long each case type keeps its personal data, and from which moment: `closed` (the case's
+# closed_at) or `decided` (its final decision), as type=days@moment, e.g.
+# RETENTION=support_ticket=730@closed,access_change=183@decided
+# What "its personal data" is each type registers (casework.cases.types.Retention); the case,
+# its decision, outcome and reason and the counts stay. A type left out keeps its data (no
+# policy). Defaults (README "Personal data"): support tickets 2 years after close (GDPR
+# Art. 5(1)(e): no longer than needed to answer the customer and handle a complaint); absence
+# details of access reviews 6 months after the decision (special-category health data); fraud
+# alerts and transaction investigations 5 years after close (AML record keeping, EU AMLD
+# Art. 40); release risk 2 years after the decision (little personal data: who committed).
+# Types named here are checked against the registered ones once the apps are ready
+# (casework.privacy.checks). The beat task runs every RETENTION_CHECK_HOURS, RETENTION_BATCH
+# cases at a time.
+def _retention(value: str) -> dict[str, dict]:
+    policies: dict[str, dict] = {}
+    for part in filter(None, (p.strip() for p in value.split(","))):
+        try:
+            case_type, rule = (x.strip() for x in part.split("="))
+            days_text, moment = (x.strip() for x in rule.split("@"))
+            days = int(days_text)
+        except ValueError:
+            raise ImproperlyConfigured(f"RETENTION: {part!r} is not type=days@moment.") from None
+        if not case_type or days < 1 or moment not in ("closed", "decided"):
+            raise ImproperlyConfigured(f"RETENTION: {part!r}: days must be at least 1 and the moment "
+                                       "`closed` or `decided`.")
+        if case_type in policies:
+            raise ImproperlyConfigured(f"RETENTION: {case_type!r} is given twice.")
+        policies[case_type] = {"days": days, "from": moment}
+    return policies
+
+
+RETENTION = _retention(env("RETENTION", default=(
+    "support_ticket=730@closed,access_change=183@decided,fraud_alert=1826@closed,"
+    "transaction_investigation=1826@closed,release_risk=730@decided")))
+RETENTION_CHECK_HOURS = env.float("RETENTION_CHECK_HOURS", default=24.0)
+RETENTION_BATCH = env.int("RETENTION_BATCH", default=200)
+if RETENTION_CHECK_HOURS <= 0 or RETENTION_BATCH < 1:
+    raise ImproperlyConfigured("RETENTION_CHECK_HOURS must be above 0 and RETENTION_BATCH at least 1.")
+
 # --- Access changes (casework/access) ---------------------------------------------------
 # The employee's answer link works once and expires after ACCESS_LINK_MAX_AGE_DAYS. A request
 # nobody answered gets a reminder after ACCESS_REMINDER_DAYS and is escalated to the
@@ -793,6 +835,12 @@ CELERY_BEAT_SCHEDULE["chat-resend-lost"] = {
     "task": "agents.chat.tasks.chat_resend_lost",
     "schedule": CHAT_RESEND_AFTER_SECONDS / 2,
     "options": {"expires": CHAT_RESEND_AFTER_SECONDS / 2},
+}
+# Personal data past its retention is removed (casework/privacy/tasks.py), held cases kept.
+CELERY_BEAT_SCHEDULE["privacy-retention"] = {
+    "task": "casework.privacy.tasks.privacy_retention_enforce",
+    "schedule": RETENTION_CHECK_HOURS * 3600.0,
+    "options": {"expires": RETENTION_CHECK_HOURS * 3600.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 

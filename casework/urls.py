@@ -53,6 +53,7 @@ api_urlpatterns = [
     path("", include("casework.outbox.api_urls")),
     path("", include("casework.cases.actions.api_urls")),
     path("", include("casework.entities.api_urls")),
+    path("", include("casework.privacy.api_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's setup as a script URL: the CSP allows no inline script.
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="swagger-ui"),

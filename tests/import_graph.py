@@ -48,6 +48,7 @@ LAYERS: dict[str, int] = {
     "casework.outbox": 2,
     "casework.cases": 3,
     "casework.entities": 4,
+    "casework.privacy": 4,
     "casework.actions": 4,
     "casework.cases.actions": 3,  # the case core's: see the docstring
     "casework.cases.notifications": 4,

@@ -112,6 +112,12 @@ class AccessConfig(AppConfig):
 
         pipeline_module_load("casework.access.agents.pipeline")
 
+        # What its personal data is, for retention and subject access (casework.privacy).
+        from casework.access.retention import RETENTION as ACCESS_RETENTION
+        from casework.cases.types import case_type_register_retention
+
+        case_type_register_retention("access_change", ACCESS_RETENTION)
+
 
 def _cases_addressed_to(user):
     from casework.access.models import InfoRequest

@@ -1,8 +1,8 @@
 """The case types: reference prefix, outcomes a decision may take, and what each case-type
 package adds to the shared core, registered from its AppConfig.ready: the type itself
 (case_type_register), then on its CaseType its tabs, recommendation, lifecycle, decision on a
-close, decision effects (its action events), chat tools, evaluation adapter, dashboard panels
-and the entities its records name (the demo's loader registers with
+close, decision effects (its action events), chat tools, evaluation adapter, dashboard panels,
+the entities its records name and what its personal data is (retention) (the demo's loader registers with
 casework.cases.demo.demo_register). The shared core iterates these; it never imports a type's
 package (tests/cases/test_boundary.py), and a new type needs no change here."""
 
@@ -113,6 +113,25 @@ class Entities:
 
 
 @dataclass(frozen=True)
+class Retention:
+    """What a type's "personal data" is, for retention (casework.privacy): `purge(case)` blanks or
+    deletes its own records' personal data on one case (in the caller's transaction) and returns
+    what it removed, {"what": count}; `shared` names the parts the core holds for every case that
+    go too ("attachments", "mentions", "agent_calls", "comments", "description", "outbox": its
+    e-mails' bodies and events' payloads); `describe`
+    says in a line what is removed and what stays (shown in the admin). How long, and from which
+    moment, is settings.RETENTION's; `held(case)` gives the same records' data for a subject-access
+export; the decision, its outcome and reason stay."""
+
+    purge: Callable[[Any], dict[str, int]]
+    shared: tuple[str, ...] = ()
+    describe: str = ""
+    # `held(case)` the type's own records' data on one case as JSON-able values (the thread,
+    # raw mail, a claim ...): what a subject-access export adds for the case (casework.privacy).
+    held: Callable[[Any], dict] | None = None
+
+
+@dataclass(frozen=True)
 class Panel:
     """A section a type adds to the dashboard (of a manager, or of the team: `audience`):
     `rows(user)` what it lists for them (empty: the section says there is nothing), drawn by
@@ -171,6 +190,7 @@ class CaseType:
     decision_effects: list[Callable[..., Any]] = field(default_factory=list)
     dashboard_panels: list[Panel] = field(default_factory=list)
     entities: Entities | None = None
+    retention: Retention | None = None
 
     def outcome_label(self, outcome: str) -> str:
         if outcome == MERGED_OUTCOME:
@@ -279,3 +299,7 @@ def case_type_register_panel(case_type: str, panel: Panel) -> None:
 
 def case_type_register_entities(case_type: str, entities: Entities) -> None:
     CASE_TYPES[case_type].entities = entities
+
+
+def case_type_register_retention(case_type: str, retention: Retention) -> None:
+    CASE_TYPES[case_type].retention = retention

@@ -96,3 +96,9 @@ class FraudConfig(AppConfig):
         from agents.runtime.pipeline import pipeline_module_load
 
         pipeline_module_load("casework.fraud.agents.pipeline")
+
+        # What its personal data is, for retention and subject access (casework.privacy).
+        from casework.cases.types import case_type_register_retention
+        from casework.fraud.retention import RETENTION as FRAUD_RETENTION
+
+        case_type_register_retention("fraud_alert", FRAUD_RETENTION)

@@ -12,7 +12,10 @@ ADMIN = "admin"
 # Works cases as investigators do (the queue, case pages, comments, "Ask the agent") and alone,
 # with admins, decides releases (go / no_go / deferred); investigators read and comment on them.
 RELEASE_MANAGER = "release_manager"
-ROLES = (INVESTIGATOR, MANAGER, ADMIN, RELEASE_MANAGER)
+# The data-protection officer: exports what is held about a data subject (subject access) and
+# places or lifts legal holds, across every team, with a reason on record (casework/privacy).
+DATA_PROTECTION = "data_protection"
+ROLES = (INVESTIGATOR, MANAGER, ADMIN, RELEASE_MANAGER, DATA_PROTECTION)
 
 
 def user_roles(user) -> set[str]:
@@ -35,6 +38,12 @@ def is_investigator(user) -> bool:
 def has_role(user, role: str) -> bool:
     """The user holds this role, or is an admin (who holds every role's rights)."""
     return bool(user_roles(user) & {role, ADMIN})
+
+
+def is_data_protection(user) -> bool:
+    """Admins and data-protection officers: they see what is held about any subject, every team's
+    (subject access), so the exporter's need-to-know is the role itself."""
+    return has_role(user, DATA_PROTECTION)
 
 
 def is_manager(user) -> bool:

@@ -92,3 +92,9 @@ class ReleasesConfig(AppConfig):
         from agents.runtime.pipeline import pipeline_module_load
 
         pipeline_module_load("casework.releases.agents.pipeline")
+
+        # What its personal data is, for retention and subject access (casework.privacy).
+        from casework.cases.types import case_type_register_retention
+        from casework.releases.retention import RETENTION as RELEASES_RETENTION
+
+        case_type_register_retention("release_risk", RELEASES_RETENTION)

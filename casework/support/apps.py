@@ -88,3 +88,9 @@ class SupportConfig(AppConfig):
         from agents.runtime.pipeline import pipeline_module_load
 
         pipeline_module_load("casework.support.agents.pipeline")
+
+        # What its personal data is, for retention and subject access (casework.privacy).
+        from casework.cases.types import case_type_register_retention
+        from casework.support.retention import RETENTION as SUPPORT_RETENTION
+
+        case_type_register_retention("support_ticket", SUPPORT_RETENTION)

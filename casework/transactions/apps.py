@@ -86,3 +86,9 @@ class TransactionsConfig(AppConfig):
         from agents.runtime.pipeline import pipeline_module_load
 
         pipeline_module_load("casework.transactions.agents.pipeline")
+
+        # What its personal data is, for retention and subject access (casework.privacy).
+        from casework.cases.types import case_type_register_retention
+        from casework.transactions.retention import RETENTION as TRANSACTIONS_RETENTION
+
+        case_type_register_retention("transaction_investigation", TRANSACTIONS_RETENTION)

@@ -221,6 +221,12 @@ def _objects_for(path: str, names: set[str], seeded: dict[str, list[dict]]) -> l
     return seeded[max(keys, key=len)] if keys else []
 
 
+def _dpo() -> User:
+    from casework.people.roles import DATA_PROTECTION
+
+    return user_create(actor="system", username="dora", password="dora-pass-123", role=DATA_PROTECTION)
+
+
 def _seeded_objects(user: User) -> dict[str, list[dict]]:
     """Path parameters of real objects, by the path they fill: an open case and a closed one,
     an open task, a done one and a closed case's, and of every other kind one object in each
@@ -247,6 +253,13 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
     rule_version = rule_create(actor=alice, name="Fuzz's rule", action="review", mode="shadow",
                                conditions=[{"field": "amount", "op": "gte", "value": 100}])
 
+    # A hold on a case the caller sees but does not lead: lifting it meets the 403 (the lift's 200
+    # needs a lead: tests/privacy/test_holds.py).
+    from casework.privacy.holds import legal_hold_place
+
+    hold = legal_hold_place(actor=_dpo(), case=closed_alert,
+                            reason="Seeded for the contract test.")
+
     def task(t):
         return {"reference": t.case.reference, "id": t.pk}
 
@@ -266,6 +279,7 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
         "/api/releases/{release_id}/": [{"release_id": r.release_id} for r in
                                         _one_per(Release.objects.select_related("case"), "case__status")],
         "/api/saved-views/{id}/": [{"id": view.pk}],
+        "/api/legal-holds/{id}/": [{"id": hold.pk}],
         "/api/entities/{id}/": [{"id": e.pk} for e in _one_per(Entity.objects.all(), "kind")],
         # Admins' only: the investigator's token meets the 403 (and ignored_auth the 401).
         "/api/webhooks/endpoints/{id}/": [{"id": endpoint.pk}],

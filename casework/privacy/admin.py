@@ -1,0 +1,149 @@
+"""Personal data in the admin: each type's retention policy with how many cases are due (the
+retention runs' list), legal holds placed and lifted through their services, and the
+subject-access export as an action on entities."""
+
+from __future__ import annotations
+
+import base64
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.template.response import TemplateResponse
+from django.utils import timezone
+
+from audit.admin_scope import CaseScopedAdmin
+from casework.entities.models import Entity
+from casework.people.roles import is_data_protection
+from casework.privacy.holds import legal_hold_lift, legal_hold_place, may_hold_case, may_hold_entity
+from casework.privacy.models import LegalHold, RetentionPurge
+from casework.privacy.retention import retention_overview
+from casework.privacy.subject import REASON_MAX_LENGTH, subject_access_export
+
+
+class LegalHoldForm(forms.ModelForm):
+    class Meta:
+        model = LegalHold
+        fields = ["case", "entity", "reason", "until", "lift_reason"]
+
+    def clean(self):
+        data = super().clean()
+        user = self.request.user
+        if self.instance.pk is None:
+            case, entity = data.get("case"), data.get("entity")
+            if (case is None) == (entity is None):
+                raise ValidationError("Hold a case or an entity (one of them).")
+            until = data.get("until")
+            if until is not None and until <= timezone.now():
+                raise ValidationError({"until": "The hold must end in the future (or be left open-ended)."})
+            if not (may_hold_case(user, case) if case is not None else may_hold_entity(user)):
+                raise ValidationError("Only a lead of a team owning the case's type, an admin or a data-protection "
+                                      "officer may place a legal hold.")
+        return data
+
+
+@admin.register(LegalHold)
+class LegalHoldAdmin(CaseScopedAdmin, admin.ModelAdmin):
+    form = LegalHoldForm
+    list_display = ("__str__", "reason", "placed_by", "placed_at", "until", "lifted_at")
+    list_filter = ("lifted_at",)
+    search_fields = ("case__reference", "reason", "entity__display")
+    autocomplete_fields = ["case", "entity"]
+
+    def get_form(self, request, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        form.request = request
+        return form
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["case", "entity", "reason", "until"]
+        return ["case", "entity", "reason", "placed_by", "placed_at", "until", "lifted_by", "lifted_at", "lift_reason"]
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return []
+        fixed = ["case", "entity", "reason", "placed_by", "placed_at", "until", "lifted_by", "lifted_at"]
+        return fixed + (["lift_reason"] if obj.lifted_at else [])
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # a hold is lifted, on record, never deleted
+
+    def save_model(self, request, obj, form, change):
+        # Placing and lifting go through the services (permission, audit entry).
+        if not change:
+            placed = legal_hold_place(actor=request.user, case=obj.case, entity=obj.entity, reason=obj.reason,
+                                      until=obj.until)
+            obj.pk = placed.pk
+        elif "lift_reason" in form.changed_data and obj.lift_reason.strip():
+            legal_hold_lift(actor=request.user, hold=obj, reason=obj.lift_reason)
+
+
+@admin.register(RetentionPurge)
+class RetentionPurgeAdmin(CaseScopedAdmin, admin.ModelAdmin):
+    """Read only: what retention removed, per case; above the list, each type's policy and how
+    many cases are due now (and held)."""
+
+    list_display = ("case", "policy", "purged_at", "audit_tombstoned_at")
+    list_filter = ("policy",)
+    search_fields = ("case__reference",)
+    change_list_template = "admin/privacy/retentionpurge/change_list.html"
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def changelist_view(self, request, extra_context=None):
+        extra = {"policies": retention_overview(now=timezone.now()), **(extra_context or {})}
+        return super().changelist_view(request, extra_context=extra)
+
+
+class SubjectAccessForm(forms.Form):
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), max_length=REASON_MAX_LENGTH,
+                             help_text="Why (the subject's request, its date and channel): on record.")
+
+
+@admin.register(Entity)
+class EntityAdmin(CaseScopedAdmin, admin.ModelAdmin):
+    # The only case an entity row points at is the one that confirmed it as fraud.
+    case_field = "confirmed_fraud_case"
+    list_display = ("__str__", "kind", "display", "created_at")
+    list_filter = ("kind",)
+    search_fields = ("display", "value")
+    readonly_fields = ("kind", "value", "display", "created_at", "confirmed_fraud_at", "confirmed_fraud_case")
+    actions = ["subject_access"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Subject access: export everything held about this subject")
+    def subject_access(self, request, queryset):
+        if not is_data_protection(request.user):
+            self.message_user(request, "Only admins and data-protection officers may export a subject's data.",
+                              messages.ERROR)
+            return None
+        if queryset.count() != 1:
+            self.message_user(request, "Choose one entity: one subject per request.", messages.ERROR)
+            return None
+        entity = queryset.get()
+        form = SubjectAccessForm(request.POST if "reason" in request.POST else None)
+        context = {**self.admin_site.each_context(request), "title": "Subject access", "entity": entity,
+                   "form": form, "opts": self.model._meta, "action": "subject_access"}
+        if form.is_bound and form.is_valid():
+            try:
+                export = subject_access_export(actor=request.user, entity=entity, reason=form.cleaned_data["reason"])
+            except (PermissionDenied, ValidationError) as error:
+                self.message_user(request, str(error), messages.ERROR)
+                return None
+            # The zip goes to the browser inline, never stored (no second copy of the data).
+            context.update(export=export, included=sorted(export.report["included"].items()),
+                           download=base64.b64encode(export.content).decode())
+        return TemplateResponse(request, "privacy/subject_access.html", context)

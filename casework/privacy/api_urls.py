@@ -1,0 +1,11 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from casework.privacy import api
+
+urlpatterns = [
+    path("legal-holds/", api.LegalHoldPlaceApi.as_view(), name="api-legal-hold-place"),
+    path("legal-holds/<int:pk>/lift/", api.LegalHoldLiftApi.as_view(), name="api-legal-hold-lift"),
+    path("entities/<int:pk>/subject-access/", api.SubjectAccessApi.as_view(), name="api-entity-subject-access"),
+]

@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class PrivacyConfig(AppConfig):
+    """Personal data has an end (DESIGN.md): retention per case type, legal holds and
+    subject-access exports. It sits on cases (beside entities): it iterates the case-type
+    registry for what each type's personal data is and never names a type."""
+
+    name = "casework.privacy"
+    label = "privacy"
+    verbose_name = "Personal data"
+
+    def ready(self) -> None:
+        from django.core import checks
+
+        from casework.privacy.checks import retention_check
+
+        checks.register(retention_check)

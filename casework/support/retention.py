@@ -1,0 +1,46 @@
+"""A support ticket's personal data, for retention (casework.privacy): the thread's messages,
+the raw e-mail received for it, the suggested reply and the triage's notes. The ticket's
+classification (type, urgency, action), its dates and decision stay; the customer row, shared by
+their other tickets, is left to erasure of the subject."""
+
+from __future__ import annotations
+
+from casework.cases.types import Retention
+from casework.support.models import InboundEmail, Ticket, TicketMessage
+
+REMOVED = "[removed under the retention policy]"
+
+
+def ticket_purge(case) -> dict[str, int]:
+    ticket = Ticket.objects.filter(case=case).first()
+    if ticket is None:
+        return {}
+    messages = TicketMessage.objects.filter(ticket=ticket).update(
+        text=REMOVED, text_en="", intake={}, translation={}, email_subject="")
+    emails = InboundEmail.objects.filter(ticket=ticket).update(
+        raw="", text="", stripped="", from_email="", from_name="", subject="", references="", attachments=[])
+    Ticket.objects.filter(pk=ticket.pk).update(suggested_reply="", triage={})
+    return {"messages": messages, "raw e-mails": emails}
+
+
+def ticket_held(case) -> dict:
+    ticket = Ticket.objects.filter(case=case).select_related("customer").first()
+    if ticket is None:
+        return {}
+    customer = ticket.customer
+    return {
+        "ticket": {"ticket_id": ticket.ticket_id, "channel": ticket.channel, "language": ticket.language,
+                   "ticket_type": ticket.ticket_type, "urgency": ticket.urgency,
+                   "suggested_reply": ticket.suggested_reply, "created_at": ticket.created_at},
+        "customer": {"customer_id": customer.customer_id, "name": customer.name, "email": customer.email,
+                     "plan": customer.plan},
+        "messages": list(TicketMessage.objects.filter(ticket=ticket).values(
+            "direction", "text", "text_en", "channel", "email_subject", "created_at")),
+        "raw_emails": list(InboundEmail.objects.filter(ticket=ticket).values(
+            "message_id", "from_email", "from_name", "subject", "raw", "received_at", "attachments")),
+    }
+
+RETENTION = Retention(
+    purge=ticket_purge, held=ticket_held, shared=("description", "attachments", "mentions", "agent_calls", "comments", "outbox"),
+    describe="Messages, raw e-mail, suggested reply and triage notes, attachments, entity mentions, agent "
+             "prompts and answers, comments; the ticket's classification and decision stay.")
