@@ -90,7 +90,7 @@ def main() -> None:
 
     key = signing_key_generate().decode()
     base_env = {
-        "DJANGO_SETTINGS_MODULE": "casework.settings", "SECRET_KEY": "bench-only-secret", "DEBUG": "false",
+        "DJANGO_SETTINGS_MODULE": "casework.settings", "SECRET_KEY": "bench-only-secret", "FIELD_ENCRYPTION_KEYS": "YmVuY2gtb25seS1maWVsZC1rZXktbm90LWZvci1wcm8=", "DEBUG": "false",
         "LLM_PROVIDER": "offline", "AUDIT_SEQUENCER": "off", "AUDIT_SIGNING_KEY": key,
         "AUDIT_CHECKPOINT_DIR": str(work / "checkpoints"), "AUDIT_CHECKPOINT_KEYRING": str(work / "keyring"),
         "AUDIT_CHECKPOINT_EVERY_ENTRIES": str(args.every),
