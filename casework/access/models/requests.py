@@ -34,7 +34,8 @@ class InfoRequest(models.Model):
     # Part of the signed link: a link signed for an earlier request row cannot be replayed.
     nonce = models.CharField(max_length=40, default=_nonce, editable=False)
     subject = models.CharField(max_length=200)
-    body = models.TextField()
+    # Encrypted at rest: a validation request quotes the employee's claim (casework/access/special.py).
+    body = EncryptedTextField()
     correlation_id = models.CharField(max_length=64, blank=True)
     sent_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField(null=True, blank=True)
