@@ -75,6 +75,27 @@ def test_a_tombstoned_payload_leaves_the_chain_and_earlier_checkpoints_verifying
     assert "Audit chain intact" in out and "1 signed checkpoint(s) match the chain" in out
 
 
+def test_an_auditor_verifies_a_trail_with_tombstones_offline(signing, comments, tmp_path):  # noqa: F811
+    """export_audit_trail and verify_checkpoint --trail, no database: the exported tombstones
+    still chain up to a checkpoint signed before the erasure; a payload edited in the export does not."""
+    from audit.checkpoint_services import audit_checkpoint_publish
+    from audit.checkpoints import current_key
+
+    published = audit_checkpoint_publish(force=True).signed
+    audit_entries_tombstone(entries=comments[1:2], request_ref="ERASURE-10", actor="system")
+    trail, key = tmp_path / "trail.csv", tmp_path / "key.pub"
+    call_command("export_audit_trail", str(trail), stdout=io.StringIO())
+    key.write_text(current_key().pem)
+    checkpoint = signing / published.checkpoint.file_name
+    out = io.StringIO()
+    call_command("verify_checkpoint", str(checkpoint), "--key", str(key), "--trail", str(trail), stdout=out)
+    assert f"positions 1 to {published.checkpoint.position} verified" in out.getvalue()
+    assert "Bob Example's sick note 1" not in trail.read_text()
+    trail.write_text(trail.read_text().replace("sick note 2", "sick note 9"))
+    with pytest.raises(CommandError, match="payload does not match its digest"):
+        call_command("verify_checkpoint", str(checkpoint), "--key", str(key), "--trail", str(trail))
+
+
 def test_a_changed_payload_that_is_no_erasure_is_found(comments):
     audit_entries_tombstone(entries=[comments[0]], request_ref="ERASURE-8", actor="system")
     audit_sequence()
