@@ -14,7 +14,8 @@ MIN_WIDTH_PCT = 0.4
 TICKS = 4
 
 _KINDS = (("pipeline.", "pipeline", "Pipeline"), ("agent.tool.", "tool", "Tool"), ("tool.", "tool", "Tool"),
-          ("agent.", "agent", "Agent"), ("llm.", "llm", "Model"), ("conversation.", "chat", "Conversation"))
+          ("agent.", "agent", "Agent"), ("llm.", "llm", "Model"), ("conversation.", "chat", "Conversation"),
+          ("context.", "context", "Context"))
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """OpenTelemetry set-up: one OTLP/JSON file per trace under TRACE_DIR, plus OTLP export when
-OTEL_EXPORTER_OTLP_ENDPOINT is set. Configured once per process, on first use.
+OTEL_EXPORTER_OTLP_ENDPOINT is set. Configured once per process, at start-up when HTTP requests
+are traced (instrument_django), else on first use.
 
 Each line of `<TRACE_DIR>/<trace_id>.jsonl` is one `ExportTraceServiceRequest` in the OTLP/JSON
 encoding, as the OpenTelemetry Collector's file exporter writes it, so the Collector's
@@ -12,7 +13,7 @@ import base64
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 import orjson
@@ -141,17 +142,26 @@ def _any_value(value) -> dict:
     return {"stringValue": str(value)}
 
 
+# The HTTP request spans' instrumentation scope (instrument_django).
+REQUEST_SCOPE = "opentelemetry.instrumentation.django"
+
+
 class TraceFileExporter(SpanExporter):
     """Appends each batch of finished spans to <TRACE_DIR>/<trace_id>.jsonl, one OTLP/JSON line
-    per trace in the batch."""
+    per trace in the batch; spans of the instrumentation scopes `skip_scopes` names (a
+    collection, or a function giving one, asked at each batch) are left out."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, *, skip_scopes: Collection[str] | Callable[[], Collection[str]] = ()):
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self._prefix = os.path.join(self.directory, "")  # a str join per file, not a PurePath
         self._lock = threading.Lock()
+        self._skip_scopes = skip_scopes
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        skip = self._skip_scopes() if callable(self._skip_scopes) else self._skip_scopes
+        if skip:
+            spans = [s for s in spans if s.instrumentation_scope is None or s.instrumentation_scope.name not in skip]
         by_trace: dict[int, list[ReadableSpan]] = {}
         for span in spans:
             by_trace.setdefault(span.get_span_context().trace_id, []).append(span)
@@ -182,7 +192,7 @@ def configure_tracing() -> None:
         from django.conf import settings
 
         provider = TracerProvider(resource=Resource.create({"service.name": "casework"}))
-        _file_processor = BatchSpanProcessor(TraceFileExporter(settings.TRACE_DIR),
+        _file_processor = BatchSpanProcessor(TraceFileExporter(settings.TRACE_DIR, skip_scopes=_unfiled_scopes),
                                              schedule_delay_millis=FILE_EXPORT_DELAY_MS)
         provider.add_span_processor(_file_processor)
         if settings.OTEL_EXPORTER_OTLP_ENDPOINT:
@@ -191,6 +201,35 @@ def configure_tracing() -> None:
             provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
         trace.set_tracer_provider(provider)
         _configured = True
+
+
+def _unfiled_scopes() -> tuple[str, ...]:
+    """A request is a trace, and a file, of its own: where traces go to OTLP as well, request
+    spans go there only (TRACE_FILE_REQUESTS), not a file per page view under TRACE_DIR. Read
+    at each batch, so a test can turn it on."""
+    from django.conf import settings
+
+    return () if settings.TRACE_FILE_REQUESTS else (REQUEST_SCOPE,)
+
+
+def instrument_django() -> None:
+    """HTTP request spans (seed 004: "HTTP request spans, auto-instrumented"), through
+    opentelemetry-instrumentation-django: its middleware, put first in MIDDLEWARE, starts one
+    SERVER span per request, named by the route (`GET cases/<str:reference>/`), continuing the
+    caller's trace when a `traceparent` header comes, into this module's tracer provider (the
+    trace files, and OTLP when set). Called from AuditConfig.ready, before a handler loads the
+    middleware. Its HTTP metrics are left off: /metrics has Prometheus' request histogram
+    (casework.ops.metrics). OTEL_PYTHON_DJANGO_INSTRUMENT=False turns it off."""
+    from django.conf import settings
+    from opentelemetry.instrumentation.django import DjangoInstrumentor
+    from opentelemetry.metrics import NoOpMeterProvider
+
+    instrumentor = DjangoInstrumentor()
+    if instrumentor.is_instrumented_by_opentelemetry:
+        return
+    configure_tracing()
+    instrumentor.instrument(tracer_provider=trace.get_tracer_provider(), meter_provider=NoOpMeterProvider(),
+                            excluded_urls=settings.OTEL_PYTHON_DJANGO_EXCLUDED_URLS)
 
 
 _tracers: dict[str, trace.Tracer] = {}

@@ -2,8 +2,9 @@
 worker set-up to a receiver that fails 30% of attempts, with one worker killed on the way.
 Run by hand:
 
-    .venv/bin/python bench/outbox_delivery.py [--events 500] [--fail-rate 0.3] [--seed 23]
-        [--rate 0] [--receiver-latency 20] [--threads 32] [--json FILE] [--write-readme]
+    .venv/bin/python bench/outbox_delivery.py [--kill sweep|midway|none] [--events 500]
+        [--fail-rate 0.3] [--seed 23] [--rate 0] [--receiver-latency 20] [--threads 32]
+        [--json FILE] [--write-readme]
 
 Needs PostgreSQL on 127.0.0.1:5432 (OUTBOX_BENCH_PG, user postgres) and Redis
 (OUTBOX_BENCH_BROKER, default redis://127.0.0.1:6379/15). It drops and re-creates its own
@@ -21,15 +22,20 @@ database, OUTBOX_BENCH_DB (casework_outbench), migrated, and flushes that Redis 
 - One endpoint subscribes to `case.created`. This process opens --events cases with
   `casework.cases.services.case_create` (each writes its event in its own transaction and wakes
   a worker on commit), one after another from one thread, as fast as it can (or at --rate/s).
-- When half the events have had a 2xx at the receiver, worker 1 gets SIGKILL and a new worker 1
-  is started in its place (the same command).
+- The kill (issue 43), once half the events have had a 2xx at the receiver. `--kill sweep`
+  (the default): worker 1 runs with bench/outbox_sweep_kill.py's trap, armed then, and
+  SIGKILLs itself inside a webhook sweep (right after the sweep handed the broker its first
+  message, or at the end of one that had nothing to send), holding whatever it held: requests
+  in flight, ETA messages of retries. `--kill midway`: the bench SIGKILLs worker 1 then, wherever
+  it is. `--kill none`: no kill, the figure the kill is measured against. In both kills a new
+  worker 1 is started in its place (the same command).
 - Short schedules for a run of minutes, through settings (environment), not the defaults:
   WEBHOOK_RETRY_SCHEDULE=1,2,4,8,16,30,60,60,60,60 (11 attempts; the default's 5 s ... 10 h
   would make a failed attempt's retry minutes away), WEBHOOK_SWEEP_INTERVAL_SECONDS=1 (5),
   WEBHOOK_REDELIVER_AFTER_SECONDS=10 (60), WEBHOOK_BREAKER_COOLOFF_SECONDS=5 (300); the jitter
-  (20%) and the breaker's threshold (5 failures in a row) are the defaults. The endpoint's
-  timeout is 5 s, so a claim of the killed worker is taken over 35 s after it was made
-  (LEASE_MARGIN_SECONDS, 30, is a constant).
+  (20%), the breaker's rate (20 attempts in 60 s, half failed) and the lease
+  (WEBHOOK_LEASE_SECONDS, 10) are the defaults: what a killed worker held is taken again a
+  lease after it stopped renewing (a retry it held: a lease after its due time).
 
 Reported: events delivered (the delivery's state in the database, and a 2xx at the receiver
 for the event's id), lost (neither), requests per event and repeats (an id answered 2xx more
@@ -65,6 +71,7 @@ REPO = Path(__file__).resolve().parents[1]
 PG = os.environ.get("OUTBOX_BENCH_PG", "postgres://postgres@127.0.0.1:5432")  # server, no database
 DB = os.environ.get("OUTBOX_BENCH_DB", "casework_outbench")
 BROKER = os.environ.get("OUTBOX_BENCH_BROKER", "redis://127.0.0.1:6379/15")
+KILL_APP = "outbox_sweep_kill"  # bench/outbox_sweep_kill.py
 CELERY = str(Path(sys.executable).parent / "celery")
 BENCH_SETTINGS = {
     "WEBHOOK_RETRY_SCHEDULE": "1,2,4,8,16,30,60,60,60,60",
@@ -73,6 +80,8 @@ BENCH_SETTINGS = {
     "WEBHOOK_BREAKER_COOLOFF_SECONDS": "5",
     "WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
 }
+# Any of them set in the environment wins (e.g. WEBHOOK_REDELIVER_AFTER_SECONDS=60, the default).
+BENCH_SETTINGS = {name: os.environ.get(name, value) for name, value in BENCH_SETTINGS.items()}
 ENDPOINT_TIMEOUT = 5
 
 log = logging.getLogger("bench")
@@ -206,19 +215,22 @@ def flush_broker() -> None:
 class CeleryProcess:
     """`celery -A casework ...` in a session of its own, logging to a file."""
 
-    def __init__(self, name: str, args: list[str], log_dir: str):
+    def __init__(self, name: str, args: list[str], log_dir: str, *, app: str = "casework", env: dict | None = None):
         self.name = name
         self.log_path = Path(log_dir) / f"{name}-{time.time():.0f}.log"
         self._log = self.log_path.open("w")
-        self.proc = subprocess.Popen([CELERY, "-A", "casework", *args], cwd=REPO,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        self.proc = subprocess.Popen([CELERY, "-A", app, *args], cwd=REPO,
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
                                      stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace")
 
     def kill(self) -> None:
-        os.killpg(self.proc.pid, signal.SIGKILL)
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:  # dead already (the sweep-kill trap killed it)
+            pass
         self.proc.wait(timeout=10)
         self._log.close()
 
@@ -237,11 +249,14 @@ class CeleryProcess:
         return f"[{self.name}]\n" + "\n".join(self.log_text().splitlines()[-lines:])
 
 
-def production_worker(n: int, threads: int, log_dir: str) -> CeleryProcess:
-    """README.md's worker command, one per core."""
+def production_worker(n: int, threads: int, log_dir: str, *, kill_file: str = "") -> CeleryProcess:
+    """README.md's worker command, one per core; with `kill_file`, under the sweep-kill trap."""
+    extra = {"OUTBOX_BENCH_KILL_FILE": kill_file,
+             "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
     return CeleryProcess(f"worker{n}", ["worker", "--pool=threads", f"--concurrency={threads}",
                                         f"--hostname=casework{n}@%h", "--without-gossip", "--without-mingle",
-                                        "--loglevel=INFO"], log_dir)
+                                        "--loglevel=INFO"], log_dir,
+                         **({"app": KILL_APP, "env": extra} if kill_file else {}))
 
 
 def wait_ready(procs: list[CeleryProcess], timeout: float = 120) -> None:
@@ -280,7 +295,9 @@ def run(args, var_dir: str) -> dict:
     receiver.give_secret(secret)
 
     Path(var_dir, "celerybeat-schedule").unlink(missing_ok=True)
-    workers = {n: production_worker(n, args.threads, log_dir) for n in (1, 2)}
+    kill_file = str(Path(var_dir) / "kill-in-sweep") if args.kill == "sweep" else ""
+    workers = {n: production_worker(n, args.threads, log_dir, kill_file=kill_file if n == 1 else "")
+               for n in (1, 2)}
     beat = CeleryProcess("beat", ["beat", "--loglevel=INFO"], log_dir)
     retired: list[CeleryProcess] = []
     wait_ready(list(workers.values()))
@@ -294,25 +311,45 @@ def run(args, var_dir: str) -> dict:
         return {r["id"] for r in receiver.requests() if 200 <= r["status"] < 300}
 
     def watch_and_kill():
-        """SIGKILL worker 1 when half the events have had their 2xx, then start it again."""
+        """When half the events have had their 2xx: SIGKILL worker 1 (midway), or arm its trap
+        and wait for it to die inside a sweep (sweep); then start it again."""
         while not stop_watch.is_set():
             done = len(first_ok_ids())
             if done >= args.events // 2:
                 in_flight = Delivery.objects.filter(state=Delivery.State.DELIVERING).count()
-                at = time.time()
-                workers[1].kill()
-                kill.update({"at": at, "delivered_before": done, "delivering_at_kill": in_flight})
-                log.info("killed worker 1 at %d/%d delivered (%d deliveries being sent by either worker)",
-                         done, args.events, in_flight)
+                kill.update({"in_progress": True, "delivered_before": done, "delivering_at_kill": in_flight})
+                if args.kill == "sweep":
+                    Path(kill_file).touch()
+                    deadline = time.monotonic() + 60
+                    while workers[1].proc.poll() is None and time.monotonic() < deadline:
+                        time.sleep(0.01)
+                    where = Path(kill_file + ".where")
+                    if where.exists():
+                        at, kill["where"] = where.read_text().split(" ", 1)
+                        at = float(at)
+                        kill["where"] = kill["where"].strip()
+                    else:
+                        at, kill["where"] = time.time(), "by the bench: no sweep ran on worker 1 within 60 s"
+                    workers[1].kill()
+                    Path(kill_file).unlink()
+                else:
+                    at = time.time()
+                    workers[1].kill()
+                    kill["where"] = "by the bench, wherever it was"
+                kill["at"] = at
+                log.info("killed worker 1 (%s) at %d/%d delivered (%d deliveries being sent by either worker)",
+                         kill["where"], done, args.events, in_flight)
                 retired.append(workers[1])
                 workers[1] = production_worker(1, args.threads, log_dir)
                 wait_ready([workers[1]])
                 kill["restarted_after_s"] = time.time() - at
+                kill["in_progress"] = False
                 return
             time.sleep(0.05)
 
     watcher = threading.Thread(target=watch_and_kill, daemon=True)
-    watcher.start()
+    if args.kill != "none":
+        watcher.start()
     started = time.time()
     for i in range(args.events):
         if args.rate:
@@ -328,14 +365,15 @@ def run(args, var_dir: str) -> dict:
         if delivered >= args.events and len(ok_ids) >= args.events:
             break
         for p in [*workers.values(), beat]:
-            if p.proc.poll() is not None:
+            if p.proc.poll() is not None and not kill.get("in_progress"):
                 raise RuntimeError(f"{p.name} exited:\n{p.tail()}")
         if time.monotonic() > deadline:
             log.error("timed out: %d delivered in the database, %d ids with a 2xx", delivered, len(ok_ids))
             break
         time.sleep(0.5)
     stop_watch.set()
-    watcher.join(timeout=130)
+    if watcher.is_alive():
+        watcher.join(timeout=130)
     time.sleep(2)  # let the receiver's log settle (answers still being written)
     load_after = load()
     for p in [*workers.values(), beat]:
@@ -401,13 +439,14 @@ def figures(args, requests: list[dict], OutboxEvent, Delivery, kill: dict, logs:
         "held_latency_ms": sorted(round(1000 * latencies[i]) for i in held if i in latencies),
         "held_resent_after_kill_s": resent_after,
         "kill": kill,
-        "breaker_opened": logs.count("failures in a row"),
+        "breaker_opened": logs.count("circuit breaker open until"),
         "probes_failed": logs.count("failed its probe"),
         "probes_ok": logs.count("answered the probe"),
         "closed_by_earlier_request": logs.count("answered a request sent before its breaker opened"),
         "load_before": load_before, "load_after": load_after,
         "settings": BENCH_SETTINGS | {"endpoint timeout_seconds": ENDPOINT_TIMEOUT},
-        "args": {"events": args.events, "fail_rate": args.fail_rate, "seed": args.seed, "rate": args.rate,
+        "args": {"kill": args.kill, "events": args.events, "fail_rate": args.fail_rate, "seed": args.seed,
+                 "rate": args.rate,
                  "receiver_latency_ms": args.receiver_latency, "threads": args.threads},
     }
 
@@ -439,9 +478,10 @@ def report(r: dict, m: dict) -> str:
         "",
         f"{r['events']} `case.created` events, one endpoint; receiver failing {a['fail_rate']:.0%} of attempts "
         f"(seed {a['seed']}) and answering after {a['receiver_latency_ms']} ms; two workers "
-        f"`--pool=threads --concurrency={a['threads']}` and beat; worker 1 killed (SIGKILL) at "
-        f"{k.get('delivered_before', '?')} events delivered and started again "
-        f"({k.get('restarted_after_s', 0):.1f} s until ready).",
+        f"`--pool=threads --concurrency={a['threads']}` and beat; " + (
+            "no worker killed." if a["kill"] == "none" else
+            f"worker 1 killed (SIGKILL, {k.get('where', '?')}) at {k.get('delivered_before', '?')} events "
+            f"delivered and started again ({k.get('restarted_after_s', 0):.1f} s until ready)."),
         "",
         "| measurement | figure |",
         "|---|---|",
@@ -467,7 +507,7 @@ def report(r: dict, m: dict) -> str:
         f"had logged | {r['held_claims']} / {r['held_requests_unrecorded']} |",
         f"| those {r['held_by_killed']} events: latency (created -> first 2xx) | "
         f"{', '.join(f'{v / 1000:.1f} s' for v in held) or '-'} |",
-        f"| those events: sent again after the kill (the lease is 35 s) | "
+        f"| those events: sent again after the kill (the lease is 10 s) | "
         f"{', '.join(f'{v} s' for v in r['held_resent_after_kill_s']) or '-'} |",
         f"| circuit breaker: opened; probes failed (open again) / succeeded (closed); closed by a 2xx to a "
         f"request sent before it opened | {r['breaker_opened']}; {r['probes_failed']} / {r['probes_ok']}; "
@@ -478,6 +518,8 @@ def report(r: dict, m: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kill", choices=("sweep", "midway", "none"), default="sweep",
+                        help="kill worker 1 inside a sweep (default), wherever it is, or not at all")
     parser.add_argument("--events", type=int, default=500)
     parser.add_argument("--fail-rate", type=float, default=0.3)
     parser.add_argument("--seed", type=int, default=23)
@@ -507,7 +549,7 @@ def main() -> None:
             sys.path.insert(0, str(Path(__file__).parent))
             from readme_block import write_block
 
-            write_block("outbox_delivery", text)
+            write_block(f"outbox_delivery_{args.kill}", text)
     finally:
         if args.keep:
             print(f"logs under {var_dir}")

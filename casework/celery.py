@@ -5,7 +5,14 @@ from __future__ import annotations
 import os
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun, worker_init, worker_process_init
+from celery.signals import (
+    after_setup_logger,
+    after_setup_task_logger,
+    task_postrun,
+    task_prerun,
+    worker_init,
+    worker_process_init,
+)
 from kombu.transport import TRANSPORT_ALIASES
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casework.settings")
@@ -39,6 +46,26 @@ def _close_old_connections(sender=None, **_kwargs) -> None:
 
 task_prerun.connect(_close_old_connections, weak=False)
 task_postrun.connect(_close_old_connections, weak=False)
+
+
+def _log_as_configured(logger=None, **_kwargs) -> None:
+    """The worker's log lines in LOG_FORMAT with the run's correlation and trace ids, like the
+    web's (audit/logs.py): Celery replaces the root logger's handlers with its own (to honour
+    --logfile and --loglevel); this gives them settings.LOGGING's formatter and filter."""
+    import logging.config
+
+    from django.conf import settings
+
+    configurator = logging.config.DictConfigurator(settings.LOGGING)
+    formatter = configurator.configure_formatter(dict(settings.LOGGING["formatters"][settings.LOG_FORMAT]))
+    context = configurator.configure_filter(dict(settings.LOGGING["filters"]["context"]))
+    for handler in logger.handlers if logger is not None else ():
+        handler.setFormatter(formatter)
+        handler.addFilter(context)
+
+
+after_setup_logger.connect(_log_as_configured, weak=False)
+after_setup_task_logger.connect(_log_as_configured, weak=False)
 
 
 def _prefork(worker) -> bool:

@@ -12,6 +12,7 @@ import base64
 import hashlib
 import os
 import re
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import environ
@@ -120,6 +121,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # The request's id (X-Request-ID) for its span and every log line written while it runs:
+    # first, so inside the request's span (audit.tracing.instrument_django puts
+    # OpenTelemetry's middleware before everything) and around all the others' log lines.
+    "audit.context.CorrelationIdMiddleware",
     "casework.ops.metrics.RequestMetricsMiddleware",
     # A transient database error (a restart): a safe request runs again once, others get 503
     # with Retry-After; never a 500 (casework/db_transient.py). Outside all but the metrics.
@@ -133,7 +138,6 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "audit.context.CorrelationIdMiddleware",
     # Every read of a case, an entity or an export on record, written after the response is
     # sent (audit/access.py).
     "audit.access.AccessLogMiddleware",
@@ -466,6 +470,13 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # A JSON body must be an object (an array, a null, a bare value: 400 naming it); forms and
+    # multipart as DRF's defaults.
+    "DEFAULT_PARSER_CLASSES": [
+        "casework.api_errors.JSONObjectParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     # ?page_size= up to 100; counts capped at 10,000 so that they stay cheap (casework/cases/pagination.py).
     "DEFAULT_PAGINATION_CLASS": "casework.cases.pagination.ApiPagination",
@@ -691,6 +702,16 @@ if TXN_MAX_STEPS < 1 or min(TXN_TOOL_TIMEOUT_SECONDS, TXN_INVESTIGATION_TIMEOUT_
 SETTLEMENT_CURRENCY = env("SETTLEMENT_CURRENCY", default="EUR").upper()
 TXN_HIT_JOIN_MINUTES = env.int("TXN_HIT_JOIN_MINUTES", default=24 * 60)
 TXN_INGEST_MAX_BATCH = env.int("TXN_INGEST_MAX_BATCH", default=1000)
+# A hit that joins a case re-assesses its investigation when its amount is at least this much
+# (settlement currency) above the largest the investigation assessed, or when it is a block
+# rule's hit (casework/transactions/reassess.py): a 949 EUR purchase after a 1 EUR test charge
+# does, the 2 EUR charge after it does not.
+try:
+    TXN_REASSESS_MIN_INCREASE = Decimal(env.str("TXN_REASSESS_MIN_INCREASE", default="100"))
+except InvalidOperation:
+    TXN_REASSESS_MIN_INCREASE = Decimal(-1)
+if not TXN_REASSESS_MIN_INCREASE.is_finite() or TXN_REASSESS_MIN_INCREASE < 0:
+    raise ImproperlyConfigured("TXN_REASSESS_MIN_INCREASE is an amount of at least 0.")
 # An Idempotency-Key is remembered this long (IETF draft: the server says how long).
 IDEMPOTENCY_KEY_HOURS = env.int("IDEMPOTENCY_KEY_HOURS", default=24)
 
@@ -883,10 +904,24 @@ WEBHOOK_RETRY_JITTER = env.float("WEBHOOK_RETRY_JITTER", default=0.2)
 if not WEBHOOK_RETRY_SCHEDULE or min(WEBHOOK_RETRY_SCHEDULE) < 1 or not 0 <= WEBHOOK_RETRY_JITTER < 1:
     raise ImproperlyConfigured("WEBHOOK_RETRY_SCHEDULE needs at least one delay of 1 s or more, "
                                "and WEBHOOK_RETRY_JITTER a fraction from 0 up to (not including) 1.")
-# Circuit breaker: this many failed attempts in a row pause an endpoint for the cool-off;
-# its deliveries wait (spending no attempt), then the next attempt tries it again.
-WEBHOOK_BREAKER_THRESHOLD = env.int("WEBHOOK_BREAKER_THRESHOLD", default=5)
+# Circuit breaker: an endpoint with at least WEBHOOK_BREAKER_MIN_ATTEMPTS attempts in the last
+# WEBHOOK_BREAKER_WINDOW_SECONDS, at least WEBHOOK_BREAKER_FAILURE_RATE of them failed, is paused
+# for the cool-off; its deliveries wait (spending no attempt), then one goes as a probe whose
+# 2xx resumes the rest. A rate, not a run of failures: a receiver failing 30% of attempts under
+# concurrency fails five in a row by chance, and paused it for five minutes.
+WEBHOOK_BREAKER_WINDOW_SECONDS = env.int("WEBHOOK_BREAKER_WINDOW_SECONDS", default=60)
+WEBHOOK_BREAKER_MIN_ATTEMPTS = env.int("WEBHOOK_BREAKER_MIN_ATTEMPTS", default=20)
+WEBHOOK_BREAKER_FAILURE_RATE = env.float("WEBHOOK_BREAKER_FAILURE_RATE", default=0.5)
 WEBHOOK_BREAKER_COOLOFF_SECONDS = env.int("WEBHOOK_BREAKER_COOLOFF_SECONDS", default=300)
+if "WEBHOOK_BREAKER_THRESHOLD" in env.ENVIRON:
+    raise ImproperlyConfigured("WEBHOOK_BREAKER_THRESHOLD (failures in a row) is gone: the webhook breaker opens on "
+                               "a failure rate. Set WEBHOOK_BREAKER_MIN_ATTEMPTS, WEBHOOK_BREAKER_FAILURE_RATE and "
+                               "WEBHOOK_BREAKER_WINDOW_SECONDS instead (README.md, Outgoing webhooks).")
+if (WEBHOOK_BREAKER_WINDOW_SECONDS < 1 or WEBHOOK_BREAKER_MIN_ATTEMPTS < 1
+        or not 0 < WEBHOOK_BREAKER_FAILURE_RATE <= 1 or WEBHOOK_BREAKER_COOLOFF_SECONDS < 1):
+    raise ImproperlyConfigured("WEBHOOK_BREAKER_WINDOW_SECONDS, WEBHOOK_BREAKER_MIN_ATTEMPTS and "
+                               "WEBHOOK_BREAKER_COOLOFF_SECONDS must be at least 1, WEBHOOK_BREAKER_FAILURE_RATE "
+                               "a fraction above 0 and at most 1.")
 # Host names, addresses or CIDRs an endpoint may point at although they are loopback,
 # private, link-local or metadata addresses (SSRF guard), and where plain http is allowed:
 # e.g. WEBHOOK_ALLOWED_HOSTS=hooks.internal,10.1.0.0/16. Empty by default.
@@ -895,6 +930,17 @@ WEBHOOK_ALLOWED_HOSTS = env.list("WEBHOOK_ALLOWED_HOSTS", default=[])
 # and how long after a message was sent the sweep sends another for the same delivery.
 WEBHOOK_SWEEP_INTERVAL_SECONDS = env.float("WEBHOOK_SWEEP_INTERVAL_SECONDS", default=5.0)
 WEBHOOK_REDELIVER_AFTER_SECONDS = env.int("WEBHOOK_REDELIVER_AFTER_SECONDS", default=60)
+# A worker's hold on an outbox row (casework/outbox/leases.py): a delivery it is sending, the
+# rows a sweep is handing to the broker. Renewed every third of it while the worker works; a
+# dead worker's rows are taken again once it has passed (not after REDELIVER_AFTER).
+WEBHOOK_LEASE_SECONDS = env.int("WEBHOOK_LEASE_SECONDS", default=10)
+# A failed attempt's retry due within this many seconds is sent at once with a Celery ETA at its
+# due time (held for it until then plus a lease), so it goes on time rather than at the next
+# sweep; a later one is sent by the sweep when due. Under Redis's visibility timeout (3600 s):
+# an ETA message held longer is handed out again.
+WEBHOOK_RETRY_ETA_MAX_SECONDS = env.int("WEBHOOK_RETRY_ETA_MAX_SECONDS", default=900)
+if WEBHOOK_LEASE_SECONDS < 1 or WEBHOOK_RETRY_ETA_MAX_SECONDS < 0:
+    raise ImproperlyConfigured("WEBHOOK_LEASE_SECONDS must be at least 1 and WEBHOOK_RETRY_ETA_MAX_SECONDS 0 or more.")
 # A rotated-out secret keeps signing (a second signature) for this long.
 WEBHOOK_SECRET_OVERLAP_HOURS = env.int("WEBHOOK_SECRET_OVERLAP_HOURS", default=24)
 # Characters of a receiver's answer kept in the delivery log.
@@ -995,14 +1041,37 @@ EVALS_BASELINE_DIR = env("EVALS_BASELINE_DIR", default=str(BASE_DIR / "agents" /
 # --- Observability ---------------------------------------------------------------------
 TRACE_DIR = Path(env("TRACE_DIR", default=str(VAR_DIR / "traces")))
 OTEL_EXPORTER_OTLP_ENDPOINT = env("OTEL_EXPORTER_OTLP_ENDPOINT", default="")
+# HTTP request spans in trace files too (one file per request): by default only where they go
+# nowhere else. With OTLP a busy site would otherwise write a file per page view.
+TRACE_FILE_REQUESTS = env.bool("TRACE_FILE_REQUESTS", default=not OTEL_EXPORTER_OTLP_ENDPOINT)
+
+# HTTP request spans (audit.tracing.instrument_django) for every URL but these: regular
+# expressions searched in the full URL, comma-separated, as the instrumentation's own
+# environment variable takes them. Static files, and the scrapes and probes that come every
+# few seconds, would be most of the traces and say nothing.
+OTEL_PYTHON_DJANGO_EXCLUDED_URLS = env("OTEL_PYTHON_DJANGO_EXCLUDED_URLS", default="/static/,/metrics$,/healthz$")
+
+# Log lines (audit/logs.py): `json`, one JSON object per line with the request's or run's
+# correlation id, trace and span ids (production: what a log store reads); `plain`, one line
+# of text with the correlation id in brackets (`make run` sets it for its console).
+LOG_FORMAT = env("LOG_FORMAT", default="json")
+if LOG_FORMAT not in ("json", "plain"):
+    raise ImproperlyConfigured("LOG_FORMAT must be json or plain.")
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"context": {"()": "audit.logs.ContextFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(correlation_id)s] %(message)s"},
+        "json": {"()": "audit.logs.JsonFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["context"]}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {
+        # Django's own handlers (a plain console with DEBUG on, mail_admins) give way to the root's:
+        # one format on one stream.
+        "django": {"level": env("LOG_LEVEL", default="INFO")},
         "django.db.backends": {"level": "WARNING"},
         # One INFO line per HTTP request from the SDKs' HTTP clients: every LLM call is already
         # an AgentCall row, an audit entry and a span, and formatting the line cost a busy

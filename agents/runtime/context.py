@@ -7,16 +7,22 @@ its data) are always kept. Two strategies:
 - summarise: replace the oldest messages with one summary message written by the model
   (a callable given here), falling back to truncation if that still does not fit.
 An assistant message that asked for tools and the tool results answering it are dropped
-together, never split. Every pruning is returned as an event, to be recorded.
+together, never split. Every pruning is returned as an event, to be recorded, and logged.
+Each call is a `context.window` span: the window, the budget, the tokens and messages before
+and after, how many were pruned (a summary request, when there is one, hangs under it).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from agents.llm.base import Message
 from agents.llm.tokens import estimate_messages_tokens
+from audit.tracing import get_tracer
+
+logger = logging.getLogger(__name__)
 
 SAFETY_MARGIN = 0.10
 
@@ -57,9 +63,30 @@ def manage_context(
     summarise: Callable[[list[Message]], str] | None = None,
 ) -> tuple[list[Message], list[ContextEvent]]:
     budget = budget_for(context_tokens, max_tokens)
-    before = estimate_messages_tokens(messages)
-    if before <= budget:
-        return messages, []
+    with get_tracer().start_as_current_span("context.window") as span:
+        before = estimate_messages_tokens(messages)
+        span.set_attributes({"context.strategy": strategy, "context.window_tokens": context_tokens,
+                             "context.budget": budget, "context.tokens_before": before,
+                             "context.messages_before": len(messages)})
+        if before <= budget:
+            kept, events, after = messages, [], before
+        else:
+            kept, events = _prune(messages, budget, before, strategy, summarise)
+            after = events[-1].tokens_after
+        span.set_attributes({"context.tokens_after": after, "context.messages_after": len(kept),
+                             "context.messages_pruned": sum(e.removed_messages for e in events),
+                             "context.pruned": bool(events)})
+        for event in events:
+            logger.info("Context window pruned (%s): %d messages removed, %d -> %d tokens, budget %d",
+                        event.strategy, event.removed_messages, event.tokens_before, event.tokens_after, event.budget,
+                        extra={"event": "context.pruned", "strategy": event.strategy,
+                               "removed_messages": event.removed_messages, "tokens_before": event.tokens_before,
+                               "tokens_after": event.tokens_after, "budget": event.budget})
+    return kept, events
+
+
+def _prune(messages: list[Message], budget: int, before: int, strategy: str,
+           summarise: Callable[[list[Message]], str] | None) -> tuple[list[Message], list[ContextEvent]]:
     head = [m for m in messages[:2] if m.role in ("system", "user")]
     rest = _groups(messages[len(head):])
     events: list[ContextEvent] = []

@@ -40,6 +40,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
+from opentelemetry import context as otel_context
 from opentelemetry import trace as otel_trace
 
 from agents.llm.base import ToolCall
@@ -50,7 +51,7 @@ from agents.runtime.runner import arun_agent, arun_tool_loop
 from agents.runtime.signals import run_ended, run_failed
 from agents.runtime.tools import Tool, ToolRegistry
 from agents.runtime.transient import is_transient
-from audit.context import correlation
+from audit.context import correlation, log_fields
 from audit.rowsql import row_get, rows_insert
 from audit.services import audit_entry_build, audit_record_many
 from audit.tracing import get_tracer
@@ -307,12 +308,14 @@ def _execute_claimed(run_id: int, token: str) -> AgentRun:
     run.claim_token = token
     ctx = RunContext(run)
     tracer = get_tracer()
-    with correlation(run.correlation_id or None), tracer.start_as_current_span(
-        f"pipeline.{run.pipeline}", context=_trace_parent(run)
-    ) as span:
+    # Every log line of the run carries its correlation id (the request's that queued it),
+    # its id and (through the span) its trace id (audit.logs).
+    with correlation(run.correlation_id or None) as correlation_id, log_fields(run_id=run.pk), \
+            tracer.start_as_current_span(f"pipeline.{run.pipeline}", context=_trace_parent(run),
+                                         links=_queued_by()) as span:
         span.set_attributes({"run.id": run.pk, "run.pipeline": run.pipeline, "run.mode": run.mode,
                              "case.reference": run.case.reference if run.case else "",
-                             "run.resumed": bool(run.state.get("prepared"))})
+                             "run.resumed": bool(run.state.get("prepared")), "correlation.id": correlation_id})
         # Saved with the run's first write, not in a write of its own.
         unsaved = [] if run.trace_id else ["trace_id"]
         run.trace_id = run.trace_id or format(span.get_span_context().trace_id, "032x")
@@ -349,12 +352,20 @@ def _on_failed(ctx: RunContext, exc: Exception) -> None:
 
 
 def _trace_parent(run: AgentRun):
-    """A resumed run's spans join the trace it started."""
+    """A resumed run's spans join the trace it started; a new run starts a trace of its own,
+    even when it runs inside the request that queued it (eager tasks): one trace, one file,
+    per run."""
     if not run.trace_id:
-        return None
+        return otel_context.Context()
     span_context = otel_trace.SpanContext(trace_id=int(run.trace_id, 16), span_id=0x1, is_remote=True,
                                           trace_flags=otel_trace.TraceFlags(otel_trace.TraceFlags.SAMPLED))
     return otel_trace.set_span_in_context(otel_trace.NonRecordingSpan(span_context))
+
+
+def _queued_by() -> list[otel_trace.Link]:
+    """A link to the span the run was started under (the request's, when it runs there)."""
+    context = otel_trace.get_current_span().get_span_context()
+    return [otel_trace.Link(context)] if context.is_valid else []
 
 
 def _deadline(run: AgentRun):

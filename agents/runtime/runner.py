@@ -15,6 +15,7 @@ import asyncio
 import dataclasses
 import functools
 import json
+import logging
 import time
 from dataclasses import dataclass, field
 
@@ -34,6 +35,8 @@ from agents.runtime.retry import Attempt, RetryPolicy, acall_with_retry
 from agents.runtime.structured import OutputError, parse_output, repair_prompt
 from agents.runtime.tools import ToolRegistry
 from audit.tracing import get_tracer
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -103,11 +106,23 @@ class _Call:
 
         def on_attempt(attempt: Attempt) -> None:
             result.attempt_log.append(attempt.as_dict() | {"request": request_number})
-            if attempt.error_type and attempt.backoff_s:
+            if not attempt.error_type:
+                return
+            # The log line carries the run's (or request's) correlation id and trace id (audit.logs).
+            fields = {"agent": agent.id, "provider": provider.name, "attempt": attempt.number,
+                      "error_type": attempt.error_type, "error": attempt.error[:300]}
+            if attempt.backoff_s:
                 metrics.LLM_RETRIES.labels(provider.name, attempt.error_type).inc()
                 with tracer.start_as_current_span("llm.retry") as span:
                     span.set_attributes({"retry.attempt": attempt.number, "retry.backoff_s": attempt.backoff_s,
                                          "error.type": attempt.error_type})
+                    logger.warning("LLM request of %s failed (%s), attempt %d; retrying in %.2f s: %s", agent.id,
+                                   attempt.error_type, attempt.number, attempt.backoff_s, attempt.error[:300],
+                                   extra={"event": "llm.retry", "backoff_s": attempt.backoff_s, **fields})
+            else:
+                logger.warning("LLM request of %s failed (%s) after %d attempt(s), not retried: %s", agent.id,
+                               attempt.error_type, attempt.number, attempt.error[:300],
+                               extra={"event": "llm.failed", **fields})
 
         completion = await acall_with_retry(attempt_once, self.policy, on_attempt=on_attempt)
         result.input_tokens += completion.input_tokens

@@ -65,7 +65,8 @@ def mutation_overview(case) -> dict | None:
         "preselect": decision_preselect(mutation, report),
         "overrides": mutation_overrides(case),
         "validator": open_manager.recipient if open_manager else None,
-        "may_resend": mutation.status in (AccessStatus.AWAITING_USER_RESPONSE, AccessStatus.LINK_EXPIRED)
+        "may_resend": mutation.status in (AccessStatus.USER_REQUEST_QUEUED, AccessStatus.AWAITING_USER_RESPONSE,
+                                          AccessStatus.LINK_EXPIRED, AccessStatus.USER_REQUEST_FAILED)
         and not case.is_closed,
         "reports": list(mutation.reports.all()),
         "messages": list(mutation_messages(case)),

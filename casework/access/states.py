@@ -1,7 +1,10 @@
 """The access-change status machine, in one place (seed 002, "Status Flow Diagram").
 
     Pending -> Investigation Started -> Approved ---------------------------> Advisory Report Generated
-                                     -> Clarification Requested -> Awaiting User Response
+                                     -> Clarification Requested -> Request queued -> Awaiting User Response
+                                                                                  (the email with the link
+                                                                                  accepted; or Request not
+                                                                                  delivered if it failed)
                                            -> Rejected - Invalid User Claim ----------------^
                                            -> Manager Verification Requested -> Awaiting Manager Response
                                                  -> Approved / Rejected - Manager Denied ---^
@@ -21,6 +24,12 @@ Two states the seed does not draw, because its flow never says what happens then
   only end state, and only a person reaches it (the move follows case_close, so the queue
   status is already Closed).
 
+A claim rests on a fact (DESIGN.md): "Awaiting User Response" says the employee was told, so
+it is entered only with the record of that: their request's notification, whose email the mail
+server accepted (Notification.emailed_at). The request step leaves the change at "Request to
+the employee queued"; the notification's email moves it on (casework.access.signals), or, if it
+gave up, to "Request not delivered", where the investigator sends a fresh link.
+
 Nothing else is allowed: `mutation_transition` refuses any other move with a Conflict and
 audits every one it makes.
 
@@ -33,7 +42,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from casework.cases.lifecycle.table import AGENT, PERSON, SYSTEM, Lifecycle, State, move
+from casework.cases.lifecycle.table import AGENT, PERSON, SYSTEM, Fact, Lifecycle, State, move
 
 
 class AccessStatus(models.TextChoices):
@@ -41,7 +50,9 @@ class AccessStatus(models.TextChoices):
     INVESTIGATION_STARTED = "investigation_started", "Investigation Started"
     APPROVED = "approved", "Approved"
     CLARIFICATION_REQUESTED = "clarification_requested", "Clarification Requested"
+    USER_REQUEST_QUEUED = "user_request_queued", "Request to the Employee Queued - Email Not Sent Yet"
     AWAITING_USER_RESPONSE = "awaiting_user_response", "Awaiting User Response"
+    USER_REQUEST_FAILED = "user_request_failed", "Request Not Delivered - Email Failed"
     REJECTED_INVALID_CLAIM = "rejected_invalid_claim", "Rejected - Invalid User Claim"
     MANAGER_VERIFICATION_REQUESTED = "manager_verification_requested", "Manager Verification Requested"
     AWAITING_MANAGER_RESPONSE = "awaiting_manager_response", "Awaiting Manager Response"
@@ -61,10 +72,13 @@ DECIDED = S.DECIDED
 _FLOW: dict[str, frozenset[str]] = {
     S.PENDING: frozenset(),
     S.INVESTIGATION_STARTED: frozenset({S.APPROVED, S.CLARIFICATION_REQUESTED, MANUAL}),
-    S.CLARIFICATION_REQUESTED: frozenset({S.AWAITING_USER_RESPONSE, MANUAL}),
+    S.CLARIFICATION_REQUESTED: frozenset({S.USER_REQUEST_QUEUED, S.AWAITING_USER_RESPONSE, S.USER_REQUEST_FAILED,
+                                          MANUAL}),
+    S.USER_REQUEST_QUEUED: frozenset({S.AWAITING_USER_RESPONSE, S.USER_REQUEST_FAILED, MANUAL}),
+    S.USER_REQUEST_FAILED: frozenset({S.USER_REQUEST_QUEUED, MANUAL}),
     S.AWAITING_USER_RESPONSE: frozenset({S.REJECTED_INVALID_CLAIM, S.MANAGER_VERIFICATION_REQUESTED, MANUAL,
-                                         S.LINK_EXPIRED}),
-    S.LINK_EXPIRED: frozenset({S.AWAITING_USER_RESPONSE, MANUAL}),
+                                         S.LINK_EXPIRED, S.USER_REQUEST_FAILED}),
+    S.LINK_EXPIRED: frozenset({S.USER_REQUEST_QUEUED, MANUAL}),
     S.MANAGER_VERIFICATION_REQUESTED: frozenset({S.AWAITING_MANAGER_RESPONSE, MANUAL}),
     S.AWAITING_MANAGER_RESPONSE: frozenset({S.APPROVED, S.REJECTED_MANAGER_DENIED, MANUAL}),
     S.APPROVED: frozenset({S.ADVISORY_REPORT_GENERATED, MANUAL}),
@@ -85,7 +99,10 @@ CASE_STATUS = {
     S.INVESTIGATION_STARTED: "in_progress",
     S.APPROVED: "in_progress",
     S.CLARIFICATION_REQUESTED: "in_progress",
+    S.USER_REQUEST_QUEUED: "awaiting_response",
     S.AWAITING_USER_RESPONSE: "awaiting_response",
+    # Nobody was told: the investigator sends a fresh link (or decides).
+    S.USER_REQUEST_FAILED: "in_progress",
     S.REJECTED_INVALID_CLAIM: "in_progress",
     S.MANAGER_VERIFICATION_REQUESTED: "in_progress",
     S.AWAITING_MANAGER_RESPONSE: "awaiting_response",
@@ -101,7 +118,8 @@ CASE_STATUS = {
 }
 
 # Waiting for a person (the run that got here ends WAITING).
-WAITING = frozenset({S.AWAITING_USER_RESPONSE, S.AWAITING_MANAGER_RESPONSE})
+WAITING = frozenset({S.USER_REQUEST_QUEUED, S.AWAITING_USER_RESPONSE, S.USER_REQUEST_FAILED,
+                     S.AWAITING_MANAGER_RESPONSE})
 # Agents are at work; the case page follows these live.
 WORKING = frozenset({S.PENDING, S.INVESTIGATION_STARTED, S.APPROVED, S.CLARIFICATION_REQUESTED,
                      S.REJECTED_INVALID_CLAIM, S.MANAGER_VERIFICATION_REQUESTED, S.REJECTED_MANAGER_DENIED})
@@ -112,7 +130,8 @@ FINAL = frozenset({DECIDED})
 SETTLED = frozenset({S.ADVISORY_REPORT_GENERATED, DECIDED})
 
 # The seed's happy and unhappy paths in order, for the progress strip on the case page.
-PATH_ORDER = [S.PENDING, S.INVESTIGATION_STARTED, S.CLARIFICATION_REQUESTED, S.AWAITING_USER_RESPONSE,
+PATH_ORDER = [S.PENDING, S.INVESTIGATION_STARTED, S.CLARIFICATION_REQUESTED, S.USER_REQUEST_QUEUED,
+              S.USER_REQUEST_FAILED, S.AWAITING_USER_RESPONSE,
               S.MANAGER_VERIFICATION_REQUESTED, S.AWAITING_MANAGER_RESPONSE, S.APPROVED,
               S.REJECTED_INVALID_CLAIM, S.REJECTED_MANAGER_DENIED, MANUAL, S.LINK_EXPIRED,
               S.ADVISORY_REPORT_GENERATED, DECIDED]
@@ -123,7 +142,12 @@ MEANINGS = {
     S.INVESTIGATION_STARTED: "The orchestrator is reading the change and the rights check runs.",
     S.APPROVED: "The change is covered: by the changer's own rights, or by the manager's approval.",
     S.CLARIFICATION_REQUESTED: "The changer was not authorised; a request for an explanation is being sent.",
-    S.AWAITING_USER_RESPONSE: "Waiting for the employee who made the change to explain it (signed link).",
+    S.USER_REQUEST_QUEUED: ("The request for an explanation is written and its email (with the signed link) is "
+                            "queued: the employee has not been told yet. The email's delivery moves it on."),
+    S.AWAITING_USER_RESPONSE: ("The email with the signed link reached the employee's mail server: waiting for the "
+                               "employee who made the change to explain it."),
+    S.USER_REQUEST_FAILED: ("The email with the employee's link failed after its retries (the reason is on the "
+                            "case): nobody was told. The investigator sends a fresh link, or decides."),
     S.REJECTED_INVALID_CLAIM: ("The employee's explanation is not backed by the records: a record contradicts it, "
                                "or no record could verify it (the claim's validation says which)."),
     S.MANAGER_VERIFICATION_REQUESTED: "The explanation holds; the manager's validation is being requested.",
@@ -141,14 +165,18 @@ MEANINGS = {
 # reminders); people: the manager's verdict, the investigator's fresh link after an expired
 # one, and every decision. Manual Intervention is the agents' and the system's escalation.
 _PEOPLE_MOVES = {(S.AWAITING_MANAGER_RESPONSE, S.APPROVED), (S.AWAITING_MANAGER_RESPONSE, S.REJECTED_MANAGER_DENIED),
-                 (S.LINK_EXPIRED, S.AWAITING_USER_RESPONSE)}
+                 (S.LINK_EXPIRED, S.USER_REQUEST_QUEUED), (S.USER_REQUEST_FAILED, S.USER_REQUEST_QUEUED)}
+# Moves only the system makes: the periodic task, and the employee's email as the mail server answered.
+_SYSTEM_MOVES = {(S.AWAITING_USER_RESPONSE, S.LINK_EXPIRED), (S.USER_REQUEST_QUEUED, S.AWAITING_USER_RESPONSE),
+                 (S.CLARIFICATION_REQUESTED, S.AWAITING_USER_RESPONSE), (S.USER_REQUEST_QUEUED, S.USER_REQUEST_FAILED),
+                 (S.AWAITING_USER_RESPONSE, S.USER_REQUEST_FAILED), (S.CLARIFICATION_REQUESTED, S.USER_REQUEST_FAILED)}
 
 
 def _by(source: str, target: str) -> tuple[str, ...]:
     if (source, target) in _PEOPLE_MOVES or target == DECIDED:
         return (PERSON,)
-    if (source, target) == (S.AWAITING_USER_RESPONSE, S.LINK_EXPIRED):
-        return (SYSTEM,)  # the periodic task, reading the request's expiry
+    if (source, target) in _SYSTEM_MOVES:
+        return (SYSTEM,)
     return (AGENT, SYSTEM)
 
 
@@ -157,12 +185,29 @@ def _note(source: str, target: str) -> str:
         return "a person decided and closed the case (decision form, generic or bulk close)"
     if target == S.LINK_EXPIRED:
         return "the periodic task: the employee's link expired unanswered"
-    if source == S.LINK_EXPIRED and target == S.AWAITING_USER_RESPONSE:
-        return "the investigator sent a fresh link"
+    if target == S.USER_REQUEST_QUEUED:
+        return ("the investigator sent a fresh link (its email queued)" if source in (S.LINK_EXPIRED,
+                S.USER_REQUEST_FAILED) else "the request's email with the signed link is queued")
+    if target == S.AWAITING_USER_RESPONSE:
+        return "the mail server accepted the email with the employee's link"
+    if target == S.USER_REQUEST_FAILED:
+        return "the email with the employee's link failed after its retries"
     if target == MANUAL:
         return "a step failed three times"
     return ""
 
+
+def _link_emailed(note) -> bool:
+    return note.emailed_at is not None and note.kind in ("request", "request_reminder") and note.target_id is not None
+
+
+# What a state says happened outside Casework, and the record it rests on.
+CLAIMS = {
+    S.AWAITING_USER_RESPONSE: {
+        "claim": "the employee was notified: the email with their signed link reached their mail server",
+        "fact": Fact("notifications.Notification", "the request's notification, its email accepted by the mail "
+                     "server (emailed_at set)", holds=_link_emailed)},
+}
 
 ACCESS_LIFECYCLE = Lifecycle(
     key="access_change",
@@ -171,7 +216,8 @@ ACCESS_LIFECYCLE = Lifecycle(
     field="status",
     initial=S.PENDING,
     audit_action="access.status_changed",
-    states=tuple(State(str(status), status.label, MEANINGS[status], CASE_STATUS[status], final=status in FINAL)
+    states=tuple(State(str(status), status.label, MEANINGS[status], CASE_STATUS[status], final=status in FINAL,
+                       **CLAIMS.get(status, {}))
                  for status in AccessStatus),
     transitions=tuple(t for source, targets in TRANSITIONS.items() for target in sorted(targets)
                       for t in move(str(source), str(target), *_by(source, target),
@@ -183,11 +229,12 @@ def transition_allowed(current: str, to: str) -> bool:
     return ACCESS_LIFECYCLE.move(current, to) is not None
 
 
-def mutation_transition(*, actor, mutation, to: str, reason: str):
+def mutation_transition(*, actor, mutation, to: str, reason: str, fact=None):
     """Move an HR mutation to `to`, or refuse: the shared lifecycle_transition over
     ACCESS_LIFECYCLE (an unknown status is a DomainError, a move the table does not allow a
     Conflict, 409 in the API). It audits `access.status_changed` with from, to and reason and
     brings the case's shared status along unless the case is closed."""
     from casework.cases.lifecycle.services import lifecycle_transition
 
-    return lifecycle_transition(actor=actor, lifecycle=ACCESS_LIFECYCLE, record=mutation, to=to, reason=reason)
+    return lifecycle_transition(actor=actor, lifecycle=ACCESS_LIFECYCLE, record=mutation, to=to, reason=reason,
+                                fact=fact)

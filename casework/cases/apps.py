@@ -21,9 +21,10 @@ class CasesConfig(AppConfig):
     def ready(self) -> None:
         from django.core import checks
 
-        from casework.cases.checks import case_sla_check
+        from casework.cases.checks import case_sla_check, lifecycle_claims_check
 
         checks.register(case_sla_check)
+        checks.register(lifecycle_claims_check)
 
         from casework.cases.lifecycle import lifecycle_register
         from casework.cases.lifecycle.case import CASE_LIFECYCLE

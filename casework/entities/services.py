@@ -18,9 +18,12 @@ from casework.errors import Conflict
 from casework.people.roles import is_investigator
 
 REASON_MAX = 2000
-# Rows that stay with the merged case: its own decision (the merge itself), and the link and
-# merge records that say where it went. Everything else that points at a case moves.
-KEEP_ON_MERGED = frozenset({"cases.Decision", "entities.CaseLink", "entities.CaseMerge"})
+# Rows that stay with the merged case: its own decision (the merge itself), the link and
+# merge records that say where it went, and what was sent about it (its outbox events, with
+# their deliveries, and the actions they carry): each names the merged case in its payload,
+# so on the survivor it would read as the survivor's. Everything else that points at a case moves.
+KEEP_ON_MERGED = frozenset({"cases.Decision", "entities.CaseLink", "entities.CaseMerge",
+                            "outbox.OutboxEvent", "outbox.Action"})
 
 
 def _reason(reason: str) -> str:
@@ -134,6 +137,10 @@ def case_merge(*, actor, merged: Case, survivor: Case, reason: str) -> CaseMerge
     if CaseMerge.objects.filter(merged=survivor).exists():
         raise Conflict(f"{survivor.reference} was itself merged into another case; merge into that one.",
                        code="survivor_merged")
+    into = CaseMerge.objects.filter(merged=merged).select_related("survivor").first()
+    if into is not None:
+        raise Conflict(f"{merged.reference} was merged into {into.survivor.reference} already.",
+                       code="already_merged")
     if merged.is_closed:
         raise Conflict(f"{merged.reference} is closed; a decided case is not merged.", code="case_closed")
     if _running(merged):

@@ -85,6 +85,7 @@ class AlertCreateApi(APIView):
     """Create one fraud alert, or many in one all-or-nothing batch; each opens a fraud case."""
 
     permission_classes = [IsInvestigator]
+    # A list is a batch (its shape checked below), so not the default JSONObjectParser.
     parser_classes = [JSONParser]
 
     OutputSerializer = AlertOutputSerializer

@@ -21,13 +21,9 @@ class FraudConfig(AppConfig):
         # The type itself, before anything is registered on it (casework.cases.types): its key,
         # label, references' prefix, the outcomes a decision may take, its pipeline.
         from casework.cases.types import CaseType, case_type_register
+        from casework.fraud.states import OUTCOMES
 
-        case_type_register(CaseType(
-            "fraud_alert", "Fraud alert", "FRA",
-            (("confirmed_fraud", "Confirmed fraud"), ("legit", "Marked legit"),
-             ("false_positive", "Dismissed as false positive")),
-            pipeline="fraud",
-        ))
+        case_type_register(CaseType("fraud_alert", "Fraud alert", "FRA", OUTCOMES, pipeline="fraud"))
 
         # What the alert adds to the shared chat and evaluation (casework.cases.types).
         from casework.cases.types import Chat, case_type_register_chat, case_type_register_evaluation

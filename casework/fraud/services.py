@@ -196,13 +196,13 @@ def _lock_alert(alert: Alert) -> Alert:
     return Alert.objects.select_for_update(of=("self",)).select_related("case").get(pk=alert.pk)
 
 
-def _move_if_allowed(*, actor, alert: Alert, to: str, reason: str) -> Alert | None:
+def _move_if_allowed(*, actor, alert: Alert, to: str, reason: str, fact=None) -> Alert | None:
     """alert_transition, or None when the table has no move from where the alert stands now
     (a person decided meanwhile, a late run): what the table refuses is left as it is. A
     refusal comes before lifecycle_transition writes anything, so the caller's transaction
     goes on; a refused kind of actor is a bug and is raised."""
     try:
-        locked = alert_transition(actor=actor, alert=alert, to=to, reason=reason)
+        locked = alert_transition(actor=actor, alert=alert, to=to, reason=reason, fact=fact)
     except Conflict as exc:
         if exc.code != "transition_refused":
             raise
@@ -221,8 +221,13 @@ def alert_assessment_started(*, alert: Alert, mode: str) -> bool:
 
 
 def alert_apply_assessment(*, alert: Alert, orchestrator: dict | None, actor, why: str = "",
-                           runtime_notifies: bool = False) -> AssessmentApplied | None:
+                           runtime_notifies: bool = False, run=None) -> AssessmentApplied | None:
     """Write the orchestrator's assessment back, or record that there is none.
+
+    "Assessed" rests on a fact: `run`, the assessment run, with at least one specialist's
+    findings (casework.fraud.states.specialist_finished). An orchestrator that answered over
+    five failed specialists assessed nothing: its answer is a guess, so the assessment failed
+    as if it had not answered (no priority change).
 
     With an answer: the alert is assessed (the case awaits a person's decision) at the
     priority the answer names (its `priority`, mapped by `priority_from_text`, else its
@@ -233,9 +238,16 @@ def alert_apply_assessment(*, alert: Alert, orchestrator: dict | None, actor, wh
     assignee of a failed or timed-out run). None, and nothing changes, when the alert is not
     being assessed (a person decided meanwhile); the priority is left alone on a closed case.
     """
+    from casework.fraud.states import specialist_finished
+
     prefix = why[:1].upper() + why[1:] + ": " if why else ""
-    if not orchestrator or orchestrator.get("_error") or orchestrator.get("error"):
-        reason = (f"{prefix}the orchestrator gave no assessment; the rule-based risk factors "
+    answered = bool(orchestrator) and not orchestrator.get("_error") and not orchestrator.get("error")
+    grounded = run is not None and specialist_finished(run)
+    if not answered or not grounded:
+        what = ("the orchestrator gave no assessment" if not answered else
+                f"every specialist failed, so the orchestrator had nothing to assess (its guess, "
+                f"{orchestrator.get('risk_level')!r} risk, is not taken)")
+        reason = (f"{prefix}{what}; the rule-based risk factors "
                   f"({alert.get_score_source_display().lower()}: {alert.risk_level} risk) stand in, "
                   "and a person must look.")
         locked = _move_if_allowed(actor="system", alert=alert, to=AlertStatus.ASSESSMENT_FAILED, reason=reason)
@@ -249,7 +261,7 @@ def alert_apply_assessment(*, alert: Alert, orchestrator: dict | None, actor, wh
     reason = (f"{prefix}orchestrator assessment: priority {orchestrator.get('priority')!r}, risk level "
               f"{orchestrator.get('risk_level')!r}{'. ' + said if said else ''}.")
     # The agents are done; a person decides (never "resolved" by an agent).
-    locked = _move_if_allowed(actor=actor, alert=alert, to=AlertStatus.ASSESSED, reason=reason)
+    locked = _move_if_allowed(actor=actor, alert=alert, to=AlertStatus.ASSESSED, reason=reason, fact=run)
     if locked is None or locked.case.is_closed:
         return None
     case = locked.case

@@ -1,7 +1,9 @@
 """The fraud alert's lifecycle, in one table (seed 000).
 
-    Received -> Being assessed -> Assessed (the orchestrator's verdict; a person decides)
-                               -> Assessment failed (the rule-based factors stand in; a person looks)
+    Received -> Being assessed -> Assessed (the orchestrator's verdict over at least one finished
+                                          specialist; a person decides)
+                               -> Assessment failed (the orchestrator, the run, or all five
+                                  specialists failed: the rule-based factors stand in; a person looks)
              (Re-assess / Re-run all from either: Being assessed again)
     any of these -> Decided (a person closed the case) -> Knowledge captured
                                                         -> Knowledge capture failed -> (retry) Decided
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from casework.cases.lifecycle.table import AGENT, PERSON, SYSTEM, Lifecycle, State, move
+from casework.cases.lifecycle.table import AGENT, PERSON, SYSTEM, Fact, Lifecycle, State, move
 
 
 class AlertStatus(models.TextChoices):
@@ -37,6 +39,23 @@ class AlertStatus(models.TextChoices):
 
 
 S = AlertStatus
+
+# The outcomes a person may decide an alert with (key, label): the case type's outcomes
+# (casework.fraud.apps) and the Decided state's meaning are both written from this.
+OUTCOMES = (("confirmed_fraud", "Confirmed fraud"), ("legit", "Marked legit"),
+            ("false_positive", "Dismissed as false positive"))
+_OUTCOME_WORDS = ", ".join(label.lower() for _, label in OUTCOMES[:-1]) + f" or {OUTCOMES[-1][1].lower()}"
+
+
+def specialist_finished(run) -> bool:
+    """The fact "Assessed" rests on: the assessment run has at least one of the five
+    specialists' findings (its own, or carried over from an earlier run of this alert)."""
+    from casework.fraud.agents import SPECIALISTS
+
+    results = (run.state or {}).get("results") or {}
+    return any((results.get(key) or {}).get("output") is not None and not (results.get(key) or {}).get("error")
+               for key in SPECIALISTS)
+
 # The states an assessment run may start from, and those in which the case is still open.
 ASSESSABLE = (S.RECEIVED, S.ASSESSED, S.ASSESSMENT_FAILED)
 UNDECIDED = (S.RECEIVED, S.ASSESSING, S.ASSESSED, S.ASSESSMENT_FAILED)
@@ -49,14 +68,18 @@ _STATES = (
           "The five specialists and then the orchestrator are at work (a re-assessment: the "
           "orchestrator alone, over this alert's own specialist findings).", "in_progress"),
     State(S.ASSESSED, S.ASSESSED.label,
-          "The orchestrator assessed the alert (risk, priority, summary); it recommends, a person decides.",
-          "awaiting_decision"),
+          "The orchestrator assessed the alert (risk, priority, summary) over the findings of the specialists "
+          "that finished (at least one); it recommends, a person decides.",
+          "awaiting_decision", claim="the agents assessed the alert's evidence",
+          fact=Fact("agents.AgentRun", "the assessment run, with at least one of the five specialists finished "
+                                       "(its findings saved, no error)", holds=specialist_finished)),
     State(S.ASSESSMENT_FAILED, S.ASSESSMENT_FAILED.label,
-          "The orchestrator (or the whole run) failed or timed out: nothing was concluded. The rule-based "
-          "risk factors stand in, the assignee (or every investigator) was told, and a person must look.",
+          "The orchestrator (or the whole run) failed or timed out, or all five specialists failed so the "
+          "orchestrator had nothing to assess: nothing was concluded (its guess sets no priority). The "
+          "rule-based risk factors stand in, the assignee (or every investigator) was told, and a person must look.",
           "in_progress"),
     State(S.DECIDED, S.DECIDED.label,
-          "A person decided (confirmed fraud, false positive or escalated) and the case is closed; the "
+          f"A person decided ({_OUTCOME_WORDS}) and the case is closed; the "
           "knowledge capture agent is recording what it taught us. A duplicate merged into another alert's "
           "case stays here: it teaches nothing of its own (the survivor's decision does).", "closed"),
     State(S.KNOWLEDGE_CAPTURED, S.KNOWLEDGE_CAPTURED.label,
@@ -91,9 +114,11 @@ FRAUD_LIFECYCLE = Lifecycle(
 )
 
 
-def alert_transition(*, actor, alert, to: str, reason: str = ""):
+def alert_transition(*, actor, alert, to: str, reason: str = "", fact=None):
     """Move a fraud alert to `to`, or refuse (a Conflict, 409, naming both states): the shared
-    lifecycle_transition over FRAUD_LIFECYCLE. Returns the locked, updated alert."""
+    lifecycle_transition over FRAUD_LIFECYCLE (`fact`: the run "Assessed" rests on). Returns
+    the locked, updated alert."""
     from casework.cases.lifecycle.services import lifecycle_transition
 
-    return lifecycle_transition(actor=actor, lifecycle=FRAUD_LIFECYCLE, record=alert, to=to, reason=reason)
+    return lifecycle_transition(actor=actor, lifecycle=FRAUD_LIFECYCLE, record=alert, to=to, reason=reason,
+                                fact=fact)

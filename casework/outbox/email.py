@@ -55,8 +55,10 @@ def _wake(ids: list[int]) -> None:
 @transaction.atomic
 def email_queue(*, purpose: str, to: str, subject: str, body: str, case=None, source_id: int | None = None,
                 from_email: str = "", message_id: str = "", in_reply_to: str = "",
-                references: list[str] | tuple[str, ...] = (), now: datetime | None = None) -> OutboundEmail:
-    """Write one email in the caller's transaction and wake a worker once it commits."""
+                references: list[str] | tuple[str, ...] = (), auto_submitted: str = "",
+                now: datetime | None = None) -> OutboundEmail:
+    """Write one email in the caller's transaction and wake a worker once it commits.
+    `auto_submitted`: only for mail no person wrote (OutboundEmail.auto_submitted)."""
     if purpose not in EMAIL_PURPOSES:
         raise ValueError(f"Unknown email purpose {purpose!r}: register it with email_purpose_register.")
     now = now or timezone.now()
@@ -64,6 +66,7 @@ def email_queue(*, purpose: str, to: str, subject: str, body: str, case=None, so
         purpose=purpose, source_id=source_id, case=case, from_email=from_email or settings.DEFAULT_FROM_EMAIL,
         to=to, subject=" ".join(subject.split())[:300], body=body, message_id=message_id or message_id_new(),
         in_reply_to=in_reply_to, references=" ".join(dict.fromkeys(r for r in references if r)),
+        auto_submitted=auto_submitted,
         next_attempt_at=now, woken_at=now, created_at=now)
     email.full_clean(exclude=["case"])
     email.save()

@@ -22,6 +22,7 @@ from django.utils import timezone
 from audit.services import audit_record
 from casework.outbox.delivery import retry_delay
 from casework.outbox.email_purposes import EMAIL_PURPOSES
+from casework.outbox.leases import waiting_due_q
 from casework.outbox.models import OutboundEmail
 
 logger = logging.getLogger(__name__)
@@ -31,18 +32,13 @@ WAITING = (OutboundEmail.State.QUEUED, OutboundEmail.State.RETRYING)
 
 
 def emails_due(*, now: datetime, limit: int = 500) -> list[int]:
-    """Emails a worker should take now: waiting and due with no wake-up sent in the last
-    WEBHOOK_REDELIVER_AFTER_SECONDS, or being sent by a worker whose claim expired."""
-    quiet = now - timedelta(seconds=settings.WEBHOOK_REDELIVER_AFTER_SECONDS)
+    """Emails a worker should take now: waiting and due, held by nobody with no wake-up sent
+    in the last WEBHOOK_REDELIVER_AFTER_SECONDS or held by a sweep that died (leases.py), or
+    being sent by a worker whose claim expired."""
     return list(
         OutboundEmail.objects
-        .filter(Q(state__in=WAITING, next_attempt_at__lte=now) & (Q(woken_at__isnull=True) | Q(woken_at__lte=quiet))
-                | Q(state=OutboundEmail.State.SENDING, lease_until__lt=now))
+        .filter(waiting_due_q(now=now, waiting=WAITING) | Q(state=OutboundEmail.State.SENDING, lease_until__lt=now))
         .order_by("next_attempt_at", "pk").values_list("pk", flat=True)[:limit])
-
-
-def emails_mark_woken(ids: list[int], now: datetime) -> None:
-    OutboundEmail.objects.filter(pk__in=ids).update(woken_at=now)
 
 
 def _claim(email_id: int, *, now: datetime) -> str | None:
@@ -71,7 +67,9 @@ def _send(email: OutboundEmail) -> str:
     """One send through the configured backend; "" or the reason it failed."""
     from django.core.mail import EmailMessage, get_connection
 
-    headers = {"Message-ID": email.message_id, "Auto-Submitted": "auto-replied"}
+    headers = {"Message-ID": email.message_id}
+    if email.auto_submitted:  # a person's reply carries none (RFC 3834)
+        headers["Auto-Submitted"] = email.auto_submitted
     if email.in_reply_to:
         headers["In-Reply-To"] = email.in_reply_to
     if email.references:

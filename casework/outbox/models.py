@@ -70,11 +70,24 @@ class Endpoint(models.Model):
     team = models.ForeignKey("people.Team", null=True, blank=True, on_delete=models.PROTECT,
                              related_name="webhook_endpoints",
                              help_text="The team whose system this is: only its case types' events reach it.")
-    # Circuit breaker: after WEBHOOK_BREAKER_THRESHOLD failures in a row it opens and the
-    # endpoint is paused until paused_until; its deliveries wait (no attempt is spent). After
-    # that it is half-open: one delivery goes as a probe (probe_until is its claim, so no other
-    # goes beside it). The probe's 2xx closes the breaker and the queue resumes; its failure
+    # Circuit breaker: when the attempts of the last WEBHOOK_BREAKER_WINDOW_SECONDS are at least
+    # WEBHOOK_BREAKER_MIN_ATTEMPTS and at least WEBHOOK_BREAKER_FAILURE_RATE of them failed, it
+    # opens and the endpoint is paused until paused_until; its deliveries wait (no attempt is
+    # spent). A short run of failures does not open it: a receiver failing 30% of the time
+    # under concurrency fails five in a row often enough. After the cool-off it is half-open:
+    # one delivery goes as a probe (probe_until is its claim, so no other goes beside it). The
+    # probe's 2xx closes the breaker (its counts start again) and the queue resumes; its failure
     # opens it for another cool-off. A probe whose worker died frees its place at probe_until.
+    # The window's counts (a maintained aggregate, never a scan of the attempt log): attempts and
+    # failures in window number `breaker_window` (now // WEBHOOK_BREAKER_WINDOW_SECONDS) and in
+    # the one before it; the sliding window weighs the previous one by how much of it still lies
+    # inside (casework.outbox.delivery._breaker_count).
+    breaker_window = models.BigIntegerField(default=0, editable=False)
+    breaker_attempts = models.PositiveIntegerField(default=0, editable=False)
+    breaker_failures = models.PositiveIntegerField(default=0, editable=False)
+    breaker_previous_attempts = models.PositiveIntegerField(default=0, editable=False)
+    breaker_previous_failures = models.PositiveIntegerField(default=0, editable=False)
+    # Shown (admin, API), no longer what opens the breaker.
     consecutive_failures = models.PositiveIntegerField(default=0, editable=False)
     paused_until = models.DateTimeField(null=True, blank=True, editable=False)
     probe_until = models.DateTimeField(null=True, blank=True, editable=False)
@@ -262,6 +275,12 @@ class OutboundEmail(models.Model):
     message_id = models.CharField(max_length=300, unique=True)
     in_reply_to = models.CharField(max_length=300, blank=True, default="")
     references = models.TextField(blank=True, default="")  # space-separated <ids>, oldest first
+    # RFC 3834's Auto-Submitted, only for mail no person wrote: "auto-replied" (an automatic
+    # answer to a message), "auto-generated" (a notice). Empty: a person's, sent without it, so
+    # the customer's filters do not drop a human answer as automatic.
+    auto_submitted = models.CharField(max_length=20, blank=True, default="",
+                                      choices=[("", "No (a person wrote it)"), ("auto-replied", "auto-replied"),
+                                               ("auto-generated", "auto-generated")])
     state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
     attempts = models.PositiveIntegerField(default=0)
     retry_base = models.PositiveIntegerField(default=0)

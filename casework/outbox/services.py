@@ -186,6 +186,10 @@ def endpoint_update(*, actor, endpoint: Endpoint, **changes) -> Endpoint:
         endpoint.consecutive_failures = 0
         endpoint.paused_until = None
         endpoint.probe_until = None
+        from casework.outbox.delivery import BREAKER_COUNTS_RESET
+
+        for name, value in BREAKER_COUNTS_RESET.items():
+            setattr(endpoint, name, value)
     endpoint.full_clean()
     endpoint.save()
     after = _audit_data(endpoint)

@@ -18,7 +18,10 @@ class LoginView(auth_views.LoginView):
 
         return {**super().get_context_data(**kwargs), "oidc_enabled": oidc_enabled(),
                 "oidc_provider_name": settings.OIDC_PROVIDER_NAME,
-                "local_login_limited": bool(settings.LOCAL_LOGIN_USERS)}
+                "local_login_limited": bool(settings.LOCAL_LOGIN_USERS),
+                # A right password for an account that signs in through single sign-on only
+                # (casework.security.backends.LocalPasswordBackend); never set for a wrong one.
+                "use_sso": getattr(self.request, "local_login_use_sso", False)}
 
 
 class LogoutView(auth_views.LogoutView):

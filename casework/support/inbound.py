@@ -152,28 +152,53 @@ def _past_merge(ticket: Ticket, how: str) -> tuple[Ticket, str]:
     return found, f"{how}; {ticket.ticket_id} was merged into {found.ticket_id}"
 
 
+def _storable(value: str) -> str:
+    return value.replace("\x00", "\ufffd")
+
+
+def _no_sender(message, raw: str) -> str:
+    """Why there is no sender, as precisely as the message lets us say."""
+    if not raw.strip():
+        return "Empty message: nothing was posted."
+    if not message.keys():
+        return "No sender address: no e-mail header was found (is the body an RFC 5322 message?)."
+    return "No sender address (no From header)."
+
+
+def _broken(message) -> str:
+    """", the MIME structure is broken (...)" when the parser noted defects, else ""."""
+    defects = sorted({type(d).__name__ for part in message.walk() for d in part.defects})
+    return f": the MIME structure is broken ({', '.join(defects)})" if defects else ""
+
+
 @transaction.atomic
 def email_receive(*, message, provider: str, now=None) -> InboundEmail:
     """Receive one email (see the module's steps). Returns its record."""
     now = now or timezone.now()
     raw = message.as_string()
-    message_id = (_ids(message.get("Message-ID")) or [""])[0]
+    # No e-mail may carry a NUL byte (RFC 5322), and PostgreSQL's text and jsonb refuse one (a
+    # post of binary noise was a 500 there): stored as U+FFFD, and said in the note.
+    nul = "\x00" in raw
+    raw = _storable(raw)
+    message_id = _storable((_ids(message.get("Message-ID")) or [""])[0])
     if not message_id:
         message_id = f"<sha256-{hashlib.sha256(raw.encode('utf-8', 'replace')).hexdigest()[:40]}@inbound.invalid>"
     existing = InboundEmail.objects.filter(message_id=message_id).first()
     if existing is not None:
         return existing
-    name, from_email = parseaddr(message.get("From") or "")
+    name, from_email = (_storable(part) for part in parseaddr(message.get("From") or ""))
     from_email = from_email.strip().lower()
-    subject = " ".join((message.get("Subject") or "").split())[:300]
-    references = _ids(message.get("References"))
-    in_reply_to = _ids(message.get("In-Reply-To"))
-    text = _text_of(message)
+    subject = _storable(" ".join((message.get("Subject") or "").split())[:300])
+    references = [_storable(i) for i in _ids(message.get("References"))]
+    in_reply_to = [_storable(i) for i in _ids(message.get("In-Reply-To"))]
+    text = _storable(_text_of(message))
     record = InboundEmail(provider=provider, message_id=message_id, from_email=from_email[:300], from_name=name[:200],
                           subject=subject, in_reply_to=" ".join(in_reply_to)[:300], references=" ".join(references),
                           raw=raw, text=text)
 
     def done(outcome: str, note: str = "", **fields) -> InboundEmail:
+        if nul:
+            note = f"{note} Its NUL bytes (no e-mail may carry one) are stored as U+FFFD.".strip()
         record.outcome, record.note = outcome, note[:500]
         for key, value in fields.items():
             setattr(record, key, value)
@@ -188,10 +213,10 @@ def email_receive(*, message, provider: str, now=None) -> InboundEmail:
     if dropped:
         return done(dropped, why)
     if not from_email:
-        return done(InboundEmail.Outcome.REFUSED, "No sender address.")
+        return done(InboundEmail.Outcome.REFUSED, _no_sender(message, raw))
     record.stripped = reply_text(text)
     if not record.stripped:
-        return done(InboundEmail.Outcome.REFUSED, "No text.")
+        return done(InboundEmail.Outcome.REFUSED, "No text" + _broken(message) + ".")
     from casework.support.tickets import MESSAGE_MAX_LENGTH
 
     stripped = record.stripped[:MESSAGE_MAX_LENGTH]

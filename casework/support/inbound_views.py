@@ -6,7 +6,8 @@ any provider's raw MIME option), each authenticated its own way:
   mailgun                               HMAC signature (MAILGUN_WEBHOOK_SIGNING_KEY), and
                                         basic auth too when a secret is set
 
-A post that fails its check is answered 400 (anymail's validation failure); a provider whose
+A post that fails its check is answered 400 (anymail's validation failure); a raw message
+that is refused (empty, not an e-mail, no sender, no text) is stored and answered 422 naming why; a provider whose
 check is not configured refuses every post (403), never accepting unsigned mail. Each accepted
 message goes to casework.support.inbound.email_receive; a retry of the same Message-ID is a
 no-op there, so the provider may repeat a post safely.
@@ -29,10 +30,23 @@ from django.views.decorators.csrf import csrf_exempt
 
 
 class RawMimeInboundWebhookView(AnymailBaseWebhookView):
-    """A whole RFC 5322 message as the request body (Content-Type message/rfc822 or any)."""
+    """A whole RFC 5322 message as the request body (Content-Type message/rfc822 or any).
+
+    The caller is a relay that can bounce or retry, so it is told when the message is refused
+    (an empty post, binary noise, headers without text, a broken MIME structure): 422 with the
+    reason, the refused message stored all the same (as email_receive stores it). Anything
+    else it took (a ticket, a join, held, a dropped auto-reply) is a 200."""
 
     esp_name = "Raw MIME"
     signal = inbound
+
+    def post(self, request, *args, **kwargs):
+        response = super().post(request, *args, **kwargs)
+        record = getattr(request, "inbound_record", None)
+        if record is not None and record.outcome == record.Outcome.REFUSED:
+            return JsonResponse({"detail": f"The message was refused: {record.note}", "code": "refused",
+                                 "outcome": record.outcome, "message_id": record.message_id}, status=422)
+        return response
 
     def parse_events(self, request):
         message = AnymailInboundMessage.parse_raw_mime_bytes(request.body)
@@ -77,4 +91,7 @@ def _on_inbound(sender, event, esp_name, **kwargs):
         return
     from casework.support.inbound import email_receive
 
-    email_receive(message=event.message, provider=OURS[sender])
+    record = email_receive(message=event.message, provider=OURS[sender])
+    if sender is RawMimeInboundWebhookView:
+        # The raw view answers with what became of it (esp_event is its request).
+        event.esp_event.inbound_record = record

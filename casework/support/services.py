@@ -408,21 +408,23 @@ def ticket_auto_send(*, actor, ticket: Ticket) -> TicketMessage | None:
                            "decided": "not sent",
                            "reason": f"{ticket.customer.customer_id} is a VIP: a person sends the reply."})
         return None
+    if not ticket.customer.email:
+        # Nothing could go out: a sent-looking state with no email behind it is what issue 43 removed.
+        audit_record(actor="system", action="support.guard_applied", case=ticket.case, obj=ticket,
+                     data={"rule": "no_address_never_auto_sent", "field": "auto_send", "proposed": "send",
+                           "decided": "not sent",
+                           "reason": f"{ticket.customer.customer_id} has no email address: nothing can be sent; "
+                                     "a person answers another way or closes it."})
+        return None
     message = _message_add(ticket=ticket, direction=TicketMessage.Direction.AGENT, text=ticket.suggested_reply,
                            channel=ticket.channel, auto_sent=True)
     feedback_append(ticket, message)  # "Did this answer your question?" (casework.support.feedback)
     email = _reply_email(ticket=ticket, message=message)
     ticket.first_response_at = ticket.first_response_at or message.created_at
-    if email is None:
-        ticket.completed_at = message.created_at
-        _move(actor=actor, ticket=ticket, to=TicketState.REPLIED,
-              reason="Sent automatically (SUPPORT_AUTO_SEND); the customer has no email address.",
-              data={"message": message.pk, "auto_sent": True}, save=("first_response_at", "completed_at"))
-    else:
-        _move(actor=actor, ticket=ticket, to=TicketState.REPLY_QUEUED,
-              reason="Written automatically (SUPPORT_AUTO_SEND); its email is queued.",
-              data={"message": message.pk, "auto_sent": True, "email": email.pk}, save=("first_response_at",))
-    audit_record(actor=actor, action="support.reply_auto_sent", case=ticket.case, obj=message,
+    _move(actor=actor, ticket=ticket, to=TicketState.REPLY_QUEUED,
+          reason="Written automatically (SUPPORT_AUTO_SEND); its email is queued.",
+          data={"message": message.pk, "auto_sent": True, "email": email.pk}, save=("first_response_at",))
+    audit_record(actor=actor, action="support.reply_auto_written", case=ticket.case, obj=message,
                  data={"ticket_id": ticket.ticket_id, "body": ticket.suggested_reply[:500]})
     return message
 
@@ -477,7 +479,9 @@ def reply_translation_apply(*, actor, message_id: int, output: dict | None, prov
 
 def reply_email_sent(email) -> None:
     """The mail server accepted a reply's email (in the transaction that records it): the
-    ticket waiting on it is replied, and `support.reply_sent` goes out to the webhooks."""
+    ticket waiting on it is replied (the email is the fact "replied" rests on), a person's reply
+    closes its case as `replied` (their decision, taken at the click, recorded now that it
+    happened), and `support.reply_sent` goes out to the webhooks."""
     from casework.outbox.services import case_data, event_record
 
     message = TicketMessage.objects.filter(pk=email.source_id).select_related("ticket", "sent_by").first()
@@ -488,7 +492,14 @@ def reply_email_sent(email) -> None:
         ticket.completed_at = email.sent_at
         _move(actor="system", ticket=ticket, to=TicketState.REPLIED,
               reason=f"The reply's email was accepted by the mail server ({email.message_id}).",
-              data={"message": message.pk, "email": email.pk}, save=("completed_at",))
+              data={"message": message.pk, "email": email.pk}, save=("completed_at",), fact=email)
+    if message.sent_by_id and not message.auto_sent and not ticket.case.is_closed \
+            and ticket.lifecycle == TicketState.REPLIED:
+        from casework.cases.services import case_close
+
+        case_close(actor=message.sent_by, case=ticket.case, outcome="replied",
+                   reason=f"Replied to the customer (the mail server accepted the email at "
+                          f"{email.sent_at:%Y-%m-%d %H:%M} UTC): {_as_written(message)[:300]}")
     event_record(type="support.reply_sent", case=ticket.case, now=email.sent_at, data={
         "case": case_data(ticket.case), "ticket_id": ticket.ticket_id, "customer_id": ticket.customer.customer_id,
         "message": {"id": message.pk, "message_id": email.message_id, "subject": email.subject,
@@ -497,9 +508,30 @@ def reply_email_sent(email) -> None:
                     "sent_at": email.sent_at.isoformat()}})
 
 
+def _as_written(message: TicketMessage) -> str:
+    """The reply as its author wrote it (before the translation and the feedback link)."""
+    written = (message.translation or {}).get("as_written") or message.text
+    return written.split("\n\nDid this answer your question?")[0].strip()
+
+
+def _told_of_a_failed_reply(ticket: Ticket, message: TicketMessage) -> list[User]:
+    """Who hears that a reply did not reach the customer: its author, the case's assignee, and,
+    with nobody assigned, the ticket's group (or else every investigator who may see the case)."""
+    from casework.cases.visibility import people_who_may_see
+    from casework.people.roles import is_investigator
+    from casework.support.groups import group_eligible_members
+
+    people = [u for u in (message.sent_by, ticket.case.assignee) if u is not None]
+    if ticket.case.assignee_id is None:
+        people += (group_eligible_members(ticket.group, ticket.case) if ticket.group_id else
+                   [u for u in people_who_may_see(ticket.case).order_by("username") if is_investigator(u)])
+    return list({u.pk: u for u in people if u.is_active}.values())
+
+
 def reply_email_failed(email) -> None:
-    """A reply's email failed after its retries: the ticket says so (a person must act, it is in
-    the queue when its case is open) and whoever wrote the reply is told."""
+    """A reply's email failed after its retries: the ticket says so, the case (still open: it
+    closes as replied only on the mail server's acceptance) is back in the queue with a person
+    to act, and its author, its assignee (or, unassigned, its group or team) are told."""
     from casework.cases.notifications.services import notification_send
 
     message = TicketMessage.objects.filter(pk=email.source_id).select_related("ticket", "sent_by").first()
@@ -510,21 +542,35 @@ def reply_email_failed(email) -> None:
         _move(actor="system", ticket=ticket, to=TicketState.REPLY_FAILED,
               reason=f"The reply's email failed after {email.attempts} attempts: {email.last_error}",
               data={"message": message.pk, "email": email.pk})
-    if message.sent_by_id:
-        notification_send(actor="system", kind="support", user=message.sent_by, case=ticket.case,
-                          subject=f"Your reply on {ticket.ticket_id} was not delivered",
-                          body=f"The email to {email.to} failed after {email.attempts} attempts: {email.last_error}. "
-                               "Send it again from the ticket's page.",
+    author = message.sent_by.get_username() if message.sent_by_id else "the automatic reply"
+    for user in _told_of_a_failed_reply(ticket, message):
+        notification_send(actor="system", kind="support", user=user, case=ticket.case,
+                          subject=f"The reply on {ticket.ticket_id} was not delivered",
+                          body=f"The email to {email.to} ({author}) failed after {email.attempts} attempts: "
+                               f"{email.last_error}. The customer has not got it; {ticket.case.reference} is back in "
+                               "the queue. Send it again from the ticket's page, or close it without a reply.",
                           url=f"/cases/{ticket.case.reference}/")
 
 
 @transaction.atomic
 def ticket_reply_resend(*, actor, ticket: Ticket) -> TicketMessage:
-    """A person sends the failed reply's email again (the same message and Message-ID)."""
+    """A person sends the failed reply's email again (the same message and Message-ID), or the
+    reply that could not be sent once the customer has an email address."""
     from casework.outbox.email import email_retry
     from casework.outbox.models import OutboundEmail
 
     ticket = _lock(ticket)
+    if ticket.lifecycle == TicketState.REPLY_UNSENT:
+        message = ticket.messages.filter(direction=TicketMessage.Direction.AGENT, email__isnull=True) \
+            .order_by("-id").first()
+        if message is None or not ticket.customer.email:
+            raise Conflict(f"{ticket.customer.customer_id} has no email address yet: add it, then send the reply.",
+                           code="no_address")
+        email = _reply_email(ticket=ticket, message=message)
+        _move(actor=actor, ticket=ticket, to=TicketState.REPLY_QUEUED,
+              reason=f"The customer's address was added; a person sent the reply to {email.to}.",
+              data={"message": message.pk, "email": email.pk})
+        return message
     message = (ticket.messages.filter(direction=TicketMessage.Direction.AGENT, email__state=OutboundEmail.State.FAILED)
                .select_related("email").order_by("-id").first())
     if message is None:
@@ -550,8 +596,9 @@ def _close_without_reply(*, actor, ticket: Ticket, outcome: str, reason: str):
 
 def ticket_after_close(*, actor, ticket: Ticket, outcome: str, reason: str = "") -> Ticket:
     """The ticket follows its case's close (a decision here, or the generic close): a ticket
-    that is still open is closed without a reply (a `replied` close needs a reply sent, which
-    has moved the ticket to replied already: support_case_closing refuses it otherwise)."""
+    that is still open is closed without a reply (a `replied` close needs a reply that went
+    out, which has moved the ticket to replied already: support_case_closing refuses it
+    otherwise)."""
     if ticket.lifecycle in FINAL or ticket.lifecycle == TicketState.REPLY_QUEUED:
         # A reply was written and its email is on its way: the email's outcome moves the ticket.
         return ticket
@@ -562,19 +609,27 @@ def ticket_after_close(*, actor, ticket: Ticket, outcome: str, reason: str = "")
 
 
 def replied_close_refusal(ticket: Ticket) -> str:
-    """Why the case may not be closed as `replied` ("" if it may): no reply has gone out."""
-    if ticket.messages.filter(direction=TicketMessage.Direction.AGENT).exists():
+    """Why the case may not be closed as `replied` ("" if it may): no reply has gone out (the
+    ticket is replied only once the mail server accepted a reply's email)."""
+    if ticket.lifecycle == TicketState.REPLIED:
         return ""
-    return (f"No reply was sent on {ticket.ticket_id}: send the reply from the ticket's page (that closes it "
-            "as replied), or choose another outcome.")
+    if ticket.lifecycle == TicketState.REPLY_QUEUED:
+        return (f"The reply on {ticket.ticket_id} is queued, not sent: the case closes as replied by itself once "
+                "the mail server accepts it.")
+    return (f"No reply was sent on {ticket.ticket_id}: send the reply from the ticket's page (the case closes "
+            "as replied once its email is accepted), or choose another outcome.")
 
 
 @transaction.atomic
 def ticket_reply(*, actor, ticket: Ticket, body: str) -> TicketMessage:
-    """A person sends the (edited) reply and closes the case as `replied`. A second reply (after
-    another person's, or after the system sent the drafted one) is a Conflict."""
+    """A person sends the (edited) reply: their decision to close the case as `replied`. The
+    reply's email is queued; the case stays open (awaiting the mail server) and closes as
+    replied only when the server accepts it (reply_email_sent), or comes back to the queue
+    if it fails (reply_email_failed). A customer with no email address gets nothing: the reply
+    is written, not sent (reply_unsent), and the case stays with a person. A second reply
+    (after another person's, or after the system sent the drafted one) is a Conflict."""
     from casework.cases.lifecycle.services import transition_check
-    from casework.cases.services import case_close
+    from casework.cases.services import case_may_decide
 
     body = (body or "").strip()
     if not body:
@@ -582,50 +637,62 @@ def ticket_reply(*, actor, ticket: Ticket, body: str) -> TicketMessage:
     if len(body) > MESSAGE_MAX_LENGTH:
         raise ValidationError({"body": f"A reply is at most {MESSAGE_MAX_LENGTH} characters."})
     ticket = _lock(ticket)
-    if not ticket.case.is_closed:
-        if ticket.lifecycle in (TicketState.REPLIED, TicketState.REPLY_QUEUED):
-            sent = ticket.messages.filter(direction=TicketMessage.Direction.AGENT).order_by("-id").first()
-            who = "the system" if sent is None or sent.auto_sent else (
-                sent.sent_by.get_username() if sent.sent_by else "someone")
-            when = f" at {sent.created_at:%Y-%m-%d %H:%M} UTC" if sent else ""
-            raise Conflict(f"{ticket.ticket_id} was already answered by {who}{when}; a second reply is refused. "
-                           "Close the case to confirm that reply.", code="already_replied")
-        transition_check(SUPPORT_LIFECYCLE, actor=actor, source=ticket.lifecycle,
-                         target=TicketState.REPLY_QUEUED if ticket.customer.email else TicketState.REPLIED,
-                         reference=ticket.case.reference)
+    case = ticket.case
+    if case.is_closed:
+        decision = case.decisions.filter(final=True).select_related("decided_by").first()
+        who = decision.decided_by.get_username() if decision and decision.decided_by else "someone"
+        raise Conflict(f"{case.reference} was already closed by {who}"
+                       + (f" at {decision.decided_at:%Y-%m-%d %H:%M} UTC." if decision else "."),
+                       code="already_closed")
+    case_may_decide(actor, case)
+    if ticket.lifecycle in (TicketState.REPLIED, TicketState.REPLY_QUEUED, TicketState.REPLY_FAILED,
+                            TicketState.REPLY_UNSENT):
+        sent = ticket.messages.filter(direction=TicketMessage.Direction.AGENT).order_by("-id").first()
+        who = "the system" if sent is None or sent.auto_sent else (
+            sent.sent_by.get_username() if sent.sent_by else "someone")
+        when = f" at {sent.created_at:%Y-%m-%d %H:%M} UTC" if sent else ""
+        then = {TicketState.REPLIED: "Close the case to confirm that reply.",
+                TicketState.REPLY_QUEUED: "Its email is queued; the case closes as replied once it is accepted.",
+                TicketState.REPLY_FAILED: "Its email failed: send it again, or close the case without a reply.",
+                TicketState.REPLY_UNSENT: "The customer has no email address: add it and send that reply, or "
+                                          "close the case without a reply."}[ticket.lifecycle]
+        raise Conflict(f"{ticket.ticket_id} was already answered by {who}{when}; a second reply is refused. {then}",
+                       code="already_replied")
+    target = TicketState.REPLY_QUEUED if ticket.customer.email else TicketState.REPLY_UNSENT
+    transition_check(SUPPORT_LIFECYCLE, actor=actor, source=ticket.lifecycle, target=target,
+                     reference=case.reference)
     message = _message_add(ticket=ticket, direction=TicketMessage.Direction.AGENT, text=body,
                            channel=ticket.channel, sent_by=actor if isinstance(actor, User) else None)
-    # A closed case refuses here (409 naming who closed it); the message above is rolled back.
-    case_close(actor=actor, case=ticket.case, outcome="replied", reason=f"Replied to the customer: {body[:300]}")
+    edited = body != (ticket.suggested_reply or "").strip()
     if ticket.customer.email and _needs_translation(ticket):
         # Emailed once reply_translator has given it in the customer's language (reply_translation_apply).
         TicketMessage.objects.filter(pk=message.pk).update(
             translation={"status": "pending", "language": ticket.language})
         _reply_translate(actor=actor, ticket=ticket, message=message)
-        email = message.email = None
+        message.email = None
         ticket.first_response_at = ticket.first_response_at or message.created_at
         _move(actor=actor, ticket=ticket, to=TicketState.REPLY_QUEUED,
               reason=f"A person sent the reply; it is translated to {ticket.language}, then emailed.",
               data={"message": message.pk, "translation": "pending"}, save=("first_response_at",))
-        audit_record(actor=actor, action="support.reply_sent", case=ticket.case, obj=message,
-                     data={"ticket_id": ticket.ticket_id, "body": body[:500],
-                           "edited": body != (ticket.suggested_reply or "").strip()})
+        audit_record(actor=actor, action="support.reply_written", case=case, obj=message,
+                     data={"ticket_id": ticket.ticket_id, "body": body[:500], "edited": edited,
+                           "email": "after the translation"})
         return message
     feedback_append(ticket, message)  # "Did this answer your question?" (casework.support.feedback)
     email = _reply_email(ticket=ticket, message=message)
-    ticket.first_response_at = ticket.first_response_at or message.created_at
     if email is None:
-        ticket.completed_at = message.created_at
-        _move(actor=actor, ticket=ticket, to=TicketState.REPLIED,
-              reason="A person sent the reply; the customer has no email address.",
-              data={"message": message.pk}, save=("first_response_at", "completed_at"))
+        # Nothing went out, so it is no first response either.
+        _move(actor=actor, ticket=ticket, to=TicketState.REPLY_UNSENT,
+              reason="A person wrote the reply, but the customer has no email address: nothing was sent.",
+              data={"message": message.pk})
     else:
+        ticket.first_response_at = ticket.first_response_at or message.created_at
         _move(actor=actor, ticket=ticket, to=TicketState.REPLY_QUEUED,
-              reason="A person sent the reply; its email is queued.",
+              reason="A person sent the reply; its email is queued (the case closes as replied once it is accepted).",
               data={"message": message.pk, "email": email.pk}, save=("first_response_at",))
-    audit_record(actor=actor, action="support.reply_sent", case=ticket.case, obj=message,
-                 data={"ticket_id": ticket.ticket_id, "body": body[:500],
-                       "edited": body != (ticket.suggested_reply or "").strip()})
+    audit_record(actor=actor, action="support.reply_written", case=case, obj=message,
+                 data={"ticket_id": ticket.ticket_id, "body": body[:500], "edited": edited,
+                       "email": email.pk if email else None})
     return message
 
 

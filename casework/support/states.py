@@ -4,7 +4,9 @@
         │   ──agent──> answer_ready ──system (SUPPORT_AUTO_SEND)──> replied
         │   ──agent──> escalated            │
         └───agent/system──> triage_failed   │
-    any open state ──person (one click: send the reply)──> replied
+    any open state ──person (one click: send the reply)──> reply_queued ──system (the mail server accepted it)──> replied
+                                                          └──system (failed after its retries)──> reply_failed
+    any open state ──person (the customer has no address)──> reply_unsent ──person (an address was added: send)──> reply_queued
     any open state ──person (escalate elsewhere, no action needed)──> closed_no_reply
     routed / triage_failed / answer_ready / reopened ──person (to a group)──> escalated
     routed / triage_failed / escalated / reopened ──person (asks the customer)──> pending
@@ -26,10 +28,18 @@ raised as failed; only a person replies by hand or closes. Tickets that a new me
 (the seed's "activated" tickets) are MATCHABLE; tickets waiting for a person are WAITING (the
 support queue).
 
-Each state puts the shared case in the queue (State.case_status). The two end states are
-reached by a person's decision, which has closed the case already (the transition service then
-leaves it closed); only an auto-sent reply reaches "replied" on an open case, which then awaits
-the customer until a person confirms it. closed_no_reply says Closed: only a person's move
+A claim rests on a fact (DESIGN.md): "replied" is entered only with the reply's OutboundEmail
+in state sent (lifecycle_transition checks it). A person's reply is their decision to close the
+case as `replied`, but the case stays open until that fact arrives: the mail server's
+acceptance closes it with their decision (casework.support.services.reply_email_sent); a
+failure brings it back to the queue (reply_failed) and tells the people working it. A customer
+with no email address gets nothing sent: the reply is written, not sent (reply_unsent), until
+an address is added and it goes out.
+
+Each state puts the shared case in the queue (State.case_status). closed_no_reply is reached
+by a person's decision, which has closed the case already (the transition service then leaves
+it closed); "replied" follows the accepted email (a person's reply then closes the case; an
+auto-sent one leaves it awaiting the customer until a person confirms it). closed_no_reply says Closed: only a person's move
 enters it (tests/cases/test_lifecycles.py holds every type to that). That is why the system's
 auto-close after SUPPORT_AUTO_CLOSE_DAYS is its own state, closed_inactive: the ticket says what
 the system did under that policy, and the case waits for a person's decision
@@ -40,7 +50,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from casework.cases.lifecycle.table import AGENT, PERSON, SYSTEM, Lifecycle, State, move
+from casework.cases.lifecycle.table import AGENT, PERSON, SYSTEM, Fact, Lifecycle, State, move
 
 
 class TicketState(models.TextChoices):
@@ -53,6 +63,7 @@ class TicketState(models.TextChoices):
     CLOSED_INACTIVE = "closed_inactive", "Closed for inactivity"
     REPLY_QUEUED = "reply_queued", "Reply written, email queued"
     REPLY_FAILED = "reply_failed", "Reply not delivered"
+    REPLY_UNSENT = "reply_unsent", "Reply written, not sent: no email address"
     REPLIED = "replied", "Reply sent"
     CLOSED_NO_REPLY = "closed_no_reply", "Closed without a reply"
     REOPENED = "reopened", "Reopened: the customer wrote back"
@@ -82,9 +93,12 @@ MEANINGS = {
                      "nothing has reached the customer yet. The email worker moves it on.",
     S.REPLY_FAILED: "The reply's email could not be delivered after its retries (the reason is on the page): "
                     "the customer has not got it. A person sends it again or closes the ticket.",
-    S.REPLIED: "A reply really went out (its email was accepted by the mail server, or, for a customer with no "
-               "address, it was recorded for the channel it came from): a person's one click (which closes the case as replied) or "
-               "SUPPORT_AUTO_SEND (the case then awaits the customer until a person confirms the reply).",
+    S.REPLY_UNSENT: "A person wrote a reply, but the customer has no email address: nothing went out and no "
+                    "support.reply_sent was emitted. The case stays with a person: add the customer's address and "
+                    "send it, or close the case without a reply.",
+    S.REPLIED: "A reply really went out: its email was accepted by the customer's mail server. A person's reply "
+               "then closes the case as replied (their decision, recorded when the fact arrived); one sent by "
+               "SUPPORT_AUTO_SEND leaves the case awaiting the customer until a person confirms it.",
     S.CLOSED_NO_REPLY: "A person closed the case without a reply (escalated elsewhere, or no action needed). "
                        "Reached only once the decision closed the case; the SLA clock stops.",
     S.REOPENED: "The customer answered a solved ticket's thread within SUPPORT_REOPEN_DAYS (In-Reply-To, References "
@@ -106,6 +120,8 @@ CASE_STATUS = {
     S.REPLY_QUEUED: "awaiting_response",
     # A person has to act: the reply did not reach the customer.
     S.REPLY_FAILED: "in_progress",
+    # Nothing went out: a person adds an address and sends it, or closes without a reply.
+    S.REPLY_UNSENT: "in_progress",
     S.REPLIED: "awaiting_response",
     S.CLOSED_NO_REPLY: "closed",
     S.REOPENED: "in_progress",
@@ -122,13 +138,22 @@ FOR_ACTION = {"route_specialist": S.ROUTED, "auto_respond": S.ANSWER_READY, "esc
 # persisted, and a new message opens a new ticket.
 MATCHABLE = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED, S.PENDING, S.CLOSED_INACTIVE, S.REOPENED)
 # Waiting for a person: the support queue.
-WAITING = (S.TRIAGE_FAILED, S.ROUTED, S.ANSWER_READY, S.ESCALATED, S.REPLY_FAILED, S.CLOSED_INACTIVE, S.REOPENED)
+WAITING = (S.TRIAGE_FAILED, S.ROUTED, S.ANSWER_READY, S.ESCALATED, S.REPLY_FAILED, S.REPLY_UNSENT, S.CLOSED_INACTIVE,
+           S.REOPENED)
 # Sending a reply: a person's, or SUPPORT_AUTO_SEND's (from answer_ready).
 REPLY_FROM = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED, S.ESCALATED, S.PENDING, S.CLOSED_INACTIVE, S.REOPENED)
 # A person may ask the customer and wait (pending) from these.
 PENDING_FROM = (S.TRIAGE_FAILED, S.ROUTED, S.ESCALATED, S.REOPENED)
 # A triage (a new one after a follow-up, too) may route the ticket from these.
 TRIAGED_FROM = (S.RECEIVED, S.TRIAGE_FAILED, S.ROUTED)
+
+# What a state says happened outside Casework, and the record it rests on (DESIGN.md: "A claim
+# rests on a fact"): lifecycle_transition enters it only with that record.
+CLAIMS = {
+    S.REPLIED: {"claim": "the reply reached the customer's mail server",
+                "fact": Fact("outbox.OutboundEmail", "the reply's email, accepted by the mail server (state sent)",
+                             holds=lambda email: email.state == "sent" and email.purpose == "support.reply")},
+}
 
 SUPPORT_LIFECYCLE = Lifecycle(
     key="support_ticket",
@@ -137,7 +162,7 @@ SUPPORT_LIFECYCLE = Lifecycle(
     field="lifecycle",
     initial=S.RECEIVED,
     audit_action="support.state_changed",
-    states=tuple(State(str(s), s.label, MEANINGS[s], CASE_STATUS[s]) for s in S),
+    states=tuple(State(str(s), s.label, MEANINGS[s], CASE_STATUS[s], **CLAIMS.get(s, {})) for s in S),
     transitions=tuple(
         move([S.RECEIVED, S.ROUTED], S.TRIAGE_FAILED, AGENT, SYSTEM,
              note="the triage failed, stopped, or its run raised: a person triages")
@@ -146,10 +171,9 @@ SUPPORT_LIFECYCLE = Lifecycle(
         + move(S.RECEIVED, S.ESCALATED, AGENT, note="the triage recommends escalate_human")
         + move([S.TRIAGE_FAILED, S.ROUTED], S.ESCALATED, AGENT, PERSON,
                note="the triage recommends escalate_human, or a person escalates it to a group")
-        + move(S.ANSWER_READY, S.REPLIED, PERSON, SYSTEM,
-               note="sent in one click, or by SUPPORT_AUTO_SEND (never a VIP's), to a customer with no email address")
-        + move(REPLY_FROM, S.REPLIED, PERSON,
-               note="a person sends the reply to a customer with no email address (closes the case as replied)")
+        + move([*REPLY_FROM, S.ANSWER_READY], S.REPLY_UNSENT, PERSON,
+               note="a person writes the reply, but the customer has no email address: nothing is sent")
+        + move(S.REPLY_UNSENT, S.REPLY_QUEUED, PERSON, note="an address was added: a person sends the reply")
         + move(S.ANSWER_READY, S.REPLY_QUEUED, PERSON, SYSTEM,
                note="sent in one click, or by SUPPORT_AUTO_SEND (never a VIP's): the email is queued")
         + move(REPLY_FROM, S.REPLY_QUEUED, PERSON, note="a person sends the reply: the email is queued")

@@ -22,12 +22,14 @@ def _lock(ticket: Ticket) -> Ticket:
     return Ticket.objects.select_for_update(of=("self",)).select_related("case", "customer").get(pk=ticket.pk)
 
 
-def _move(*, actor, ticket: Ticket, to: str, reason: str, data: dict | None = None, save: tuple[str, ...] = ()):
-    """The one way a ticket's state changes (SUPPORT_LIFECYCLE through lifecycle_transition)."""
+def _move(*, actor, ticket: Ticket, to: str, reason: str, data: dict | None = None, save: tuple[str, ...] = (),
+          fact=None):
+    """The one way a ticket's state changes (SUPPORT_LIFECYCLE through lifecycle_transition);
+    `fact`: the record a claiming state rests on (the accepted email, for "replied")."""
     from casework.cases.lifecycle.services import lifecycle_transition
 
     return lifecycle_transition(actor=actor, lifecycle=SUPPORT_LIFECYCLE, record=ticket, to=to, reason=reason,
-                                data={"ticket_id": ticket.ticket_id, **(data or {})}, save=save)
+                                data={"ticket_id": ticket.ticket_id, **(data or {})}, save=save, fact=fact)
 
 
 def _message_add(*, ticket: Ticket, direction: str, text: str, channel: str = "", sent_by: User | None = None,
@@ -51,10 +53,12 @@ def reply_subject(ticket: Ticket) -> str:
     return f"[{ticket.ticket_id}] Re: {topic}"
 
 
-def _reply_email(*, ticket: Ticket, message: TicketMessage):
+def _reply_email(*, ticket: Ticket, message: TicketMessage, auto_submitted: str | None = None):
     """Queue `message`'s email to the customer, in the caller's transaction, threaded: In-Reply-To
     the customer's latest message with a Message-ID (or our latest), References every earlier
-    Message-ID of the thread. None when the customer has no address (nothing is emailed)."""
+    Message-ID of the thread. None when the customer has no address (nothing is emailed).
+    `auto_submitted` (RFC 3834): by default "auto-replied" for a message the system sent by
+    itself, none for a person's; a notice that answers no message says "auto-generated"."""
     from casework.outbox.email import email_queue, message_id_new
 
     if not ticket.customer.email:
@@ -67,7 +71,8 @@ def _reply_email(*, ticket: Ticket, message: TicketMessage):
         purpose=EMAIL_PURPOSE, to=ticket.customer.email, subject=reply_subject(ticket), body=message.text,
         case=ticket.case, source_id=message.pk, from_email=settings.SUPPORT_EMAIL_FROM,
         message_id=message_id_new(hint=ticket.ticket_id), in_reply_to=in_reply_to,
-        references=[mid for _, mid in earlier][-REFERENCES_KEEP:])
+        references=[mid for _, mid in earlier][-REFERENCES_KEEP:],
+        auto_submitted=("auto-replied" if message.auto_sent else "") if auto_submitted is None else auto_submitted)
     TicketMessage.objects.filter(pk=message.pk).update(email=email, email_message_id=email.message_id,
                                                        email_subject=email.subject)
     message.email, message.email_message_id, message.email_subject = email, email.message_id, email.subject

@@ -121,18 +121,20 @@ def _act(request, ticket_id: str, form_class, action, done):
 @investigator_required
 def reply(request, ticket_id: str):
     return _act(request, ticket_id, ReplyForm, services.ticket_reply, lambda message: (
-        "Reply queued: it is emailed to the customer (the thread shows when it went out)." if message.email_id
-        else "Reply recorded; the customer has no email address, so nothing was emailed."))
+        "Reply queued: the case closes as replied once the customer's mail server accepts the email "
+        "(the thread shows when it went out)." if message.email_id or (message.translation or {}).get("status")
+        else "Reply written, not sent: the customer has no email address. Add it and send the reply, or close "
+             "the case without a reply."))
 
 
 @require_POST
 @investigator_required
 def resend(request, ticket_id: str):
-    """Send a reply whose email failed again."""
+    """Send a reply whose email failed again, or a written one once the customer has an address."""
     ticket = _ticket(request, ticket_id)
     try:
         services.ticket_reply_resend(actor=request.user, ticket=ticket)
-        messages.success(request, "The reply's email is queued again.")
+        messages.success(request, "The reply's email is queued.")
     except DomainError as exc:
         messages.error(request, exc.message)
     return redirect("cases:detail", reference=ticket.case.reference)

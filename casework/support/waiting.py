@@ -108,7 +108,7 @@ def ticket_close_inactive(*, ticket: Ticket, now: datetime) -> TicketMessage | N
         return None  # an answer arrived (its intake will resume the ticket)
     message = _message_add(ticket=ticket, direction=TicketMessage.Direction.AGENT, text=auto_close_text(ticket, days),
                            channel=ticket.channel, auto_sent=True)
-    _reply_email(ticket=ticket, message=message)
+    _reply_email(ticket=ticket, message=message, auto_submitted="auto-generated")  # a notice, no answer
     ticket.completed_at = now
     _move(actor="system", ticket=ticket, to=TicketState.CLOSED_INACTIVE,
           reason=f"No answer from the customer for {days} days (SUPPORT_AUTO_CLOSE_DAYS): closed for inactivity "

@@ -10,11 +10,11 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casework.api_errors import JSONObjectParser
 from casework.api_schema import pydantic_openapi_30
 from casework.cases.api import IsInvestigator
 from casework.cases.selectors import case_get_for_user
@@ -55,10 +55,22 @@ class RecommendationSerializer(serializers.ModelSerializer):
 
 class RuleSerializer(serializers.ModelSerializer):
     promoted_by = serializers.CharField(source="promoted_by.username", default=None, allow_null=True)
+    monitoring = serializers.SerializerMethodField(
+        help_text="What the promoted rule is in monitoring, from its detection rule's version: draft (not "
+                  "promoted), proposed (in shadow mode, awaiting another manager's approval), active, approved "
+                  "(not running) or rejected.")
+    monitoring_label = serializers.SerializerMethodField()
 
     class Meta:
         model = RuleDraft
-        fields = ["name", "description", "conditions", "backtest", "status", "promoted_by", "promoted_at"]
+        fields = ["name", "description", "conditions", "backtest", "status", "monitoring", "monitoring_label",
+                  "promoted_by", "promoted_at"]
+
+    def get_monitoring(self, obj) -> str:
+        return obj.standing["key"]
+
+    def get_monitoring_label(self, obj) -> str:
+        return obj.standing["label"]
 
 
 class InvestigationSerializer(serializers.ModelSerializer):
@@ -71,6 +83,10 @@ class InvestigationSerializer(serializers.ModelSerializer):
     tool_executions = ExecutionSerializer(many=True)
     recommendations = RecommendationSerializer(many=True)
     rule_draft = serializers.SerializerMethodField()
+    severity = serializers.CharField(
+        source="assessed_severity", allow_null=True,
+        help_text="The agents' severity; null while pending or in progress, for an inconclusive investigation, "
+                  "and whenever nothing was analysed yet.")
 
     class Meta:
         model = Investigation
@@ -130,7 +146,7 @@ class RecommendationDecisionInputSerializer(serializers.Serializer):
 
 class TransactionImportApi(APIView):
     permission_classes = [IsInvestigator]
-    parser_classes = [JSONParser]
+    parser_classes = [JSONObjectParser]
     InputSerializer = TransactionImportInputSerializer
 
     @extend_schema(
@@ -163,7 +179,7 @@ class TransactionImportApi(APIView):
 
 class InvestigationStartApi(APIView):
     permission_classes = [IsInvestigator]
-    parser_classes = [JSONParser]
+    parser_classes = [JSONObjectParser]
     InputSerializer = InvestigationStartInputSerializer
 
     @extend_schema(operation_id="txn_investigations_start", request=InputSerializer,
@@ -204,7 +220,7 @@ class InvestigationResumeApi(APIView):
 
 class RecommendationDecideApi(APIView):
     permission_classes = [IsInvestigator]
-    parser_classes = [JSONParser]
+    parser_classes = [JSONObjectParser]
     InputSerializer = RecommendationDecisionInputSerializer
 
     @extend_schema(operation_id="txn_recommendations_decide", request=InputSerializer,

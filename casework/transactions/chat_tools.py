@@ -52,7 +52,7 @@ def get_investigation_record(args: CaseArgs) -> dict:
     (hypotheses and evidence) and the recommendations with their status."""
     inv = _investigation(args.reference)
     return {
-        "reference": inv.case.reference, "status": inv.status, "severity": inv.severity,
+        "reference": inv.case.reference, "status": inv.status, "severity": inv.assessed_severity,
         "confidence": inv.confidence_score, "summary": inv.summary, "error": inv.error,
         "tool_executions": [{"step": t.step, "tool": t.tool_name, "status": t.status,
                              "execution_time_ms": t.execution_time_ms, "output": t.output_summary,
@@ -77,6 +77,6 @@ def transaction_chat_context(case) -> dict:
     if inv is None:
         return {}
     txn = inv.transaction
-    return {"investigation": {"status": inv.status, "severity": inv.severity, "card": txn.account.account_id,
+    return {"investigation": {"status": inv.status, "severity": inv.assessed_severity, "card": txn.account.account_id,
                               "transaction_id": txn.transaction_id, "amount": str(txn.amount),
                               "currency": txn.currency, "merchant": txn.merchant}}

@@ -90,6 +90,11 @@ class Transaction(models.Model):
         return self.transaction_id
 
 
+def analysed(state: dict) -> bool:
+    """Whether an investigation's state holds any analysis: a severity rests on one."""
+    return any(state.get(key) for key in ("pattern_results", "similarity_results", "reasoning"))
+
+
 class Investigation(models.Model):
     # Declared with its moves in casework/transactions/states.py; written only through
     # states.investigation_transition.
@@ -126,7 +131,8 @@ class Investigation(models.Model):
             models.CheckConstraint(condition=Q(confidence_score__gte=0, confidence_score__lte=1),
                                    name="txn_investigation_confidence_range"),
             models.CheckConstraint(
-                condition=Q(status__in=["PENDING", "IN_PROGRESS", "COMPLETED", "INCONCLUSIVE", "FAILED", "TIMED_OUT"]),
+                condition=Q(status__in=["PENDING", "IN_PROGRESS", "COMPLETED", "INCONCLUSIVE", "FAILED", "TIMED_OUT",
+                                        "STOPPED"]),
                 name="txn_investigation_status_valid"),
             models.CheckConstraint(condition=Q(severity__in=["CRITICAL", "HIGH", "MEDIUM", "LOW"]),
                                    name="txn_investigation_severity_valid"),
@@ -144,6 +150,17 @@ class Investigation(models.Model):
     @property
     def is_resumable(self) -> bool:
         return self.status in self.RESUMABLE
+
+    @property
+    def assessed_severity(self) -> str | None:
+        """The severity the agents claim, or None: not while the planner has yet to finish
+        (pending, in progress), never for an inconclusive one, and only once some evidence
+        was analysed (a pattern, similarity or reasoning result). `severity` keeps the field's
+        default LOW; this is what pages and the API show."""
+        if self.status in (InvestigationStatus.PENDING, InvestigationStatus.IN_PROGRESS,
+                           InvestigationStatus.INCONCLUSIVE):
+            return None
+        return self.severity if analysed(self.state or {}) else None
 
 
 class PlannerDecision(models.Model):
@@ -172,6 +189,9 @@ class ToolExecution(models.Model):
         TIMED_OUT = "TIMED_OUT", "Timed out"
 
     investigation = models.ForeignKey(Investigation, on_delete=models.CASCADE, related_name="tool_executions")
+    # The round of the investigation: 1, then one more for each re-assessment on a joined hit
+    # that raised the stakes (casework.transactions.reassess), which runs every tool again.
+    assessment = models.PositiveSmallIntegerField(default=1)
     step = models.PositiveIntegerField()
     tool_name = models.CharField(max_length=40)
     input_summary = models.JSONField(default=dict)
@@ -184,9 +204,10 @@ class ToolExecution(models.Model):
     class Meta:
         ordering = ["investigation", "step"]
         constraints = [
-            # A tool runs once per investigation, even across resumes (seed 6.3: a failed or
-            # timed-out tool counts as done, so it is never retried in a loop).
-            models.UniqueConstraint(fields=["investigation", "tool_name"], name="txn_one_execution_per_tool"),
+            # A tool runs once per round of an investigation, even across resumes (seed 6.3: a
+            # failed or timed-out tool counts as done, so it is never retried in a loop).
+            models.UniqueConstraint(fields=["investigation", "assessment", "tool_name"],
+                                    name="txn_one_execution_per_tool_and_round"),
             models.CheckConstraint(condition=Q(status__in=["SUCCESS", "FAILED", "TIMED_OUT"]),
                                    name="txn_execution_status_valid"),
         ]
@@ -239,7 +260,9 @@ class Recommendation(models.Model):
 class RuleDraft(models.Model):
     class Status(models.TextChoices):
         DRAFT = "draft", "Draft"
-        PROMOTED = "promoted", "Promoted"
+        # Proposed to monitoring (a shadow-mode version awaiting another manager's approval):
+        # what it became is `monitoring` (the detection rule's version), not this word.
+        PROMOTED = "promoted", "Proposed to monitoring"
 
     investigation = models.OneToOneField(Investigation, on_delete=models.CASCADE, related_name="rule_draft")
     name = models.CharField(max_length=120)
@@ -267,6 +290,29 @@ class RuleDraft(models.Model):
     @property
     def conditions_json(self) -> str:
         return json.dumps(self.conditions, indent=1)
+
+    def monitoring_version(self):
+        """The newest version of the detection rule it was proposed as, or None (a draft)."""
+        if self.status != self.Status.PROMOTED:
+            return None
+        return RuleVersion.objects.filter(rule__drafted_from=self).order_by("-created_at", "-id").first()
+
+    @property
+    def standing(self) -> dict:
+        """What the rule is, from the monitoring record (the approval is the fact "live" or
+        "approved" rests on): {"key", "label", "tone"}. Green only once another manager
+        approved it and it runs."""
+        version = self.monitoring_version()
+        if version is None:
+            return {"key": "draft", "label": "Draft", "tone": ""}
+        mode = "in shadow mode" if version.mode == version.Mode.SHADOW else "live"
+        if version.status == version.Status.PROPOSED:
+            return {"key": "proposed", "label": f"Proposed, {mode}: awaiting approval", "tone": "badge-warn"}
+        if version.status == version.Status.REJECTED:
+            return {"key": "rejected", "label": "Proposal rejected", "tone": "badge-error"}
+        if version.status == version.Status.ACTIVE:
+            return {"key": "active", "label": f"Approved, running {mode}", "tone": "badge-ok"}
+        return {"key": "approved", "label": f"Approved ({mode}), not running", "tone": ""}
 
 
 # Transaction monitoring (rates, detection rules, hits) lives in its own module.

@@ -27,6 +27,7 @@ from casework.transactions.models import (
     Recommendation,
     RuleDraft,
     ToolExecution,
+    analysed,
 )
 from casework.transactions.states import ACTIVE, RESUMABLE, InvestigationStatus, investigation_transition
 
@@ -52,7 +53,8 @@ def _save_steps(investigation: Investigation, state: dict, *, last_only: bool = 
                             timestamp=_when(d["timestamp"])) for d in decisions]
     if rows:
         PlannerDecision.objects.bulk_create(rows, ignore_conflicts=True)
-    rows = [ToolExecution(investigation=investigation, step=e.get("step", 0), tool_name=e["tool_name"],
+    rows = [ToolExecution(investigation=investigation, assessment=e.get("assessment", 1), step=e.get("step", 0),
+                          tool_name=e["tool_name"],
                           input_summary=e["input_summary"], output_summary=e["output_summary"],
                           execution_time_ms=e["execution_time_ms"], status=e["status"],
                           error_message=e.get("error_message") or "", timestamp=_when(e["timestamp"]))
@@ -133,16 +135,18 @@ def investigation_complete(*, investigation_id: int, state: dict, summary: str =
     confidence), the state, the tool logs, the insights, the recommendations (and the
     drafted rule), the case's priority, then the audit entries of any override.
 
-    `state["status"]` is COMPLETED, INCONCLUSIVE or TIMED_OUT (or FAILED: a HIGH or CRITICAL
+    `state["status"]` is COMPLETED, INCONCLUSIVE, TIMED_OUT or STOPPED (or FAILED: a HIGH or CRITICAL
     one left with no recommendation at all, casework.transactions.agents.pipeline._require_recommendations). `partial`: the run stopped
     early (timed out, or at the step limit) and keeps everything it found. The case's
-    priority follows the severity, except that an inconclusive investigation claims none, a
-    partial one may raise the priority but never lower it, and a priority a person set stands.
+    priority follows the severity, except that an inconclusive investigation, or one that
+    analysed nothing, claims none, a partial one may raise the priority but never lower it,
+    and a priority a person set stands.
     """
     investigation = Investigation.objects.select_for_update().select_related("case").get(pk=investigation_id)
     status = state["status"]
     case = investigation.case
-    priority_note = _priority_decision(case, status=status, severity=state["severity"], partial=partial)
+    priority_note = _priority_decision(case, status=status, severity=state["severity"], partial=partial,
+                                       has_analysis=analysed(state))
     if isinstance(priority_note, dict):
         override_record(state, **priority_note)
     # 1. the investigation, and 2. the state
@@ -190,12 +194,13 @@ def investigation_complete(*, investigation_id: int, state: dict, summary: str =
     return investigation
 
 
-def _priority_decision(case, *, status: str, severity: str, partial: bool) -> str | dict | None:
+def _priority_decision(case, *, status: str, severity: str, partial: bool,
+                       has_analysis: bool = True) -> str | dict | None:
     """The priority the agents set now (a str), an override to record (a dict: a person's
     priority stands against the agents' assessment), or None (nothing to change). A run
     stopped early has not seen all the evidence: it never lowers the priority."""
-    if case.is_closed or status == S.INCONCLUSIVE:
-        return None  # an inconclusive investigation learned nothing: it claims no priority
+    if case.is_closed or status == S.INCONCLUSIVE or not has_analysis:
+        return None  # an inconclusive investigation, or one that analysed nothing, claims no priority
     assessed = PRIORITY_FOR_SEVERITY[severity]
     priority, person = agent_priority(case, assessed, may_lower=not partial)
     if person:

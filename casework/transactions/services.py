@@ -19,7 +19,7 @@ from casework.transactions import rules
 from casework.transactions.backtest import backtest
 from casework.transactions.events import ACTIONS, card_block_request
 from casework.transactions.models import Investigation, Recommendation, RuleDraft, Transaction
-from casework.transactions.states import investigation_transition
+from casework.transactions.states import FINAL, investigation_transition
 
 PIPELINE = "transactions"
 
@@ -78,6 +78,11 @@ def investigation_resume(*, actor, investigation: Investigation):
     investigation = _lock(investigation)
     if investigation.case.is_closed:
         raise Conflict(f"{investigation.case.reference} is closed.", code="case_closed")
+    if investigation.status in FINAL:
+        # The lifecycle lets only the system's re-assessment (a joined hit raising the stakes,
+        # casework.transactions.reassess) move these; a resume never does.
+        raise Conflict(f"{investigation.case.reference} cannot go from {investigation.get_status_display()} to "
+                       "In progress: the agents are done and a person decides.", code="transition_refused")
     if AgentRun.objects.filter(case=investigation.case, pipeline=PIPELINE, status__in=AgentRun.ACTIVE).exists():
         raise Conflict(f"{investigation.case.reference} is running already.", code="run_active")
     previous = investigation.status

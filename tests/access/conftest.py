@@ -169,11 +169,31 @@ def manager_request(mutation) -> InfoRequest:
     return InfoRequest.objects.get(mutation=mutation, kind=InfoRequest.Kind.MANAGER)
 
 
-@pytest.fixture
-def asked(submit):
-    """A mutation whose employee has been sent a link: the investigation's steps, by hand
-    (no agent runs, so these tests need no transactional database)."""
-    from casework.access.services import request_send, rights_check_record
+def ask_employee(mutation, *, deliver: bool = True) -> InfoRequest:
+    """From Clarification Requested: the employee's request written (Request queued) and, with
+    `deliver`, its email sent as the worker sends it (its task runs on commit, which tests on a
+    rolled-back transaction never reach): the mail server's acceptance is the fact that moves
+    the change to Awaiting User Response (issue 43)."""
+    from casework.access.services import request_send
+    from casework.access.states import AccessStatus, mutation_transition
+    from casework.cases.notifications.email import notification_email
+    from casework.cases.notifications.models import Notification
+
+    request, created = request_send(actor="system", mutation=mutation, kind=InfoRequest.Kind.EMPLOYEE,
+                                    subject="Please explain", body="You changed Jan's access without the rights.")
+    assert created
+    mutation.refresh_from_db()
+    if mutation.status == AccessStatus.CLARIFICATION_REQUESTED:  # not yet moved on by the email's outcome
+        mutation_transition(actor="system", mutation=mutation, to=AccessStatus.USER_REQUEST_QUEUED, reason="test")
+    if deliver:
+        notification_email(Notification.objects.filter(target_id=request.pk, kind="request").latest("id").pk)
+        mutation.refresh_from_db()
+        assert mutation.status == AccessStatus.AWAITING_USER_RESPONSE
+    return request
+
+
+def _clarification_requested(submit):
+    from casework.access.services import rights_check_record
     from casework.access.states import AccessStatus, mutation_transition
 
     mutation = submit(investigate=False)
@@ -183,11 +203,21 @@ def asked(submit):
         "authorized": False, "held_level": "Write",
         "evidence": [{"source": "direct", "reference": "A1", "system": "FinanceApp", "level": "Write",
                       "covers": False, "note": "Write is below the required Admin"}]})
-    request, created = request_send(actor="system", mutation=mutation, kind=InfoRequest.Kind.EMPLOYEE,
-                                    subject="Please explain", body="You changed Jan's access without the rights.")
-    assert created
-    mutation_transition(actor="system", mutation=mutation, to=AccessStatus.AWAITING_USER_RESPONSE, reason="test")
-    return request
+    return mutation
+
+
+@pytest.fixture
+def asked(submit):
+    """A mutation whose employee has been sent a link, and its email accepted: the
+    investigation's steps, by hand (no agent runs, so these tests need no transactional
+    database)."""
+    return ask_employee(_clarification_requested(submit))
+
+
+@pytest.fixture
+def asked_unsent(submit):
+    """As `asked`, but the link's email not sent yet (Request queued)."""
+    return ask_employee(_clarification_requested(submit), deliver=False)
 
 
 @pytest.fixture

@@ -65,7 +65,8 @@ def test_the_email_goes_out_from_a_celery_task_after_commit(submit, django_captu
 
 
 def test_a_failed_delivery_is_retried_spaced_out_then_shown_with_a_resend_button(
-        asked, smtp_down, alice_client, monkeypatch, settings):
+        asked_unsent, smtp_down, alice_client, monkeypatch, settings):
+    asked = asked_unsent
     countdowns = []
     original = tasks.notification_email_send.retry
 
@@ -84,6 +85,9 @@ def test_a_failed_delivery_is_retried_spaced_out_then_shown_with_a_resend_button
     assert note.delivery == "failed" and note.email_attempts == 4
     assert "SMTPServerDisconnected" in note.email_error
     assert AuditEntry.objects.filter(action="notification.email_failed", object_id=str(note.pk)).exists()
+    # Issue 43: nobody was told, so the change does not await the employee.
+    asked.mutation.refresh_from_db()
+    assert asked.mutation.status == "user_request_failed"
 
     reference = asked.mutation.case.reference
     html = alice_client.get(f"/cases/{reference}/").content.decode()

@@ -154,10 +154,13 @@ def dana(org):
 def ask_validator(mutation, now=datetime(2025, 11, 11, 8, 0, tzinfo=UTC)):
     from casework.access.services import request_send
     from casework.access.states import AccessStatus, mutation_transition
+    from tests.access.conftest import ask_employee
 
-    for status in (AccessStatus.INVESTIGATION_STARTED, AccessStatus.CLARIFICATION_REQUESTED,
-                   AccessStatus.AWAITING_USER_RESPONSE, AccessStatus.MANAGER_VERIFICATION_REQUESTED):
+    for status in (AccessStatus.INVESTIGATION_STARTED, AccessStatus.CLARIFICATION_REQUESTED):
         mutation_transition(actor="system", mutation=mutation, to=status, reason="test")
+    ask_employee(mutation)  # Awaiting User Response rests on the accepted email (issue 43)
+    mutation_transition(actor="system", mutation=mutation, to=AccessStatus.MANAGER_VERIFICATION_REQUESTED,
+                        reason="test")
     request, _ = request_send(actor="agent:access_request_info", mutation=mutation, kind=InfoRequest.Kind.MANAGER,
                               subject="Please validate", body="Priya says she covered Kees.", now=now)
     return request

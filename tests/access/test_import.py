@@ -185,7 +185,8 @@ def test_export_writes_every_file_and_reimports_cleanly(tmp_path, mona, asked):
         trail = list(csv.DictReader(handle))
     assert [(r["OldStatus"], r["NewStatus"]) for r in trail] == [
         ("Pending", "Investigation Started"), ("Investigation Started", "Clarification Requested"),
-        ("Clarification Requested", "Awaiting User Response")]
+        ("Clarification Requested", "Request to the Employee Queued - Email Not Sent Yet"),
+        ("Request to the Employee Queued - Email Not Sent Yet", "Awaiting User Response")]  # issue 43
     with (out / "pending_actions.csv").open() as handle:
         actions = list(csv.DictReader(handle))
     assert actions[0]["type"] == "employee_clarification" and actions[0]["status"] == "open"

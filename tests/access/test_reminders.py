@@ -120,7 +120,14 @@ def test_a_fresh_link_after_expiry_waits_for_the_employee_again(asked, alice, dj
     mutation = fresh.mutation
     mutation.refresh_from_db()
     mutation.case.refresh_from_db()
-    assert mutation.status == "awaiting_user_response" and mutation.case.status == "awaiting_response"
+    # Issue 43: queued until the fresh link's email is accepted, then awaiting the employee again.
+    assert mutation.status == "user_request_queued" and mutation.case.status == "awaiting_response"
+    from casework.cases.notifications.email import notification_email
+    from casework.cases.notifications.models import Notification
+
+    notification_email(Notification.objects.filter(target_id=fresh.pk, kind="request").latest("id").pk)
+    mutation.refresh_from_db()
+    assert mutation.status == "awaiting_user_response"
     assert fresh.state(asked.sent_at + timedelta(days=2, hours=2)) == "open"
 
 

@@ -60,11 +60,11 @@ def test_the_status_history_is_in_the_api_and_on_the_case(asked, alice, alice_cl
     body = api_for(alice).get(f"/api/access/mutations/{mutation.case.reference}/").json()
     history = body["status_history"]
     assert [h["status"] for h in history] == ["investigation_started", "clarification_requested",
-                                              "awaiting_user_response"]
+                                              "user_request_queued", "awaiting_user_response"]
     assert history[-1]["label"] == "Awaiting User Response" and history[-1]["by"] == "system"
     assert all(h["at"] for h in history)
     html = alice_client.get(f"/cases/{mutation.case.reference}/").content.decode()
-    assert 'id="status-history"' in html and "Status history (3)" in html
+    assert 'id="status-history"' in html and "Status history (4)" in html
 
 
 def decision_forms(html: str, reference: str) -> int:

@@ -84,23 +84,23 @@ def _walk(mutation, *statuses):
 def test_a_transition_is_audited_and_moves_the_case_in_the_queue(submit):
     mutation = submit(investigate=False)
     assert mutation.case.status == "new"
-    _walk(mutation, S.INVESTIGATION_STARTED, S.CLARIFICATION_REQUESTED, S.AWAITING_USER_RESPONSE)
+    _walk(mutation, S.INVESTIGATION_STARTED, S.CLARIFICATION_REQUESTED, S.USER_REQUEST_QUEUED)
     mutation.refresh_from_db()
     mutation.case.refresh_from_db()
-    assert mutation.status == S.AWAITING_USER_RESPONSE
+    assert mutation.status == S.USER_REQUEST_QUEUED
     assert mutation.case.status == "awaiting_response"
     moves = list(AuditEntry.objects.filter(case_id=mutation.case_id, action="access.status_changed")
                  .values_list("data", flat=True))
     assert [(m["from"], m["to"]) for m in moves] == [
         ("pending", "investigation_started"), ("investigation_started", "clarification_requested"),
-        ("clarification_requested", "awaiting_user_response")]
+        ("clarification_requested", "user_request_queued")]
     assert moves[0]["to_label"] == "Investigation Started" and moves[0]["reason"] == "test"
 
 
 @pytest.mark.parametrize(("path", "refused"), [
     ([], S.APPROVED),  # Pending cannot be approved without an investigation
     ([S.INVESTIGATION_STARTED], S.AWAITING_MANAGER_RESPONSE),
-    ([S.INVESTIGATION_STARTED, S.CLARIFICATION_REQUESTED, S.AWAITING_USER_RESPONSE], S.APPROVED),
+    ([S.INVESTIGATION_STARTED, S.CLARIFICATION_REQUESTED, S.USER_REQUEST_QUEUED], S.APPROVED),
     ([S.INVESTIGATION_STARTED, S.APPROVED], S.REJECTED_MANAGER_DENIED),
     ([S.INVESTIGATION_STARTED, S.APPROVED, S.ADVISORY_REPORT_GENERATED], S.MANUAL_INTERVENTION_REQUIRED),
     ([S.INVESTIGATION_STARTED, S.CLARIFICATION_REQUESTED], S.LINK_EXPIRED),

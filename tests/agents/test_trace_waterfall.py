@@ -67,6 +67,7 @@ def test_names_and_statuses_read_as_words():
     assert (rows["o"].status, rows["o"].status_text) == ("error", "boom")
     assert rows["a"].status == "" and wf.errors == 2
     assert span_label("agent.tool.context_tool", {}) == ("tool", "Tool: context tool")
+    assert span_label("context.window", {}) == ("context", "Context: window")
     assert waterfall([]).rows == []
 
 

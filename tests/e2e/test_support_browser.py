@@ -17,6 +17,10 @@ def test_a_message_arrives_and_the_agent_edits_and_sends_the_reply(page, log_in,
     # The message is triaged inside the request (eager queue); load the offline translator's
     # language models first, which the first triage of a process would otherwise do (~3 s).
     detect_language("Loading the language models before the clock starts.")
+    # A reply is sent, and the case replied, once the mail server accepted its email (issue 43).
+    from tests.support.conftest import with_address
+
+    with_address("CUST-002", "piet@example.net")
     log_in(page, "alice", "alice-pass-123", next_path="/support/messages/new/")
     page.get_by_label("Customer").select_option("CUST-002")
     page.get_by_label("Message").fill("The CSV export stopped working this morning, it fails with an error.")

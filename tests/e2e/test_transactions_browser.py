@@ -30,7 +30,8 @@ def test_an_investigator_accepts_a_recommendation_and_promotes_the_rule(page, lo
     page.get_by_role("tab", name="Rule draft").click()
     expect(page.get_by_test_id("rule-backtest")).to_contain_text("Would have fired on")
     page.get_by_role("button", name="Promote rule").click()
-    expect(page.get_by_test_id("rule-status")).to_have_text("Promoted")
+    # Issue 43: a proposal in shadow mode until another manager approves it, not "Promoted".
+    expect(page.get_by_test_id("rule-status")).to_have_text("Proposed, in shadow mode: awaiting approval")
     rule = RuleDraft.objects.get(investigation=investigation)
     assert rule.status == "promoted" and rule.promoted_by == admin_user
 

@@ -18,6 +18,7 @@ from casework.cases.services import case_close, case_reopen
 from casework.entities.services import case_merge
 from casework.errors import Conflict
 from casework.outbox.models import OutboxEvent
+from tests.outbox.conftest import endpoint, receiver  # noqa: F401 - fixtures
 from tests.outbox.helpers import validate
 
 pytestmark = pytest.mark.django_db
@@ -99,3 +100,37 @@ def test_a_merge_refused_for_want_of_the_deciders_role_writes_nothing(alice):
     assert Case.objects.get(pk=two.pk).status == "new"
     assert not OutboxEvent.objects.filter(type="case.merged").exists()
     assert not AuditEntry.objects.filter(action__in=("case.merged", "case.closed")).exists()
+
+
+def test_the_duplicates_outbox_events_stay_with_it_and_the_survivors_log_is_its_own(
+        alice, ticket, receiver, endpoint, django_capture_on_commit_callbacks):  # noqa: F811 - fixtures
+    from casework.outbox.models import Delivery
+    from casework.outbox.templatetags.outbox import outgoing_events
+
+    with django_capture_on_commit_callbacks(execute=True):
+        keep, dup = ticket().case, ticket(customer_id="CUST-9002", email="eve@example.com").case
+    dup_created = OutboxEvent.objects.get(type="case.created", case=dup)
+
+    case_merge(actor=alice, merged=dup, survivor=keep, reason="Same login problem.")
+
+    # The event describes the duplicate: it stays its (its delivery with it) ...
+    dup_created.refresh_from_db()
+    assert dup_created.case_id == dup.pk and dup_created.payload["data"]["case"]["reference"] == dup.reference
+    assert Delivery.objects.get(event=dup_created).event.case_id == dup.pk
+    # ... and the survivor's delivery log shows one `case.created`: its own.
+    rows = outgoing_events(keep)["rows"]
+    created = [r["event"] for r in rows if r["event"].type == "case.created"]
+    assert [e.payload["data"]["case"]["reference"] for e in created] == [keep.reference]
+
+
+def test_merging_a_case_merged_already_names_the_case_it_went_into(alice, ticket):
+    keep, dup = ticket().case, ticket(customer_id="CUST-9002", email="eve@example.com").case
+    other = ticket(customer_id="CUST-9003", email="olga@example.com").case
+    case_merge(actor=alice, merged=dup, survivor=keep, reason="Same login problem.")
+
+    with pytest.raises(Conflict) as exc:
+        case_merge(actor=alice, merged=Case.objects.get(pk=dup.pk), survivor=other, reason="Again.")
+
+    assert exc.value.code == "already_merged"
+    assert f"{dup.reference} was merged into {keep.reference}" in str(exc.value)
+    assert "decided case" not in str(exc.value)

@@ -168,11 +168,19 @@ def _assessing(alert):
     return alert
 
 
+def _run_with_a_finished_specialist(alert):
+    """The alert's assessment run, one specialist's findings saved: the fact "Assessed" rests on (issue 43)."""
+    run = alert.case.agent_runs.latest("id")
+    run.state = {**run.state, "results": {"transaction": {"output": {"anomaly_score": 0.9}}}}
+    run.save(update_fields=["state"])
+    return run
+
+
 def test_an_assessment_sets_the_priority_and_is_audited(alice, make_alert):
     alert = _assessing(make_alert())
     assert alert.case.priority == "low"
     applied = alert_apply_assessment(alert=alert, orchestrator={"priority": "High", "risk_level": "high"},
-                                     actor="agent:orchestrator")
+                                     actor="agent:orchestrator", run=_run_with_a_finished_specialist(alert))
     assert applied.priority == "high" and not applied.override
     alert.case.refresh_from_db()
     alert.refresh_from_db()
@@ -186,7 +194,7 @@ def test_an_assessment_sets_the_priority_and_is_audited(alice, make_alert):
 def test_an_assessment_falls_back_to_the_risk_level(make_alert):
     alert = _assessing(make_alert())
     applied = alert_apply_assessment(alert=alert, orchestrator={"priority": "asap?", "risk_level": "Medium"},
-                                     actor="agent:orchestrator")
+                                     actor="agent:orchestrator", run=_run_with_a_finished_specialist(alert))
     assert applied.priority == "medium"
 
 

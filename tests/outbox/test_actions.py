@@ -139,6 +139,31 @@ def test_forged_unsigned_tampered_or_unknown_callbacks_are_refused(alice, alert,
     assert action.state == "delivered"
 
 
+def test_a_wrongly_signed_callback_cannot_tell_a_known_action_from_an_unknown_one(
+        alice, alert, receiver, endpoint, client):
+    case_close(actor=alice, case=alert.case, outcome="confirmed_fraud", reason="Money cycles through it.")
+    deliver_due()
+    action = Action.objects.get()
+    from casework.outbox.models import secret_new
+
+    forger = secret_new()
+    answers = []
+    for event_id in (action.event_id, "evt_nope"):
+        body, headers = signed(forger, {"status": "confirmed"})
+        answer = client.post(f"/api/actions/{event_id}/confirmation", data=body, content_type="application/json",
+                             **as_client_headers(headers))
+        answers.append((answer.status_code, answer.json()))
+    # The signature is checked first: the same refusal, word for word, whether the id exists or not.
+    assert answers[0] == answers[1] and answers[0][0] == 401 and answers[0][1]["code"] == "signature_invalid"
+    # A system holding a real secret still learns that an id is unknown.
+    body, headers = signed(receiver.secrets[0], {"status": "confirmed"})
+    unknown = client.post("/api/actions/evt_nope/confirmation", data=body, content_type="application/json",
+                          **as_client_headers(headers))
+    assert unknown.status_code == 404 and unknown.json()["code"] == "unknown_action"
+    action.refresh_from_db()
+    assert action.state == "delivered"
+
+
 def test_an_endpoint_the_event_never_went_to_cannot_confirm_it(alice, alert, receiver, endpoint, client, admin_user):
     other, other_secret = endpoint_create(actor=admin_user, url=receiver.url, description="Other",
                                           event_types=["case.created"])

@@ -59,7 +59,10 @@ def test_an_event_arrives_signed_under_one_id_across_its_retries(alice, receiver
     assert delivery.state == Delivery.State.RETRYING and delivery.attempts == 1
     t = timezone.now()
     assert outbox_deliver_due(now=t) == 0  # not due for 5 s
-    assert outbox_deliver_due(now=t + timedelta(seconds=10)) == 1  # second attempt: 500
+    # Its retry's own message (an ETA at its due time: tests/outbox/test_leases.py) holds it
+    # until then plus a lease; past that the sweep sends it, as if that message was lost.
+    assert outbox_deliver_due(now=delivery.next_attempt_at) == 0
+    assert outbox_deliver_due(now=t + timedelta(seconds=5 + settings.WEBHOOK_LEASE_SECONDS + 1)) == 1  # second: 500
     assert outbox_deliver_due(now=t + HOUR) == 1  # third: 200
     assert outbox_deliver_due(now=t + 2 * HOUR) == 0  # nothing left
 
@@ -143,7 +146,8 @@ def test_410_disables_the_endpoint_and_tells_its_owner(alice, admin_user, receiv
 
 def test_the_circuit_breaker_pauses_the_endpoint_without_spending_attempts(
         alice, receiver, endpoint, settings, django_capture_on_commit_callbacks):
-    settings.WEBHOOK_BREAKER_THRESHOLD = 2
+    settings.WEBHOOK_BREAKER_MIN_ATTEMPTS = 2  # all failed inside the window (tests/outbox/test_breaker.py)
+    settings.WEBHOOK_BREAKER_FAILURE_RATE = 1.0
     settings.WEBHOOK_BREAKER_COOLOFF_SECONDS = 3600
     receiver.script = [503, 503]
     _open_case(alice, django_capture_on_commit_callbacks)  # attempt 1: 503
@@ -172,7 +176,8 @@ def test_the_circuit_breaker_pauses_the_endpoint_without_spending_attempts(
 
 def test_a_failed_probe_opens_the_breaker_for_another_cool_off(
         alice, receiver, endpoint, settings, django_capture_on_commit_callbacks):
-    settings.WEBHOOK_BREAKER_THRESHOLD = 2
+    settings.WEBHOOK_BREAKER_MIN_ATTEMPTS = 2  # all failed inside the window (tests/outbox/test_breaker.py)
+    settings.WEBHOOK_BREAKER_FAILURE_RATE = 1.0
     settings.WEBHOOK_BREAKER_COOLOFF_SECONDS = 3600
     receiver.script = [503, 503, 503]
     for _ in range(3):
@@ -194,7 +199,8 @@ def test_a_failed_probe_opens_the_breaker_for_another_cool_off(
 
 @pytest.mark.django_db(transaction=True)  # the probe is sent from a thread of its own, on its own connection
 def test_nothing_goes_beside_the_probe_while_it_is_in_flight(alice, receiver, endpoint, settings):
-    settings.WEBHOOK_BREAKER_THRESHOLD = 1
+    settings.WEBHOOK_BREAKER_MIN_ATTEMPTS = 1  # all failed inside the window (tests/outbox/test_breaker.py)
+    settings.WEBHOOK_BREAKER_FAILURE_RATE = 1.0
     settings.WEBHOOK_BREAKER_COOLOFF_SECONDS = 60
     receiver.script = [503]
     case_create(actor=alice, case_type="fraud_alert", title="First")
@@ -229,7 +235,8 @@ def test_nothing_goes_beside_the_probe_while_it_is_in_flight(alice, receiver, en
 def test_after_the_last_attempt_the_delivery_is_dead_and_the_owner_is_told(
         alice, admin_user, receiver, endpoint, settings, django_capture_on_commit_callbacks):
     settings.WEBHOOK_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000]
-    settings.WEBHOOK_BREAKER_THRESHOLD = 100
+    settings.WEBHOOK_BREAKER_MIN_ATTEMPTS = 100  # all failed inside the window (tests/outbox/test_breaker.py)
+    settings.WEBHOOK_BREAKER_FAILURE_RATE = 1.0
     receiver.script = [500] * 8
     case = _open_case(alice, django_capture_on_commit_callbacks)
     t = timezone.now()
@@ -292,7 +299,8 @@ def test_a_worker_that_died_mid_request_leaves_a_claim_another_takes_over(alice,
 def test_reenabling_an_endpoint_resumes_its_waiting_deliveries(alice, admin_user, receiver, endpoint, settings,
                                                                django_capture_on_commit_callbacks):
     settings.WEBHOOK_RETRY_JITTER = 0
-    settings.WEBHOOK_BREAKER_THRESHOLD = 1
+    settings.WEBHOOK_BREAKER_MIN_ATTEMPTS = 1  # all failed inside the window (tests/outbox/test_breaker.py)
+    settings.WEBHOOK_BREAKER_FAILURE_RATE = 1.0
     settings.WEBHOOK_BREAKER_COOLOFF_SECONDS = 24 * 3600
     receiver.script = [503]
     _open_case(alice, django_capture_on_commit_callbacks)  # attempt 1: 503, and the breaker opens for a day
@@ -360,7 +368,8 @@ def test_an_endpoint_with_no_owner_has_its_failures_told_to_the_admins(
     assert endpoint.owner is None
     receiver.secrets = [secret]
     settings.WEBHOOK_RETRY_SCHEDULE = [5]
-    settings.WEBHOOK_BREAKER_THRESHOLD = 100
+    settings.WEBHOOK_BREAKER_MIN_ATTEMPTS = 100  # all failed inside the window (tests/outbox/test_breaker.py)
+    settings.WEBHOOK_BREAKER_FAILURE_RATE = 1.0
     receiver.script = [500, 500, 410]
     _open_case(alice, django_capture_on_commit_callbacks)
     outbox_deliver_due(now=timezone.now() + HOUR)  # the last try: dead-lettered

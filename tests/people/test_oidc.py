@@ -255,6 +255,20 @@ def test_local_passwords_can_be_limited_to_break_glass_users(client, settings, a
     assert client.session["_auth_user_id"] == str(admin_user.pk)
 
 
+def test_a_right_password_outside_the_break_glass_list_points_to_single_sign_on(client, settings, alice):
+    settings.LOCAL_LOGIN_USERS = ["root"]
+
+    right = client.post("/login/", {"username": "alice", "password": "alice-pass-123"})
+    page = right.content.decode()
+    assert right.status_code == 200 and "_auth_user_id" not in client.session
+    assert "single sign-on" in page and "didn&#x27;t match" not in page and "didn't match" not in page
+
+    # A wrong password reads the same for an account that exists and one that does not: no pointer.
+    for username in ("alice", "nobody"):
+        wrong = client.post("/login/", {"username": username, "password": "not-the-password"}).content.decode()
+        assert "single sign-on" not in wrong and "match" in wrong
+
+
 def test_a_local_account_is_never_taken_over_by_a_provider_login_of_the_same_name(client, idp, idp_browser, alice):
     idp.account("alice", groups=["casework-admins"])
 

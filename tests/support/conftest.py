@@ -48,6 +48,15 @@ def support_data(db):
     return customers
 
 
+def with_address(customer_id: str, email: str = "") -> None:
+    """Give a customer an email address: a reply reaches them (the test email backend accepts
+    it when the reply commits), so it can be "sent" and the case "replied"."""
+    from casework.support.services import customer_save
+
+    customer_save(actor="system", data={"customer_id": customer_id,
+                                        "email": email or f"{customer_id.lower()}@example.net"})
+
+
 def send(actor, customer_id: str, message: str, channel: str = "api"):
     """Send a message; returns (intake run, ticket), both re-read."""
     from casework.support.models import Ticket

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from audit.models import AuditEntry
-from tests.support.conftest import send
+from tests.support.conftest import send, with_address
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -40,18 +40,21 @@ def test_a_bad_message_is_refused_by_field(api, support_data, payload, field):
 
 
 def test_reply_sends_closes_and_a_second_send_is_409(api, alice, support_data):
+    with_address("CUST-002")
     _, ticket = send(alice, "CUST-002", "The CSV export stopped working, it fails with an error.")
     url = f"/api/support/tickets/{ticket.ticket_id}/reply/"
     first = api.post(url, {"body": "We fixed the export; please try again."}, format="json")
     assert first.status_code == 200, first.content
-    body = first.json()
+    # The test email backend accepted the email when the reply committed: the case closed as
+    # replied then (issue 43: never at the click), with the person's decision.
+    body = api.get(f"/api/support/tickets/{ticket.ticket_id}/").json()
     assert body["case_status"] == "closed" and body["decision"]["outcome"] == "replied"
     assert body["lifecycle"] == "replied" and body["first_response_at"]
     assert body["messages"][-1] == {**body["messages"][-1], "direction": "agent", "sent_by": "alice"}
     assert body["messages"][-1]["text"].startswith("We fixed the export; please try again.\n\nDid this answer")
     second = api.post(url, {"body": "Again"}, format="json")
     assert second.status_code == 409 and second.json()["code"] == "already_closed"
-    assert AuditEntry.objects.filter(case_id=ticket.case_id, action="support.reply_sent").count() == 1
+    assert AuditEntry.objects.filter(case_id=ticket.case_id, action="support.reply_written").count() == 1
 
 
 @pytest.mark.parametrize(("action", "outcome"), [("escalate", "escalated"), ("close", "no_action")])

@@ -176,6 +176,29 @@ def test_auto_replies_and_loops_open_nothing(client, inbound, headers, sender, m
     assert not Ticket.objects.exists() and not AgentRun.objects.exists()
 
 
+BROKEN_MULTIPART = (b'From: Piet Pro <piet@example.net>\r\nSubject: Export\r\nMessage-ID: <b1@mail.example.net>\r\n'
+                    b'MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="aaa"\r\n\r\n'
+                    b'--bbb\r\nContent-Type: text/plain\r\n\r\nThe export fails.\r\n--bbb--\r\n')
+
+
+@pytest.mark.parametrize(("body", "named"), [
+    (b"", "Empty message"),
+    (bytes(range(256)) * 4, "no e-mail header was found"),
+    (b"From: piet@example.net\r\nSubject: Export\r\nMessage-ID: <h1@mail.example.net>\r\n\r\n", "No text."),
+    (BROKEN_MULTIPART, "the MIME structure is broken"),
+], ids=["empty", "binary noise", "headers only", "broken multipart"])
+def test_a_refused_raw_message_is_stored_and_answered_422_naming_why(client, inbound, body, named):
+    response = post_raw(client, body)
+    assert response.status_code == 422, response.content
+    answer = response.json()
+    assert answer["code"] == "refused" and named in answer["detail"], answer
+    record = InboundEmail.objects.get()
+    assert record.outcome == "refused" and named in record.note and answer["message_id"] == record.message_id
+    assert not Ticket.objects.exists()
+    # The relay retries: still refused, still one record.
+    assert post_raw(client, body).status_code == 422 and InboundEmail.objects.count() == 1
+
+
 def test_an_unknown_sender_is_held_or_opens_a_new_customer_by_the_setting(client, admin_client, inbound, settings):
     stranger = "Sam Stranger <sam@elsewhere.example>"
     assert post_raw(client, mime(sender=stranger, message_id="<s1@elsewhere.example>")).status_code == 200

@@ -88,6 +88,7 @@ def test_an_auto_sent_reply_is_queued_not_sent_until_the_server_takes_it(
     ticket = _fresh(ticket)
     assert len(smtp_server.received) == 1 and ticket.lifecycle == "replied" and not ticket.case.is_closed
     assert smtp_server.received[0]["Subject"].startswith(f"[{ticket.ticket_id}] Re: ")
+    assert smtp_server.received[0]["Auto-Submitted"] == "auto-replied"  # no person wrote it (RFC 3834)
     assert OutboxEvent.objects.filter(type="support.reply_sent", case=ticket.case).count() == 1
     assert "reply sent automatically" in alice_client.get(f"/cases/{ticket.case.reference}/").content.decode()
 
@@ -175,7 +176,8 @@ def test_a_second_wake_up_of_a_sent_email_sends_nothing(smtp_server, emailed_cus
 def test_a_customer_without_an_address_is_not_emailed_and_the_page_says_so(support_data, alice, alice_client):
     _, ticket = send(alice, "CUST-003", "The CSV export stopped working, it fails with an error.")
     alice_client.post(f"/support/tickets/{ticket.ticket_id}/reply/", {"body": "Please retry."})
-    assert _fresh(ticket).lifecycle == "replied" and not OutboundEmail.objects.exists()
+    # Issue 43: nothing went out, so it is not "Reply sent" (tests/support/test_reply_claims.py).
+    assert _fresh(ticket).lifecycle == "reply_unsent" and not OutboundEmail.objects.exists()
     page = alice_client.get(f"/cases/{ticket.case.reference}/").content.decode()
     assert "Not emailed: the customer has no email address" in page
 
@@ -240,3 +242,36 @@ def test_with_a_model_the_reply_is_emailed_in_the_customers_language_with_the_en
     page = alice_client.get(f"/cases/{ticket.case.reference}/").content.decode()
     assert "Hola Fran: la factura está en Ajustes, Facturación." in page
     assert "Hello Fran: the invoice is under Settings, Billing." in page and "Translated to es by the model" in page
+
+
+def test_only_automatic_mail_says_so_a_persons_reply_does_not(smtp_server, emailed_customer, alice, ivan, settings):
+    """RFC 3834: `Auto-Submitted` marks mail no person wrote, and the customer's filters may
+    drop it. A person's reply and a person's question carry none; the automatic reply
+    (auto-replied), the auto-close notice and a notification (auto-generated) carry it."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from casework.cases.notifications.email import notification_email
+    from casework.cases.notifications.services import notify_case_assigned
+    from casework.support.services import ticket_reply
+    from casework.support.waiting import support_auto_close, ticket_set_pending
+
+    settings.SUPPORT_AUTO_CLOSE_DAYS = 5
+    ticket = _ticket_from_email(alice)
+    t0 = timezone.now()
+    ticket_set_pending(actor=alice, ticket=_fresh(ticket), body="Which browser do you use?", now=t0)
+    support_auto_close(now=t0 + timedelta(days=5))  # no answer: the system's notice
+    ticket_reply(actor=alice, ticket=_fresh(ticket), body="Please retry the export now.")
+    alice.email = "alice@example.com"
+    alice.save()
+    note = notify_case_assigned(case=ticket.case, assignee=alice, actor=ivan)  # emailed once it commits
+    notification_email(note.pk)  # (nothing more if it went already)
+
+    question, notice, reply, notification = smtp_server.received
+    assert question.get_content().startswith("Which browser do you use?")
+    assert "5 days" in notice.get_content() and reply.get_content().startswith("Please retry the export now.")
+    assert notification["To"] == "alice@example.com"
+    assert question["Auto-Submitted"] is None and reply["Auto-Submitted"] is None
+    assert notice["Auto-Submitted"] == "auto-generated"
+    assert notification["Auto-Submitted"] == "auto-generated"

@@ -15,9 +15,16 @@ from casework.cases.models import Case, Decision
 from casework.support.dashboard import auto_answer_resolution
 from casework.support.feedback import feedback_check
 from casework.support.models import Ticket, TicketFeedback, TicketMessage
-from tests.support.conftest import send
+from tests.support.conftest import send, with_address
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _customers_with_addresses(support_data):
+    # A reply is sent, and a case replied, only once the mail server accepted its email (issue 43).
+    with_address("CUST-002")
+    with_address("CUST-003")
 
 INVOICE = "How do I download an invoice?"
 

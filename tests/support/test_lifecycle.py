@@ -15,7 +15,7 @@ from casework.errors import Conflict
 from casework.support.models import Ticket
 from casework.support.selectors import sla_clock, support_queue
 from casework.support.states import SUPPORT_LIFECYCLE
-from tests.support.conftest import send, triage_run
+from tests.support.conftest import send, triage_run, with_address
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -63,6 +63,7 @@ def test_an_auto_sent_ticket_cannot_be_answered_twice(api, alice, alice_client, 
     from casework.support.services import ticket_reply
 
     settings.SUPPORT_AUTO_SEND = True
+    with_address("CUST-003")  # nothing is auto-sent to a customer with no address (issue 43)
     _, ticket = send(alice, "CUST-003", "How do I download an invoice?")
     ticket = _fresh(ticket)
     assert ticket.lifecycle == "replied" and ticket.case.status == "awaiting_response" and not ticket.case.is_closed

@@ -147,7 +147,7 @@ def test_a_run_stopped_early_keeps_the_priority_a_person_set(stop, monkeypatch, 
     Person(alice, monkeypatch, "low")
     investigation = investigate(load("card_testing"))
 
-    assert investigation.status == ("TIMED_OUT" if stop == "timed_out" else "COMPLETED")
+    assert investigation.status == ("TIMED_OUT" if stop == "timed_out" else "STOPPED")  # issue 43: not Completed
     assert investigation.severity in ("HIGH", "CRITICAL")  # the agents would have raised it
     investigation.case.refresh_from_db()
     assert investigation.case.priority == "low"
@@ -163,8 +163,8 @@ def test_a_run_stopped_at_the_step_limit_never_lowers_the_priority(settings):
     settings.TXN_MAX_STEPS = 3
     investigation = investigate(load("ordinary"))
 
-    assert investigation.status == "COMPLETED" and investigation.severity == "LOW"
-    assert "step limit" in investigation.error
+    assert investigation.status == "STOPPED" and investigation.severity == "LOW"  # issue 43: not Completed
+    assert "step limit" in investigation.error and investigation.is_resumable
     investigation.case.refresh_from_db()
     assert investigation.case.priority == "medium"
 
@@ -231,7 +231,7 @@ def test_a_high_case_stopped_at_the_step_limit_before_recommending_gets_them_fro
     llm.script(*[choose(t) for t in ANALYSIS], choose("COMPLETE"))
     investigation = investigate(load("card_testing"))
 
-    assert investigation.status == "COMPLETED"
+    assert investigation.status == "STOPPED"  # issue 43: the planner did not complete
     assert "recommendation_tool" not in investigation.state["completed_steps"]  # the limit came first
     assert investigation.recommendations.filter(action="block_card").exists()
     rules = list(AuditEntry.objects.filter(case_id=investigation.case_id, action="txn.guard_override")

@@ -283,3 +283,40 @@ def test_a_live_block_rule_requests_the_card_block_once_per_case(alice, mona):
     later = transactions_import(actor="system", rows=[txn(3)])
     transactions_evaluate([t.pk for t in later], now=WHEN + timedelta(minutes=5))
     assert Action.objects.count() == 1 and RuleHit.objects.filter(version=shadow).count() == 4
+
+
+@pytest.mark.parametrize(("body", "named"), [(b"[]", "not an array"), (b'[{"currency": "USD"}]', "not an array"),
+                                             (b"null", "not null"), (b"42", "not a number")])
+def test_a_rate_body_that_is_not_an_object_is_a_400_naming_it(admin_user, body, named):
+    response = client_for(admin_user).put("/api/transactions/rates/", body, content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert "must be a JSON object" in response.json()["detail"] and named in response.json()["detail"]
+
+
+def test_the_migration_makes_the_newest_of_a_cards_open_cases_its_current_one(alice, mona, settings):
+    """Cases opened twice for one card before the constraint: the backfill keeps both open and
+    makes the newest (by its latest hit) the card's one current case; a decided case is no one's."""
+    import importlib
+
+    from django.apps import apps
+
+    from casework.cases.services import case_close
+    from casework.transactions.ingest import transactions_import
+    from casework.transactions.monitoring.models import CardCase
+
+    backfill = importlib.import_module("casework.transactions.migrations.0005_card_case").backfill
+    settings.TXN_HIT_JOIN_MINUTES = 60
+    running(alice, mona, name="Big electronics")
+    for row, minutes in ((txn(1), 0), (txn(2), 200), (txn(1, card="CARD-2"), 0)):
+        stored = transactions_import(actor="system", rows=[row])
+        transactions_evaluate([t.pk for t in stored], now=WHEN + timedelta(minutes=minutes))
+    older, newer, decided = Case.objects.order_by("pk")
+    case_close(actor=mona, case=decided, outcome="fraud", reason="Confirmed by the holder.")
+    # As before the migration: no rows (card 1's two open cases are what a race left behind).
+    CardCase.objects.all().delete()
+
+    backfill(apps, None)
+
+    current = CardCase.objects.get(current=True)
+    assert current.case == newer and current.last_hit_at == WHEN + timedelta(minutes=200)
+    assert Case.objects.filter(status="closed").get() == decided and older.status != "closed"

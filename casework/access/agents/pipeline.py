@@ -48,6 +48,7 @@ from casework.access.agents.retry_schedule import (
     schedule_retry,
     settle,
 )
+from casework.access.states import WAITING
 
 __all__ = ["ADVISORY", "MAX_ATTEMPTS", "MODE_STEPS", "NAME", "ORCHESTRATOR", "PIPELINE", "REQUEST_INFO",
            "RIGHTS_CHECK"]
@@ -89,7 +90,7 @@ def _finish(ctx: RunContext) -> str | None:
     settle(flow, ctx.run.mode)
     # The state is saved with the run's end, in the same transaction, guarded by its claim.
     flow.reload()
-    if not flow.closed and flow.status in ("awaiting_user_response", "awaiting_manager_response"):
+    if not flow.closed and flow.status in WAITING:
         return AgentRun.Status.WAITING
     schedule_retry(flow)  # a failed step with attempts left: the next one, after its backoff
     return None

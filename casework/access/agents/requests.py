@@ -43,7 +43,16 @@ def _request_done(kind: str, to: str) -> Callable[[Flow, str, dict], dict]:
         if thread and not request.correlation_id:
             request_link_thread(request=request, correlation_id=thread.correlation_id,
                                 actor=f"agent:{REQUEST_INFO.id}")
-        flow.transition(to, f"{request.recipient.name} was notified (request #{request.pk}).")
+        if to == "awaiting_user_response":
+            # "Awaiting" rests on the email's acceptance (casework.access.signals): queued until then,
+            # unless the email's outcome (accepted or failed) has moved the change already.
+            flow.reload()
+            if flow.status == "clarification_requested":
+                flow.transition("user_request_queued", f"The request to {request.recipient.name} is written and "
+                                f"the email with the signed link is queued (request #{request.pk}).")
+        else:
+            # The manager's request is in their Casework inbox from now on (and also emailed).
+            flow.transition(to, f"{request.recipient.name} has the request in their inbox (request #{request.pk}).")
         return {"request_id": request.pk, "recipient": request.recipient.employee_id,
                 "expires_at": request.expires_at.isoformat() if request.expires_at else None}
 

@@ -123,6 +123,64 @@ def _notify_request(request: InfoRequest, *, actor, reminder: bool) -> Notificat
                              name=recipient.name, request=request)
 
 
+# The employee's link may be sent again from these.
+RESENDABLE = (AccessStatus.USER_REQUEST_QUEUED, AccessStatus.AWAITING_USER_RESPONSE, AccessStatus.LINK_EXPIRED,
+              AccessStatus.USER_REQUEST_FAILED)
+
+
+def _employee_request_of(notification) -> InfoRequest | None:
+    """The open employee request a notification carried (its first send or a fresh link)."""
+    from django.contrib.contenttypes.models import ContentType
+
+    if notification.target_id is None or notification.kind != "request" or \
+            notification.target_type_id != ContentType.objects.get_for_model(InfoRequest).pk:
+        return None
+    return (InfoRequest.objects.select_related("mutation__case", "recipient")
+            .filter(pk=notification.target_id, kind=InfoRequest.Kind.EMPLOYEE, answered_at__isnull=True,
+                    cancelled_at__isnull=True).first())
+
+
+@transaction.atomic
+def request_email_delivered(*, notification) -> None:
+    """The mail server accepted the email with the employee's link: now the employee was told,
+    and the change awaits their answer (that email is the fact the state rests on)."""
+    request = _employee_request_of(notification)
+    if request is None:
+        return
+    mutation = HRMutation.objects.select_for_update().get(pk=request.mutation_id)
+    if mutation.case.is_closed or mutation.status not in (AccessStatus.USER_REQUEST_QUEUED,
+                                                          AccessStatus.CLARIFICATION_REQUESTED):
+        return
+    mutation_transition(actor="system", mutation=mutation, to=AccessStatus.AWAITING_USER_RESPONSE,
+                        reason=f"{request.recipient.name} was notified: the mail server accepted the email with "
+                               f"their link (request #{request.pk}).", fact=notification)
+
+
+@transaction.atomic
+def request_email_failed(*, notification) -> None:
+    """The email with the employee's link gave up: nobody was told, so the change does not
+    await them; the investigators hear of it and send a fresh link (or decide)."""
+    from casework.access.services.notifications import investigators_to_notify
+
+    request = _employee_request_of(notification)
+    if request is None:
+        return
+    mutation = HRMutation.objects.select_for_update().get(pk=request.mutation_id)
+    if mutation.case.is_closed or mutation.status not in (AccessStatus.CLARIFICATION_REQUESTED,
+                                                          AccessStatus.USER_REQUEST_QUEUED,
+                                                          AccessStatus.AWAITING_USER_RESPONSE):
+        return
+    why = f"The email with {request.recipient.name}'s link failed: {notification.email_error[:300]}"
+    mutation_transition(actor="system", mutation=mutation, to=AccessStatus.USER_REQUEST_FAILED, reason=why)
+    case = mutation.case
+    for user in investigators_to_notify(case):
+        notification_send(actor="system", kind=Notification.Kind.ESCALATION, case=case, user=user,
+                          subject=f"{case.reference}: the request to {request.recipient.name} was not delivered",
+                          body=f"{why}. Nobody has been asked to explain the change: send a fresh link from the "
+                               "case, or decide.",
+                          url=reverse("cases:detail", args=[case.reference]))
+
+
 @transaction.atomic
 def request_resend(*, actor, request: InfoRequest, now: datetime | None = None) -> InfoRequest:
     """Send the employee a fresh link (the old one stops working), for a request that expired
@@ -136,8 +194,7 @@ def request_resend(*, actor, request: InfoRequest, now: datetime | None = None) 
                           code="not_a_link")
     if request.answered_at or request.cancelled_at:
         raise Conflict("This request is already answered or withdrawn.", code="request_closed")
-    if mutation.status not in (AccessStatus.AWAITING_USER_RESPONSE, AccessStatus.LINK_EXPIRED) \
-            or mutation.case.is_closed:
+    if mutation.status not in RESENDABLE or mutation.case.is_closed:
         raise Conflict("The change is no longer waiting for the employee.", code="not_waiting")
     taken = InfoRequest.objects.filter(pk=request.pk, answered_at__isnull=True, cancelled_at__isnull=True).update(
         cancelled_at=now, cancel_reason="replaced by a new link")
@@ -148,9 +205,10 @@ def request_resend(*, actor, request: InfoRequest, now: datetime | None = None) 
                                        correlation_id=request.correlation_id, sent_at=now,
                                        expires_at=now + timedelta(days=settings.ACCESS_LINK_MAX_AGE_DAYS))
     _notify_request(fresh, actor=actor, reminder=False)
-    if mutation.status == AccessStatus.LINK_EXPIRED:
-        mutation_transition(actor=actor, mutation=mutation, to=AccessStatus.AWAITING_USER_RESPONSE,
-                            reason=f"A fresh link was sent to {request.recipient.name} (request #{fresh.pk}).")
+    if mutation.status in (AccessStatus.LINK_EXPIRED, AccessStatus.USER_REQUEST_FAILED):
+        # Awaiting the employee again once the fresh link's email is accepted (request_email_delivered).
+        mutation_transition(actor=actor, mutation=mutation, to=AccessStatus.USER_REQUEST_QUEUED,
+                            reason=f"A fresh link for {request.recipient.name} is queued (request #{fresh.pk}).")
     audit_record(actor=actor, action="access.request_resent", case=mutation.case, obj=fresh,
                  data={"replaces": request.pk, "to": request.recipient.employee_id,
                        "expires_at": fresh.expires_at.isoformat()})

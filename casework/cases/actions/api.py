@@ -46,7 +46,8 @@ class ActionConfirmationApi(APIView):
                    400: OpenApiResponse(description="A missing or invalid field, named."),
                    401: OpenApiResponse(description="Unsigned, or a signature no secret of the action's endpoints "
                                                     "verifies (or its timestamp is more than 5 minutes off)."),
-                   404: OpenApiResponse(description="No action has this event id."),
+                   404: OpenApiResponse(description="No action has this event id (said only to a caller whose "
+                                                    "signature an endpoint's secret verifies; anyone else gets the 401)."),
                    409: OpenApiResponse(description="The action was confirmed already (a failure after it).")},
         examples=[OpenApiExample("Done", request_only=True, value={"status": "confirmed", "reference": "BLK-88121"}),
                   OpenApiExample("Could not", request_only=True,

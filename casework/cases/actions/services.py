@@ -105,7 +105,7 @@ def action_delivery_recorded(*, delivery: Delivery, ok: bool, now: datetime) -> 
             lifecycle_transition(actor="system", lifecycle=ACTION_LIFECYCLE, record=action, to=DELIVERED,
                                  reason=f"{endpoint} answered HTTP {delivery.last_status}.",
                                  data={"event": action.event_id, "endpoint": endpoint.url},
-                                 save=("delivered_at", "delivered_to", "failure_reason"))
+                                 save=("delivered_at", "delivered_to", "failure_reason"), fact=delivery)
         return
     if action.state != Action.State.REQUESTED:
         return
@@ -133,9 +133,13 @@ def _signature_headers(headers) -> dict:
     return headers
 
 
-def _verified_endpoint(action: Action, *, body: bytes, headers, now: datetime) -> Endpoint:
-    """The endpoint whose secret signed this callback: one the action's event went to."""
-    endpoints = Endpoint.objects.filter(pk__in=Delivery.objects.filter(event_id=action.event_id).values("endpoint_id"))
+def _verified_endpoint(action: Action | None, *, body: bytes, headers, now: datetime) -> Endpoint:
+    """The endpoint whose secret signed this callback: one the action's event went to. For an
+    id that is no action's, any endpoint's: only a caller holding a real secret may learn that
+    the id is unknown; anyone else gets the refusal a known id gets, word for word."""
+    endpoints = (Endpoint.objects.all() if action is None else
+                 Endpoint.objects.filter(pk__in=Delivery.objects.filter(event_id=action.event_id)
+                                         .values("endpoint_id")))
     for endpoint in endpoints:
         for secret in endpoint.signing_secrets(now):
             try:
@@ -176,9 +180,10 @@ def action_callback(*, event_id: str, body: bytes, headers, now: datetime | None
     now = now or timezone.now()
     headers = _signature_headers(headers)  # an unsigned request learns nothing, not even if the action exists
     action = Action.objects.select_related("event").filter(event_id=event_id).first()
+    # The signature first: a wrongly signed request learns nothing either.
+    endpoint = _verified_endpoint(action, body=body, headers=headers, now=now)
     if action is None:
         raise ActionNotFound(f"No action has the event id {event_id!r}.", code="unknown_action")
-    endpoint = _verified_endpoint(action, body=body, headers=headers, now=now)
     parsed = _parse(body)
     return _resolve(action, actor=f"webhook:{endpoint}"[:150], to=parsed["status"], reason=parsed["reason"],
                     reference=parsed["reference"], by_name=str(endpoint)[:200], via=endpoint, now=now)
@@ -213,7 +218,7 @@ def _resolve(action: Action, *, actor, to: str, reason: str, reference: str, by_
         actor=actor, lifecycle=ACTION_LIFECYCLE, record=locked, to=to, reason=reason or f"{to} by {by_name}",
         data={"event": locked.event_id, "by_name": by_name, "reference": reference},
         save=("resolved_at", "resolved_by_name", "resolved_via", "resolved_by", "external_reference",
-              "failure_reason"))
+              "failure_reason"), fact=locked if to == CONFIRMED else None)
 
 
 # --- Reading -------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ casework.cases.lifecycle.services.lifecycle_transition (casework/cases/actions/s
 
 from __future__ import annotations
 
-from casework.cases.lifecycle import PERSON, SYSTEM, Lifecycle, State, move
+from casework.cases.lifecycle import PERSON, SYSTEM, Fact, Lifecycle, State, move
 
 REQUESTED, DELIVERED, CONFIRMED, FAILED = "requested", "delivered", "confirmed", "failed"
 
@@ -18,9 +18,15 @@ ACTION_LIFECYCLE = Lifecycle(
     # case_status "": an action's progress never moves the case (the decision closed it).
     states=(
         State(REQUESTED, "Requested", "Decided here and written to the outbox; no receiver has taken it yet."),
-        State(DELIVERED, "Delivered", "An endpoint answered 2xx to its event; nobody has said it was done."),
+        State(DELIVERED, "Delivered", "An endpoint answered 2xx to its event; nobody has said it was done.",
+              claim="the other system received the event",
+              fact=Fact("outbox.Delivery", "an endpoint's 2xx answer to the action's event (a delivered Delivery)",
+                        holds=lambda d: d.state == "delivered")),
         State(CONFIRMED, "Confirmed", "The system that carried it out said so (signed callback), or a person did.",
-              final=True),
+              final=True, claim="the other system carried it out",
+              fact=Fact("outbox.Action", "a signed callback verified against the endpoint's secret, or a named "
+                        "person's word, recorded on the action (resolved_via / resolved_by)",
+                        holds=lambda a: bool(a.resolved_via_id or a.resolved_by_id))),
         State(FAILED, "Failed", "Its delivery died, or the system (or a person) said it could not be done."),
     ),
     transitions=tuple(

@@ -10,15 +10,17 @@ from casework.cases.lifecycle.table import (
     AGENT,
     PERSON,
     SYSTEM,
+    Fact,
     Lifecycle,
     State,
     Transition,
     actor_kind,
+    claims_without_fact,
     lifecycle_get,
     lifecycle_register,
     lifecycles,
     move,
 )
 
-__all__ = ["AGENT", "PERSON", "SYSTEM", "Lifecycle", "State", "Transition", "actor_kind", "lifecycle_get",
-           "lifecycle_register", "lifecycles", "move"]
+__all__ = ["AGENT", "PERSON", "SYSTEM", "Fact", "Lifecycle", "State", "Transition", "actor_kind",
+           "claims_without_fact", "lifecycle_get", "lifecycle_register", "lifecycles", "move"]

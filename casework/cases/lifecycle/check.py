@@ -26,3 +26,16 @@ def transition_check(lifecycle: Lifecycle, *, actor: Any, source: str, target: s
         raise Conflict(f"{where}cannot go from {lifecycle.label_of(source)} to {lifecycle.label_of(target)} "
                        f"on the word of {'an' if kind == 'agent' else 'a'} {kind}: only a {allowed} makes that move.",
                        code="transition_not_allowed")
+
+
+def fact_check(lifecycle: Lifecycle, *, target: str, fact: Any, reference: str = "") -> None:
+    """Refuse (Conflict, code "no_fact") to enter a state that claims an effect outside
+    Casework without the record of that effect (State.fact), naming the state and the fact."""
+    state = lifecycle.state(target)
+    if state.fact is None:
+        return
+    why = state.fact.check(fact)
+    if why:
+        where = f"{reference} " if reference else ""
+        raise Conflict(f"{where}cannot be {state.label!r} without its fact ({state.fact.says}): {why}.",
+                       code="no_fact")

@@ -9,7 +9,7 @@ from django.apps import apps
 from django.db import models, transaction
 
 from audit.rowsql import row_get, row_update
-from casework.cases.lifecycle.check import transition_check
+from casework.cases.lifecycle.check import fact_check, transition_check
 from casework.cases.lifecycle.table import Lifecycle, actor_kind, lifecycle_get
 from casework.cases.sla import DONE_STATUSES
 
@@ -24,8 +24,14 @@ def _case_of(record: models.Model):
 
 
 def lifecycle_transition(*, actor: Any, lifecycle: Lifecycle | str, record: models.Model, to: str,
-                         reason: str = "", data: dict | None = None, save: tuple[str, ...] = ()) -> models.Model:
+                         reason: str = "", data: dict | None = None, save: tuple[str, ...] = (),
+                         fact: models.Model | None = None) -> models.Model:
     """Move `record` to the state `to` of `lifecycle`, or refuse.
+
+    A state that claims an effect outside Casework (State.fact) is entered only with `fact`,
+    the record of that effect, which must be of the declared model and hold (an e-mail the
+    server accepted, a run with a finished specialist): else a Conflict (code "no_fact")
+    before anything is written. The move's audit entry names the record.
 
     Steps: lock the record's row; no change if it is there already; check the move against
     the table (transition_check: the move exists, and this kind of actor may make it); write
@@ -69,6 +75,7 @@ def lifecycle_transition(*, actor: Any, lifecycle: Lifecycle | str, record: mode
         case = _case_of(locked)
         if current != to:
             transition_check(lifecycle, actor=actor, source=current, target=to, reference=case.reference)
+            fact_check(lifecycle, target=to, fact=fact, reference=case.reference)
         # The writes: the row, its audit entry, the case's status.
         with transaction.atomic(savepoint=False):
             for name in save:
@@ -84,7 +91,9 @@ def lifecycle_transition(*, actor: Any, lifecycle: Lifecycle | str, record: mode
                 entries = [audit_entry_build(actor=actor, action=lifecycle.audit_action, case=case, obj=locked,
                                              data={"from": current, "to": to, "from_label": lifecycle.label_of(current),
                                                    "to_label": lifecycle.label_of(to), "by": actor_kind(actor),
-                                                   "reason": (reason or "")[:1000], **(data or {})})]
+                                                   "reason": (reason or "")[:1000], **(data or {}),
+                                                   **({"fact": f"{fact._meta.label}#{fact.pk}"} if fact is not None
+                                                      else {})})]
                 target = lifecycle.state(to).case_status
                 if target and case.status not in DONE_STATUSES and case.status != target:
                     if case_locked:

@@ -1,11 +1,19 @@
 """A lifecycle as data: its states (each with what it means and where it puts the shared
 case in the queue) and the moves between them, each naming who may make it: a person, an
-agent, or the system (a scheduled task, a worker's bookkeeping)."""
+agent, or the system (a scheduled task, a worker's bookkeeping).
+
+A state that says something happened outside Casework ("Reply sent", "Assessed", "notified")
+declares the fact it rests on (`State.fact`): the record of that effect (an accepted e-mail,
+a finished specialist, a delivered event). The transition service enters such a state only
+when the mover hands it that record and the record holds (lifecycle_transition(fact=...));
+`claims_without_fact` finds a state whose label claims an effect and names no fact.
+"""
 
 from __future__ import annotations
 
+import re
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +30,30 @@ def actor_kind(actor: Any) -> str:
 
 
 @dataclass(frozen=True)
+class Fact:
+    """The record a claim rests on: a row of `record` ("app_label.Model") for which `holds`
+    is true (e.g. an OutboundEmail whose state is sent). `says` is what that record proves,
+    in words, shown beside the state on /lifecycles/."""
+
+    record: str
+    says: str
+    holds: Callable[[Any], bool] | None = None
+
+    def check(self, obj: Any) -> str:
+        """"" when `obj` is this fact's record and it holds, else why not."""
+        from django.apps import apps
+
+        model = apps.get_model(self.record)
+        if obj is None:
+            return f"no {self.record} record was given"
+        if not isinstance(obj, model):
+            return f"{type(obj).__name__} is not a {self.record} record"
+        if self.holds is not None and not self.holds(obj):
+            return f"{self.record} #{obj.pk} does not show it ({self.says})"
+        return ""
+
+
+@dataclass(frozen=True)
 class State:
     key: str
     label: str
@@ -30,6 +62,38 @@ class State:
     case_status: str = ""
     # An end state: no move leaves it.
     final: bool = False
+    # What the state says happened outside Casework ("the customer's mail server accepted the
+    # reply"), and the record that shows it: a state with a claim is entered only with its fact.
+    claim: str = ""
+    fact: Fact | None = None
+
+
+# Words that say an effect outside Casework happened. A label using one (not negated:
+# "Reply drafted, not sent" claims nothing) claims it, and must name its fact.
+CLAIM_WORDS = frozenset({"replied", "sent", "notified", "confirmed", "promoted", "assessed", "delivered",
+                         "emailed"})
+_NOT_A_CLAIM = frozenset({"not", "no", "never", "being", "un", "without", "awaiting", "to", "be"})
+
+
+def claimed_words(text: str) -> list[str]:
+    """The claim words `text` uses as claims: "Reply sent" -> ["sent"]; "Reply drafted, not
+    sent", "Being assessed", "Reply not delivered" -> []."""
+    words = re.findall(r"[a-z]+", (text or "").lower())
+    return [w for i, w in enumerate(words) if w in CLAIM_WORDS and not (set(words[max(0, i - 2):i]) & _NOT_A_CLAIM)]
+
+
+def claims_without_fact(lifecycle: Lifecycle) -> list[str]:
+    """The states of `lifecycle` that claim an outside effect (their label's words, or a
+    declared `claim`) and name no fact, as "key: why"."""
+    found = []
+    for state in lifecycle.states:
+        words = claimed_words(state.label)
+        if (words or state.claim) and state.fact is None:
+            said = f"its label says {', '.join(repr(w) for w in words)}" if words else f"it claims {state.claim!r}"
+            found.append(f"{lifecycle.key}.{state.key} ({state.label!r}): {said}, and it names no fact")
+        elif state.fact is not None and not state.claim:
+            found.append(f"{lifecycle.key}.{state.key} ({state.label!r}): it names a fact but says no claim")
+    return found
 
 
 @dataclass(frozen=True)
@@ -148,6 +212,10 @@ class Lifecycle:
                 if (state, target) not in back:
                     layer[target] = max(layer[target], layer[state] + 1)
         return layer
+
+    def claims(self) -> list[State]:
+        """The states that claim an effect outside Casework (each with its fact)."""
+        return [s for s in self.states if s.fact is not None or s.claim]
 
     def choices(self) -> list[tuple[str, str]]:
         return [(s.key, s.label) for s in self.states]

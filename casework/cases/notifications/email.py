@@ -11,13 +11,15 @@ import logging
 
 from celery import shared_task
 from django.conf import settings
-from django.core.mail import send_mail
+from django.core.mail import EmailMessage
 from django.db.models import F
 from django.utils import timezone
 
 from audit.services import audit_record
 from casework.cases.notifications.models import Notification
 from casework.cases.notifications.selectors import notification_may_reach
+from casework.cases.notifications.signals import notification_email_failed as email_failed_signal
+from casework.cases.notifications.signals import notification_emailed
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +45,14 @@ def notification_email(notification_id: int) -> bool:
     text = note.body + (f"\n\n{absolute_url(note.url) if note.url.startswith('/') else note.url}" if note.url else "")
     # A restricted case says so in words, as on every page that shows it.
     subject = f"[Restricted] {note.subject}" if note.case is not None and note.case.restricted else note.subject
-    send_mail(subject, text, settings.DEFAULT_FROM_EMAIL, [note.recipient_email])
+    # No person wrote it (RFC 3834): out-of-office replies and filters treat it as automatic.
+    EmailMessage(subject, text, settings.DEFAULT_FROM_EMAIL, [note.recipient_email],
+                 headers={"Auto-Submitted": "auto-generated"}).send()
     Notification.objects.filter(pk=note.pk).update(emailed_at=timezone.now(), email_failed_at=None, email_error="")
+    # The mail server accepted it: what rests on that fact (an access change's "Awaiting User
+    # Response") follows, in the case type that listens.
+    note.refresh_from_db()
+    _tell(notification_emailed, note)
     return True
 
 
@@ -56,6 +64,15 @@ def notification_email_failed(notification_id: int, error: str) -> None:
     audit_record(actor="system", action="notification.email_failed", case=note.case, obj=note,
                  data={"to": note.recipient_email, "kind": note.kind, "error": error[:500],
                        "target": note.target_id})
+    note.refresh_from_db()
+    _tell(email_failed_signal, note)
+
+
+def _tell(signal, note: Notification) -> None:
+    """Send `signal`; a receiver's error is logged, never a reason to email the person again."""
+    for receiver, result in signal.send_robust(sender=Notification, notification=note):
+        if isinstance(result, Exception):
+            logger.error("%s failed on notification %s: %r", receiver, note.pk, result, exc_info=result)
 
 
 # Spaced out so that a mail server's blip is not a lost email: 30 s, 2 min, 10 min.

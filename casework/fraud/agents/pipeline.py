@@ -190,7 +190,7 @@ def _finish(ctx: RunContext) -> None:
     if ctx.run.mode in ASSESSMENT_MODES:
         applied = alert_apply_assessment(alert=_alert(ctx), orchestrator=ctx.output("orchestrator"),
                                          actor="agent:orchestrator", why=_why(ctx),
-                                         runtime_notifies=ctx.stop_reason == "timed_out")
+                                         runtime_notifies=ctx.stop_reason == "timed_out", run=ctx.run)
         if applied is not None and applied.override:
             # The case page shows the guard's override beside the orchestrator's verdict.
             ctx.state["priority_override"] = {"proposed": applied.proposed, "applied": applied.priority,

@@ -29,10 +29,14 @@ def support_view(case) -> dict | None:
     triage = ticket.triage or {}
     translation = triage.get("translation") or {}
     runs = list(AgentRun.objects.filter(case=case, pipeline="support").order_by("-created_at", "-id")[:5])
+    messages = list(ticket.messages.select_related("sent_by", "email"))
+    replies = [m for m in messages if m.direction == "agent"]
     return {
         "ticket": ticket,
         "customer": ticket.customer,
-        "messages": list(ticket.messages.select_related("sent_by", "email")),
+        "messages": messages,
+        # The latest reply was the system's (SUPPORT_AUTO_SEND), not a person's.
+        "auto_reply": bool(replies) and replies[-1].auto_sent,
         "sla": selectors.sla_clock(ticket),
         "triage": triage,
         "result": triage.get("result") or {},

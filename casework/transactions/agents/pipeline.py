@@ -12,9 +12,9 @@ next step:
   - a tool that fails or times out is recorded FAILED / TIMED_OUT and counts as done;
   - a context that cannot be loaded ends the investigation at once, INCONCLUSIVE (nothing
     was learned: no severity, no priority change, no recommendation);
-  - max_steps planner decisions, or TXN_INVESTIGATION_TIMEOUT_SECONDS (checked between
-    steps on `clock()`, which tests replace; each step is bounded by its own timeout), end
-    it early with what it found.
+  - max_steps planner decisions (STOPPED), or TXN_INVESTIGATION_TIMEOUT_SECONDS (TIMED_OUT;
+    checked between steps on `clock()`, which tests replace; each step is bounded by its own
+    timeout), end it early with what it found; both resume.
 `finish` scores the evidence and persists it in the seed's order (progress.investigation_complete);
 a HIGH or CRITICAL investigation completes only with recommendations (the planner may not
 complete before recommendation_tool at those severities; if it ends without them, code runs
@@ -76,10 +76,15 @@ def _prepare(ctx: RunContext) -> None:
                   "planner_timeout_seconds": settings.TXN_PLANNER_TIMEOUT_SECONDS,
                   **ctx.state.get("safeguards", {})}
     saved = _latest_state(ctx, investigation.state) if resume else investigation.state
-    if saved.get("completed_steps") is not None and resume:
+    if ctx.state.get("reassess"):
+        inv = _new_round(investigation, saved, ctx.state["reassess"], safeguards)
+    elif saved.get("completed_steps") is not None and resume:
         # A resumed run gets this run's limits (a demo's injected failure is not carried over).
         kept = {k: v for k, v in saved.get("safeguards", {}).items() if k not in INJECTED}
-        inv = {**saved, "safeguards": {**kept, **safeguards}, "max_steps": safeguards["max_steps"],
+        # Stopped at the step limit: the resumed run gets a fresh budget on top of the steps taken.
+        steps = saved.get("step_count", 0)
+        limit = steps + safeguards["max_steps"] if steps >= safeguards["max_steps"] else safeguards["max_steps"]
+        inv = {**saved, "safeguards": {**kept, **safeguards}, "max_steps": limit,
                "completed_at": None, "error": None}
     else:
         inv = create_initial_state(
@@ -89,11 +94,34 @@ def _prepare(ctx: RunContext) -> None:
                            "vector_search_enabled": False, "prompt_guard_enabled": True})
     inv["status"] = "IN_PROGRESS"
     inv.setdefault("overrides", [])
+    inv.setdefault("assessment", 1)
+    inv.setdefault("assessed", [inv["transaction_id"]])
     ctx.state["inv"] = inv
     ctx.state["run_started"] = clock().isoformat()
     from casework.transactions.progress import investigation_begin
 
     investigation_begin(investigation_id=investigation.pk)
+
+
+def _new_round(investigation, saved: dict, transaction_id: str, safeguards: dict) -> dict:
+    """A re-assessment (casework.transactions.reassess): a fresh state on the joined hit's
+    transaction, every tool to run again, the earlier rounds' verdicts kept in "assessments".
+    Planner steps go on counting from the last round (each step's decision is one row), with
+    this round's own max_steps on top."""
+    round_number = int(saved.get("assessment", 1))
+    verdict = {"assessment": round_number, "transaction_id": saved.get("transaction_id"),
+               "status": investigation.status if investigation.status != "IN_PROGRESS" else saved.get("status"),
+               "severity": saved.get("severity"), "confidence_score": saved.get("confidence_score"),
+               "summary": investigation.summary, "completed_at": saved.get("completed_at")}
+    steps = int(saved.get("step_count", 0))
+    inv = create_initial_state(
+        investigation_id=investigation.pk, transaction_id=transaction_id, max_steps=steps + safeguards["max_steps"],
+        safeguards=safeguards, feature_flags=saved.get("feature_flags") or {})
+    assessed = list(saved.get("assessed") or [saved.get("transaction_id")])
+    inv.update(step_count=steps, assessment=round_number + 1, assessments=[*saved.get("assessments", []), verdict],
+               assessed=[*assessed, transaction_id], overrides=list(saved.get("overrides", [])),
+               reassessed_because=(saved.get("reassess") or {}).get("why", ""))
+    return inv
 
 
 def _latest_state(ctx: RunContext, saved: dict) -> dict:
@@ -251,7 +279,7 @@ def _absorb_tool(ctx: RunContext, inv: dict, pending: dict) -> None:
     else:
         status, error = "FAILED", result.get("error") or "failed"
     inv["tool_executions"].append({
-        "tool_name": name, "step": inv["step_count"],
+        "tool_name": name, "step": inv["step_count"], "assessment": inv.get("assessment", 1),
         "input_summary": {"transaction_id": inv["transaction_id"], "reads": sorted(pending["input"]["state"])},
         "output_summary": output_summary(name, output) if output else {},
         "execution_time_ms": int(result.get("latency_ms", 0)), "status": status, "error_message": error,
@@ -274,7 +302,8 @@ def _absorb_tool(ctx: RunContext, inv: dict, pending: dict) -> None:
 
 
 STOP_NOTES = {
-    "max_steps": "Stopped at the step limit ({max_steps} planner steps); the findings so far are kept.",
+    "max_steps": "Stopped at the step limit ({max_steps} planner steps) before the planner completed; the "
+                 "findings so far are kept. Resume to finish it.",
     "timed_out": "Stopped at the investigation timeout; the findings so far are kept. Resume to finish it.",
 }
 
@@ -306,10 +335,14 @@ def _finish(ctx: RunContext) -> None:
     elif stop == "timed_out" or ctx.stop_reason == "timed_out":
         inv["status"] = "TIMED_OUT"
         inv["error"] = inv.get("error") or STOP_NOTES["timed_out"]
+    elif stop == "max_steps" or ctx.stop_reason == "max_steps":
+        # The planner did not complete: STOPPED, resumable, with what it found (issue 43).
+        inv["status"] = "STOPPED"
+        inv["error"] = STOP_NOTES["max_steps"].format(max_steps=inv["max_steps"])
+        # A high or critical one stopped before recommending still gets them from code.
+        _require_recommendations(inv, stop)
     else:
         inv["status"] = "COMPLETED"
-        if stop == "max_steps":
-            inv["error"] = STOP_NOTES["max_steps"].format(max_steps=inv["max_steps"])
         _require_recommendations(inv, stop)
     inv["completed_at"] = utc_now()
     reasoning = inv.get("reasoning") or {}
@@ -328,11 +361,23 @@ def _finish(ctx: RunContext) -> None:
         return
     telemetry.INVESTIGATION_STEPS.observe(inv["step_count"])
     telemetry.INVESTIGATIONS_COMPLETED.labels(inv["status"], inv["severity"]).inc()
+    _reassess_if_raised(ctx)
+
+
+def _reassess_if_raised(ctx: RunContext) -> None:
+    """A hit that joined the case while this run worked, raising the stakes, is re-assessed now
+    (casework.transactions.reassess; the evaluation left it to this run's end)."""
+    from casework.transactions.reassess import investigation_reassess_if_raised
+
+    try:
+        investigation_reassess_if_raised(case_id=ctx.run.case_id)
+    except Exception:  # noqa: BLE001 - the run's own results stand; the next joined hit asks again
+        logger.exception("Re-assessing case %s after run %s failed", ctx.run.case_id, ctx.run.pk)
 
 
 def _require_recommendations(inv: dict, stop: str) -> None:
-    """The guard at completion: a HIGH or CRITICAL investigation ends COMPLETED only with
-    recommendations. Ended without them (the step limit came first, or recommendation_tool
+    """The guard at completion: a HIGH or CRITICAL investigation ends COMPLETED (or STOPPED at
+    the step limit) only with recommendations. Ended without them (the step limit came first, or recommendation_tool
     failed and the planner completed), code runs the recommendation step itself and records
     the override; if even that gives none, the investigation does not complete: it FAILS."""
     from casework.transactions.progress import override_record

@@ -8,11 +8,11 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casework.api_errors import JSONObjectParser
 from casework.cases.api import IsInvestigator
 from casework.transactions.monitoring import selectors, services
 from casework.transactions.monitoring.models import CurrencyRate, DetectionRule, RuleVersion
@@ -77,7 +77,7 @@ class ReadOrInvestigator(IsInvestigator):
 
 class RuleListApi(APIView):
     permission_classes = [ReadOrInvestigator]
-    parser_classes = [JSONParser]
+    parser_classes = [JSONObjectParser]
 
     @extend_schema(operation_id="txn_rules_list", responses={200: DetectionRuleSerializer(many=True)})
     def get(self, request):
@@ -98,7 +98,7 @@ class RuleListApi(APIView):
 
 class RuleVersionProposeApi(APIView):
     permission_classes = [IsInvestigator]
-    parser_classes = [JSONParser]
+    parser_classes = [JSONObjectParser]
 
     @extend_schema(operation_id="txn_rule_versions_propose", request=DetectionRuleVersionInSerializer,
                    responses={201: DetectionRuleSerializer, 400: OpenApiResponse(description="Invalid, keyed by field."),
@@ -143,7 +143,7 @@ class CurrencyRateSerializer(serializers.ModelSerializer):
 
 class RateApi(APIView):
     permission_classes = [IsAuthenticated]
-    parser_classes = [JSONParser]
+    parser_classes = [JSONObjectParser]
 
     @extend_schema(operation_id="txn_rates_list", responses={200: CurrencyRateSerializer(many=True)})
     def get(self, request):

@@ -10,12 +10,18 @@ One evaluation, for a batch of transactions:
    row (casework.transactions.rules: declarative, bounded, no history scan);
 3. record every hit (shadow and live, all actions) with its rule version;
 4. group the live review/block hits by card (account and last four digits). A card with a
-   live allow hit is let through: its hits are recorded, no case opens. Otherwise the hits
-   join the card's open case if a hit opened one within TXN_HIT_JOIN_MINUTES, or open a TXN
-   case for the card's first hit transaction and queue its investigation. A live block hit
-   also requests the card block (the `transaction.card_block_requested` action event, once per
-   case), which core banking confirms like any action;
-5. stamp the transactions evaluated.
+   live allow hit is let through: its hits are recorded, no case opens. Otherwise, card by
+   card in one order (account, last four), the hits join the card's current case (its
+   CardCase row, locked) if that case is open and had a hit within TXN_HIT_JOIN_MINUTES, or
+   open a TXN case for the card's first hit transaction and queue its investigation. One
+   current case per card is the database's rule (CardCase's partial unique constraint): an
+   evaluation racing this one on the same new card fails to insert its claim, rolls its case
+   back (a savepoint) and joins the winner's. A live block hit also requests the card block
+   (the `transaction.card_block_requested` action event, once per case), which core banking
+   confirms like any action;
+5. a hit that joined a case and raises the stakes (a larger amount than its investigation
+   assessed, a block rule) re-assesses the investigation on it (casework.transactions.reassess);
+6. stamp the transactions evaluated.
 
 All of it in one database transaction: a worker that dies leaves the batch unevaluated, and
 the sweep runs it again.
@@ -27,12 +33,12 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit.services import audit_record
 from casework.transactions import rules
-from casework.transactions.monitoring.models import RuleHit, RuleVersion
+from casework.transactions.monitoring.models import CardCase, RuleHit, RuleVersion
 
 LIVE_CASE_ACTIONS = (RuleVersion.Action.REVIEW, RuleVersion.Action.BLOCK)
 ACTOR = "system"
@@ -44,17 +50,54 @@ def active_versions() -> list[tuple[RuleVersion, list[rules.Condition]]]:
     return [(v, [rules.Condition.model_validate(c) for c in v.conditions]) for v in versions]
 
 
-def _card_case(account_id: int, last4: str, *, since: datetime):
-    """The card's open TXN case to join: one that a live hit opened or joined since `since`
-    (newest first), else one a person opened on the card since `since` (no hit in it)."""
+def _current(account_id: int, last4: str) -> CardCase | None:
+    return (CardCase.objects.select_for_update(of=("self",)).select_related("case")
+            .filter(account_id=account_id, card_last4=last4, current=True).first())
+
+
+def _card_case(account_id: int, last4: str, card_hits: list[RuleHit], txn_ids: dict[int, str], *,
+               now: datetime, since: datetime) -> tuple[object, bool]:
+    """The case these hits of one card go to, and whether they opened it.
+
+    The card's current case (its CardCase row, locked) if it is open and had a hit since
+    `since`; else a case a person opened on the card since `since` (no hit in it); else a new
+    case for the first hit's transaction. The latter two become the card's current case by
+    inserting its row, in a savepoint: if another evaluation inserted one first (the unique
+    constraint), the savepoint's case is rolled back and the hits join that one."""
+    from casework.cases.sla import DONE_STATUSES
+
+    row = _current(account_id, last4)
+    if row is not None:
+        if row.case.status not in DONE_STATUSES and row.last_hit_at >= since:
+            row.last_hit_at = max(row.last_hit_at, now)
+            row.save(update_fields=["last_hit_at"])
+            return row.case, False
+        row.current = False  # decided, or quiet for longer than the window: the card's next case
+        row.save(update_fields=["current"])
+    try:
+        with transaction.atomic():
+            case = _person_case(account_id, last4, since=since)
+            opened = case is None
+            if opened:
+                case = _open_case(card_hits, txn_ids)
+            CardCase.objects.create(account_id=account_id, card_last4=last4, case=case, opened_at=now,
+                                    last_hit_at=now)
+            return case, opened
+    except IntegrityError:
+        # Another evaluation made the card's case first (it has committed): join it.
+        row = _current(account_id, last4)
+        if row is None:
+            raise
+        row.last_hit_at = max(row.last_hit_at, now)
+        row.save(update_fields=["last_hit_at"])
+        return row.case, False
+
+
+def _person_case(account_id: int, last4: str, *, since: datetime):
+    """An open TXN case a person opened on the card since `since` (no rule hit in it)."""
     from casework.cases.sla import DONE_STATUSES
     from casework.transactions.models import Investigation
 
-    hit = (RuleHit.objects.filter(case__isnull=False, transaction__account_id=account_id,
-                                  transaction__card_last4=last4, created_at__gte=since)
-           .exclude(case__status__in=DONE_STATUSES).select_related("case").order_by("-created_at", "-id").first())
-    if hit is not None:
-        return hit.case
     investigation = (Investigation.objects.filter(transaction__account_id=account_id, transaction__card_last4=last4,
                                                   created_at__gte=since, case__rule_hits__isnull=True)
                      .exclude(case__status__in=DONE_STATUSES).select_related("case").order_by("-created_at").first())
@@ -93,17 +136,20 @@ def transactions_evaluate(ids: list[int], *, now: datetime | None = None) -> dic
                 else:
                     by_card[(account_id, last4)].append(hit)
     opened = joined = 0
+    joined_cases: list[int] = []
     since = now - timedelta(minutes=settings.TXN_HIT_JOIN_MINUTES)
-    for card, card_hits in by_card.items():
+    # Card by card in one order: two evaluations claiming the same cards never wait on each other
+    # in a circle.
+    for card, card_hits in sorted(by_card.items()):
         if card in allowed:
             continue
-        case = _card_case(*card, since=since)
-        if case is None:
-            case = _open_case(card_hits, txn_ids)
+        case, opened_it = _card_case(*card, card_hits, txn_ids, now=now, since=since)
+        if opened_it:
             card_hits[0].opened_case = True
             opened += 1
         else:
             joined += 1
+            joined_cases.append(case.pk)
         for hit in card_hits:
             hit.case = case
         blocking = next((h for h in card_hits if h.action == RuleVersion.Action.BLOCK), None)
@@ -111,6 +157,12 @@ def transactions_evaluate(ids: list[int], *, now: datetime | None = None) -> dic
             _request_block(case, blocking, now)
     RuleHit.objects.bulk_create(hits, ignore_conflicts=True)
     _audit_cases(by_card, allowed, txn_ids)
+    # A joined hit that raises the stakes (a larger amount, a block) re-assesses the case's
+    # investigation on it, now or at the end of the run working on it.
+    from casework.transactions.reassess import investigation_reassess_if_raised
+
+    for case_id in joined_cases:
+        investigation_reassess_if_raised(case_id=case_id)
     # Stamped when the decision is made (the end of this evaluation), unless a test gives the clock.
     Transaction.objects.filter(pk__in=[r[0] for r in rows]).update(evaluated_at=now if given else timezone.now())
     return {"evaluated": len(rows), "hits": len(hits), "opened": opened, "joined": joined}

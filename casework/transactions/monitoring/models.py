@@ -130,3 +130,32 @@ class RuleHit(models.Model):
         constraints = [models.UniqueConstraint(fields=["version", "transaction"], name="txn_one_hit_per_version")]
         indexes = [models.Index(fields=["version", "created_at"], name="txn_hit_version_time"),
                    models.Index(fields=["case", "created_at"], name="txn_hit_case_time")]
+
+
+class CardCase(models.Model):
+    """The case a card's live hits join: at most one current row per card, which the database
+    holds (a partial unique constraint, enforced by SQLite and PostgreSQL alike).
+
+    Evaluations run in parallel. Two of them that find no case for a new card both open one,
+    and both try to insert the card's current row: the second insert fails (on PostgreSQL it
+    waits for the first transaction and fails once that commits), its case is rolled back
+    with its savepoint, and its hits join the winner's case. A row stops being current when
+    a hit finds its case done or its last hit older than TXN_HIT_JOIN_MINUTES: that hit opens
+    the card's next case (casework.transactions.monitoring.evaluate)."""
+
+    # Derived rows (from the hits): they go with their case or account.
+    account = models.ForeignKey("transactions.CardAccount", on_delete=models.CASCADE, related_name="card_cases")
+    card_last4 = models.CharField(max_length=4)
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="card_cases")
+    current = models.BooleanField(default=True)
+    opened_at = models.DateTimeField()
+    # The newest hit that opened or joined the case: the join window is measured from it.
+    last_hit_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-opened_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["account", "card_last4"], condition=Q(current=True),
+                                               name="txn_one_current_case_per_card")]
+
+    def __str__(self) -> str:
+        return f"{self.account_id}/{self.card_last4}: {self.case_id}{'' if self.current else ' (past)'}"
