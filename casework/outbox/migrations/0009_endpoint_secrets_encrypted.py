@@ -11,7 +11,7 @@ from casework.security.encryption import encrypt_columns
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('outbox', '0006_endpoint_team'),
+        ('outbox', '0008_endpoint_breaker_window'),
     ]
 
     operations = [

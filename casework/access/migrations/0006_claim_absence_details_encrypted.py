@@ -12,7 +12,7 @@ from casework.security.encryption import encrypt_columns
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('access', '0004_decided_link_expired_fallback_approver'),
+        ('access', '0005_user_request_queued_failed'),
     ]
 
     operations = [

@@ -10,7 +10,7 @@ from casework.security.encryption import encrypt_columns
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('access', '0005_claim_absence_details_encrypted'),
+        ('access', '0006_claim_absence_details_encrypted'),
     ]
 
     operations = [
