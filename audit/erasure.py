@@ -25,19 +25,15 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from audit.models import SCHEME_FIELDS, AuditEntry
+from audit.services import ERASURE_ACTION, audit_record
 
-ERASURE_ACTION = "audit.entries_tombstoned"
+__all__ = ["ERASURE_ACTION", "TombstoneRefused", "audit_entries_tombstone"]
+
 REQUEST_REF_MAX = 64
 
 
 class TombstoneRefused(Exception):
     """The entries asked for cannot be tombstoned; the message says which and why."""
-
-
-def erasure_requests() -> set[str]:
-    """The request references that erasure entries record (sequenced or pending)."""
-    found = AuditEntry.objects.filter(action=ERASURE_ACTION).values_list("data", flat=True)
-    return {str(data.get("request")) for data in found if isinstance(data, dict) and data.get("request")}
 
 
 def _entry_ids(entries: Iterable[AuditEntry | int] | QuerySet) -> list[int]:
@@ -59,8 +55,6 @@ def audit_entries_tombstone(*, entries: Iterable[AuditEntry | int] | QuerySet, r
        entries already tombstoned, by this request or another, are left as they are.
     4. Write the erasure's own entry (ERASURE_ACTION), naming the request and the count.
     """
-    from audit.services import audit_record
-
     ref = (request_ref or "").strip()
     if not ref or len(ref) > REQUEST_REF_MAX or any(ch.isspace() for ch in ref):
         raise ValueError(f"request_ref must be 1 to {REQUEST_REF_MAX} characters without spaces.")

@@ -332,6 +332,17 @@ def _sequence_after_this_commit(using: str = DEFAULT_DB_ALIAS) -> None:
 
 # --- Verifying --------------------------------------------------------------------------
 
+# What an erasure's own entry is (audit.erasure writes it): it names the request whose tombstones
+# audit_verify_chain accepts.
+ERASURE_ACTION = "audit.entries_tombstoned"
+
+
+def erasure_requests() -> set[str]:
+    """The request references that erasure entries record (sequenced or pending)."""
+    found = AuditEntry.objects.filter(action=ERASURE_ACTION).values_list("data", flat=True)
+    return {str(data.get("request")) for data in found if isinstance(data, dict) and data.get("request")}
+
+
 
 @dataclass(frozen=True)
 class ChainCheck:
@@ -367,8 +378,6 @@ def audit_verify_chain() -> ChainCheck:
     erasure entry records (audit.erasure). Pending entries are not part of the chain yet; they
     are only counted.
     """
-    from audit.erasure import erasure_requests
-
     pending = audit_pending_count()
     expected_prev = GENESIS_HASH
     checked = 0

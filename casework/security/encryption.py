@@ -68,12 +68,11 @@ def decrypt_text(token: str, *, where: str = "") -> str:
 
 
 def encrypted_fields() -> list[tuple[Any, list[Any]]]:
-    """(model, its encrypted fields) for every installed model that has any."""
-    from casework.security.fields import EncryptedMixin
-
+    """(model, its encrypted fields) for every installed model that has any (the fields of
+    casework.security.fields say so with `encrypted = True`; that module imports this one)."""
     found = []
     for model in apps.get_models():
-        fields = [f for f in model._meta.concrete_fields if isinstance(f, EncryptedMixin)]
+        fields = [f for f in model._meta.concrete_fields if getattr(f, "encrypted", False)]
         if fields:
             found.append((model, fields))
     return found

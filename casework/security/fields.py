@@ -27,6 +27,8 @@ class EncryptedMixin:
     """Encrypts what to_db_text gives in get_prep_value; decrypts and from_db_text's it in
     from_db_value."""
 
+    encrypted = True  # what casework.security.encryption.encrypted_fields looks for
+
     def to_db_text(self, value) -> str:
         return str(value)
 
