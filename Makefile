@@ -23,7 +23,14 @@ var/secret_key:
 var/audit_signing_key: | $(STAMP) var/secret_key
 	@SECRET_KEY="$$(cat var/secret_key)" $(BIN)/python manage.py audit_key --generate var/audit_signing_key
 
-run: $(STAMP) var/secret_key var/audit_signing_key
+# The Fernet key that encrypts secrets and absence details at rest, made once per checkout
+# (development only; production sets FIELD_ENCRYPTION_KEYS). Never regenerated: a new key is a
+# rotation (README, "Personal data").
+var/field_encryption_key:
+	@mkdir -p var
+	@$(PYTHON) -c "import base64, secrets; print(base64.urlsafe_b64encode(secrets.token_bytes(32)).decode())" > var/field_encryption_key
+
+run: $(STAMP) var/secret_key var/audit_signing_key var/field_encryption_key
 	@bash bin/run
 
 # The whole suite, one pytest-xdist worker per core (TEST_WORKERS=0: in this process), on the

@@ -25,7 +25,7 @@ from django.db import DEFAULT_DB_ALIAS, close_old_connections, connection, conne
 from django.utils import timezone
 
 from audit.context import get_correlation_id
-from audit.models import HASHED_FIELDS, AuditEntry, entry_hash
+from audit.models import CHAINED_FIELDS, SCHEME_FIELDS, AuditEntry, entry_hash
 from audit.rowsql import rows_insert
 
 logger = logging.getLogger(__name__)
@@ -57,12 +57,13 @@ def audit_entry_build(
 ) -> AuditEntry:
     """An unsaved, pending entry, for `audit_record_many` to write with others in one INSERT.
 
-    `actor` is a user, "agent:<name>" or "system". The timestamp is taken now, at build time.
+    `actor` is a user, "agent:<name>" or "system". The timestamp is taken now, at build time;
+    the salt and the payload's digest too (scheme 2, audit.models).
     """
     actor_name, actor_type, actor_user_id = _actor_fields(actor)
     # Round-trip through JSON so that what is stored is exactly what the hash will see.
     clean_data = json.loads(json.dumps(data or {}, cls=DjangoJSONEncoder))
-    return AuditEntry(
+    entry = AuditEntry(
         timestamp=timezone.now(),
         actor=actor_name[:150],
         actor_type=actor_type,
@@ -75,6 +76,8 @@ def audit_entry_build(
         correlation_id=correlation_id or get_correlation_id(),
         data=clean_data,
     )
+    entry.seal()
+    return entry
 
 
 def audit_record(
@@ -117,7 +120,8 @@ def audit_record_many(entries: list[AuditEntry]) -> list[AuditEntry]:
 # INSERTs: through bulk_create each cost more CPU than the database's work on it
 # (audit.rowsql builds the statement once).
 _PENDING_FIELDS = ("timestamp", "actor", "actor_type", "actor_user_id", "action", "case_id", "case_ref",
-                   "object_type", "object_id", "correlation_id", "data")
+                   "object_type", "object_id", "correlation_id", "data", "scheme", "salt", "payload_digest",
+                   "tombstone")
 
 
 def _insert_pending(entries: list[AuditEntry]) -> None:
@@ -145,13 +149,15 @@ def _sequence_batch(batch_size: int) -> int:
         head = (AuditEntry.objects.filter(position__isnull=False).order_by("-position")
                 .values_list("position", "hash").first())
         position, prev_hash = head or (0, GENESIS_HASH)
-        # As values, not model instances (entry_hash hashes what compute_hash does).
+        # As values, not model instances (entry_hash hashes what compute_hash does). Every
+        # pending entry is of scheme 2 (a constraint says so): the payload itself is not read,
+        # only its digest.
         pending = (AuditEntry.objects.filter(position__isnull=True).order_by("id")
-                   .values_list("id", *HASHED_FIELDS)[:batch_size])
+                   .values_list("id", *CHAINED_FIELDS)[:batch_size])
         rows = []
         for pk, *values in pending:
             position += 1
-            hash_ = entry_hash(prev_hash, values)
+            hash_ = entry_hash(prev_hash, position, values)
             rows.append((pk, position, prev_hash, hash_))
             prev_hash = hash_
         written = AuditEntry.objects._sequence(rows)
@@ -326,6 +332,17 @@ def _sequence_after_this_commit(using: str = DEFAULT_DB_ALIAS) -> None:
 
 # --- Verifying --------------------------------------------------------------------------
 
+# What an erasure's own entry is (audit.erasure writes it): it names the request whose tombstones
+# audit_verify_chain accepts.
+ERASURE_ACTION = "audit.entries_tombstoned"
+
+
+def erasure_requests() -> set[str]:
+    """The request references that erasure entries record (sequenced or pending)."""
+    found = AuditEntry.objects.filter(action=ERASURE_ACTION).values_list("data", flat=True)
+    return {str(data.get("request")) for data in found if isinstance(data, dict) and data.get("request")}
+
+
 
 @dataclass(frozen=True)
 class ChainCheck:
@@ -355,20 +372,33 @@ def audit_verify_chain() -> ChainCheck:
     """Walk the sequenced entries by position and check every link.
 
     Each entry's prev_hash must be the previous entry's hash (genesis: "0" * 64), its hash
-    must match its content, and positions must run 1, 2, 3 ... without a gap. Pending entries
-    are not part of the chain yet; they are only counted.
+    must match its content under its scheme, and positions must run 1, 2, 3 ... without a gap.
+    Scheme 2: the payload of an entry that is not a tombstone must match its salted digest
+    (recomputed); a tombstone's digest is trusted, and the request it names must be one an
+    erasure entry records (audit.erasure). Pending entries are not part of the chain yet; they
+    are only counted.
     """
     pending = audit_pending_count()
     expected_prev = GENESIS_HASH
     checked = 0
+    requests: set[str] | None = None  # read once, at the first tombstone
     sequenced = AuditEntry.objects.filter(position__isnull=False).order_by("position")
     for entry in sequenced.iterator(chunk_size=2000):
         if entry.prev_hash != expected_prev:
             return ChainCheck(checked, entry, "its prev_hash does not match the previous entry's hash", pending)
-        if entry.hash is None or entry.compute_hash() != entry.hash:
-            return ChainCheck(checked, entry, "its content does not match its hash", pending)
         if entry.position != checked + 1:
             return ChainCheck(checked, entry, f"its position is {entry.position}, expected {checked + 1}", pending)
+        if entry.scheme != SCHEME_FIELDS:
+            if entry.tombstoned:
+                if requests is None:
+                    requests = erasure_requests()
+                if entry.tombstone not in requests:
+                    return ChainCheck(checked, entry, f"it is a tombstone of request {entry.tombstone!r}, which no "
+                                                      "erasure entry records", pending)
+            elif entry.compute_payload_digest() != entry.payload_digest:
+                return ChainCheck(checked, entry, "its payload does not match its digest", pending)
+        if entry.hash is None or entry.compute_hash() != entry.hash:
+            return ChainCheck(checked, entry, "its content does not match its hash", pending)
         expected_prev = entry.hash
         checked += 1
     return ChainCheck(checked, None, "", pending)

@@ -79,7 +79,7 @@ def pg_version(url: str) -> str:
 
 def setup_django(url: str, var_dir: str) -> None:
     os.environ.update({
-        "DJANGO_SETTINGS_MODULE": "casework.settings", "SECRET_KEY": "bench-only-secret", "VAR_DIR": var_dir,
+        "DJANGO_SETTINGS_MODULE": "casework.settings", "SECRET_KEY": "bench-only-secret", "FIELD_ENCRYPTION_KEYS": "YmVuY2gtb25seS1maWVsZC1rZXktbm90LWZvci1wcm8=", "VAR_DIR": var_dir,
         "DATABASE_URL": url, "LLM_PROVIDER": "offline", "DEBUG": "false", "AUDIT_SEQUENCER": "background",
     })
     os.environ.pop("CELERY_TASK_ALWAYS_EAGER", None)

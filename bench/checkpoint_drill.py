@@ -90,7 +90,7 @@ def main() -> None:
 
     key = signing_key_generate().decode()
     base_env = {
-        "DJANGO_SETTINGS_MODULE": "casework.settings", "SECRET_KEY": "bench-only-secret", "DEBUG": "false",
+        "DJANGO_SETTINGS_MODULE": "casework.settings", "SECRET_KEY": "bench-only-secret", "FIELD_ENCRYPTION_KEYS": "YmVuY2gtb25seS1maWVsZC1rZXktbm90LWZvci1wcm8=", "DEBUG": "false",
         "LLM_PROVIDER": "offline", "AUDIT_SEQUENCER": "off", "AUDIT_SIGNING_KEY": key,
         "AUDIT_CHECKPOINT_DIR": str(work / "checkpoints"), "AUDIT_CHECKPOINT_KEYRING": str(work / "keyring"),
         "AUDIT_CHECKPOINT_EVERY_ENTRIES": str(args.every),
@@ -179,6 +179,7 @@ def main() -> None:
     for entry in entries:
         if entry.position == middle:
             entry.data = {"n": -1, "note": "rewritten by a DBA"}
+            entry.payload_digest = entry.compute_payload_digest()  # scheme 2: the digest too
         entry.prev_hash = prev
         entry.hash = entry.compute_hash()
         rows.append((entry.pk, entry.prev_hash, entry.hash))
@@ -187,8 +188,8 @@ def main() -> None:
 
     with connection.cursor() as cursor:
         cursor.execute("ALTER TABLE audit_auditentry DISABLE TRIGGER audit_auditentry_append_only")
-        cursor.execute("UPDATE audit_auditentry SET data = %s WHERE position = %s",
-                       [json.dumps({"n": -1, "note": "rewritten by a DBA"}), middle])
+        cursor.execute("UPDATE audit_auditentry SET data = %s, payload_digest = %s WHERE position = %s",
+                       [json.dumps({"n": -1, "note": "rewritten by a DBA"}), entries[0].payload_digest, middle])
         for i in range(0, len(rows), 5000):
             ids, prevs, hashes = (list(c) for c in zip(*rows[i:i + 5000], strict=True))
             cursor.execute("UPDATE audit_auditentry AS a SET prev_hash = v.p, hash = v.h FROM "

@@ -170,7 +170,7 @@ def environment(pg: PrivatePostgres, redis: PrivateRedis, fake: Fake, db: str, v
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "OPENAI_", "GOOGLE_", "LLM_",
                                                                      "DATABASE_URL", "CACHE_URL", "PROMETHEUS"))}
     env.update({
-        "DJANGO_SETTINGS_MODULE": "casework.settings", "SECRET_KEY": "bench-only-secret", "VAR_DIR": str(var_dir),
+        "DJANGO_SETTINGS_MODULE": "casework.settings", "SECRET_KEY": "bench-only-secret", "FIELD_ENCRYPTION_KEYS": "YmVuY2gtb25seS1maWVsZC1rZXktbm90LWZvci1wcm8=", "VAR_DIR": str(var_dir),
         "DATABASE_URL": pg.url(db), "CELERY_BROKER_URL": f"redis://127.0.0.1:{redis.port}/0",
         "CACHE_URL": f"redis://127.0.0.1:{redis.port}/1", "LLM_PROVIDER": "openai",
         "OPENAI_BASE_URL": f"http://127.0.0.1:{fake.port}/v1", "OPENAI_API_KEY": "bench", "LLM_MODEL": "fake-model",

@@ -81,7 +81,7 @@ class FakeEndpoint:
 
 def setup_django(base_url: str, var_dir: str, database_url: str | None) -> None:
     os.environ.update({
-        "DJANGO_SETTINGS_MODULE": "casework.settings", "SECRET_KEY": "bench-only-secret", "VAR_DIR": var_dir,
+        "DJANGO_SETTINGS_MODULE": "casework.settings", "SECRET_KEY": "bench-only-secret", "FIELD_ENCRYPTION_KEYS": "YmVuY2gtb25seS1maWVsZC1rZXktbm90LWZvci1wcm8=", "VAR_DIR": var_dir,
         "LLM_PROVIDER": "openai", "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "bench", "LLM_MODEL": "fake-model",
         "LLM_TIMEOUT_SECONDS": "30", "CELERY_TASK_ALWAYS_EAGER": "false", "DEBUG": "false",
     })

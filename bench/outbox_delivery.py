@@ -177,7 +177,7 @@ class Receiver:
 
 def setup_django(var_dir: str) -> None:
     os.environ.update({
-        "DJANGO_SETTINGS_MODULE": "casework.settings", "SECRET_KEY": "bench-only-secret", "VAR_DIR": var_dir,
+        "DJANGO_SETTINGS_MODULE": "casework.settings", "SECRET_KEY": "bench-only-secret", "FIELD_ENCRYPTION_KEYS": "YmVuY2gtb25seS1maWVsZC1rZXktbm90LWZvci1wcm8=", "VAR_DIR": var_dir,
         "DATABASE_URL": f"{PG}/{DB}", "CELERY_BROKER_URL": BROKER, "LLM_PROVIDER": "offline", "DEBUG": "false",
         **BENCH_SETTINGS,
     })

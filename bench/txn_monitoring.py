@@ -50,7 +50,7 @@ def setup(var_dir: str) -> None:
 
     pg_admin(f'DROP DATABASE IF EXISTS "{DB}" WITH (FORCE)', f'CREATE DATABASE "{DB}"')
     redis.Redis.from_url(BROKER).flushdb()
-    os.environ.update({"DJANGO_SETTINGS_MODULE": "casework.settings", "SECRET_KEY": "bench-only-secret",
+    os.environ.update({"DJANGO_SETTINGS_MODULE": "casework.settings", "SECRET_KEY": "bench-only-secret", "FIELD_ENCRYPTION_KEYS": "YmVuY2gtb25seS1maWVsZC1rZXktbm90LWZvci1wcm8=",
                        "VAR_DIR": var_dir, "DATABASE_URL": f"{PG}/{DB}", "CELERY_BROKER_URL": BROKER,
                        "LLM_PROVIDER": "offline", "DEBUG": "false"})
     os.environ.pop("CELERY_TASK_ALWAYS_EAGER", None)

@@ -8,6 +8,8 @@ DATABASE_URL / CELERY_BROKER_URL switches to PostgreSQL / Redis with no code cha
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 import re
 from decimal import Decimal, InvalidOperation
@@ -44,6 +46,34 @@ if not SECRET_KEY:
             "SECRET_KEY is not set. Set it in the environment or in .env "
             "(`make run` generates one under var/), or set DEBUG=true for development."
         )
+
+# --- Encryption at rest (issue 42) ------------------------------------------------------
+# Secrets (webhook endpoint secrets) and special-category fields (absence details) are stored
+# encrypted with Fernet (casework/security/encryption.py). FIELD_ENCRYPTION_KEYS: Fernet keys
+# (urlsafe base64 of 32 bytes, `manage.py rotate_field_keys --generate` prints one),
+# comma-separated, newest first: the first encrypts, every one decrypts. To rotate, put a new
+# key first, run `manage.py rotate_field_keys`, then drop the old key. `make run` keeps a key
+# for the local server in var/field_encryption_key (development only).
+FIELD_ENCRYPTION_KEYS = env.list("FIELD_ENCRYPTION_KEYS", default=[])
+if not FIELD_ENCRYPTION_KEYS and (VAR_DIR / "field_encryption_key").is_file():
+    FIELD_ENCRYPTION_KEYS = (VAR_DIR / "field_encryption_key").read_text(encoding="utf-8").split()
+if not FIELD_ENCRYPTION_KEYS:
+    if DEBUG:
+        # Development-only fallback, derived from SECRET_KEY: never used when DEBUG is off.
+        FIELD_ENCRYPTION_KEYS = [base64.urlsafe_b64encode(hashlib.sha256(
+            b"casework field encryption, development only\n" + SECRET_KEY.encode()).digest()).decode()]
+    else:
+        raise ImproperlyConfigured(
+            "FIELD_ENCRYPTION_KEYS is not set: give one Fernet key or more, newest first (`manage.py "
+            "rotate_field_keys --generate` prints a new one), or set DEBUG=true for development.")
+for _number, _key in enumerate(FIELD_ENCRYPTION_KEYS, start=1):
+    try:
+        if len(base64.urlsafe_b64decode(_key.encode())) != 32:
+            raise ValueError
+    except ValueError:
+        # Never quote the value: it is a secret.
+        raise ImproperlyConfigured(f"FIELD_ENCRYPTION_KEYS: key {_number} is not a Fernet key "
+                                   "(urlsafe base64 of 32 bytes).") from None
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])

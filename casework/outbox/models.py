@@ -10,6 +10,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from casework.security.fields import EncryptedTextField
+
 
 def event_id_new() -> str:
     """The event's stable id, sent as `webhook-id` on every attempt: a receiver drops repeats by it."""
@@ -54,8 +56,9 @@ class Endpoint(models.Model):
     event_types = models.JSONField(default=list, blank=True)
     case_types = models.JSONField(default=list, blank=True)
     timeout_seconds = models.PositiveSmallIntegerField(default=10)
-    secret = models.CharField(max_length=100, default=secret_new, editable=False)
-    previous_secret = models.CharField(max_length=100, blank=True, default="", editable=False)
+    # Encrypted at rest (casework.security.encryption): a database dump shows no secret.
+    secret = EncryptedTextField(default=secret_new, editable=False)
+    previous_secret = EncryptedTextField(blank=True, default="", editable=False)
     previous_secret_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="webhook_endpoints",

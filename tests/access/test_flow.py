@@ -212,7 +212,8 @@ def test_an_explanation_no_record_can_confirm_is_rejected_as_an_invalid_claim(or
     assert "The rights check found: A2 (Admin on FinanceApp) ended on 2024-12-31" in why
     rejected = AuditEntry.objects.filter(case_id=mutation.case_id, action="access.status_changed",
                                          data__to="rejected_invalid_claim").get()
-    assert rejected.data["reason"].startswith("Not verified: no record could verify it")
+    # The status history says the verdict, not the absence details behind it (special-category).
+    assert rejected.data["reason"] == "No record could verify the employee's claim (the details are on the Answers tab)."
     report = mutation.reports.get()
     assert report.recommendation == "reject_investigate"
     assert "No record could verify the employee's explanation." in report.summary

@@ -69,7 +69,14 @@ def test_verify_names_a_row_changed_behind_the_codes_back(entries):
     with behind_the_codes_back() as cursor:
         cursor.execute("UPDATE audit_auditentry SET data = %s WHERE id = %s",
                        [json.dumps({"risk": 0.0}), tampered.pk])
-    with pytest.raises(CommandError, match=rf"#{tampered.pk}\b.*content does not match its hash"):
+    with pytest.raises(CommandError, match=rf"#{tampered.pk}\b.*payload does not match its digest"):
+        _verify()
+
+
+def test_verify_names_a_non_personal_field_changed_behind_the_codes_back(entries):
+    with behind_the_codes_back() as cursor:
+        cursor.execute("UPDATE audit_auditentry SET action = 'case.reopened' WHERE id = %s", [entries[3].pk])
+    with pytest.raises(CommandError, match=rf"#{entries[3].pk}\b.*content does not match its hash"):
         _verify()
 
 
@@ -82,13 +89,14 @@ def test_verify_finds_a_removed_middle_row(entries):
 
 
 def test_verify_finds_a_rehashed_row(entries):
-    """Recomputing the changed row's own hash does not help: the next entry still points at the old one."""
+    """Recomputing the changed row's digest and hash does not help: the next entry still points at the old one."""
     tampered = entries[1]
     tampered.data = {"body": "rewritten"}
+    tampered.payload_digest = tampered.compute_payload_digest()
     new_hash = tampered.compute_hash()
     with behind_the_codes_back() as cursor:
-        cursor.execute("UPDATE audit_auditentry SET data = %s, hash = %s WHERE id = %s",
-                       [json.dumps(tampered.data), new_hash, tampered.pk])
+        cursor.execute("UPDATE audit_auditentry SET data = %s, payload_digest = %s, hash = %s WHERE id = %s",
+                       [json.dumps(tampered.data), tampered.payload_digest, new_hash, tampered.pk])
     with pytest.raises(CommandError, match=rf"#{entries[2].pk}\b"):
         _verify()
 

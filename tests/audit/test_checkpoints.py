@@ -66,10 +66,12 @@ def _rewrite_from(position: int) -> None:
         for entry in entries:
             if entry.position == position:
                 entry.data = {"risk": 0.0, "note": "rewritten"}
+                entry.payload_digest = entry.compute_payload_digest()
             entry.prev_hash = prev
             entry.hash = entry.compute_hash()
-            cursor.execute("UPDATE audit_auditentry SET data = %s, prev_hash = %s, hash = %s WHERE id = %s",
-                           [json.dumps(entry.data), entry.prev_hash, entry.hash, entry.pk])
+            cursor.execute("UPDATE audit_auditentry SET data = %s, payload_digest = %s, prev_hash = %s, hash = %s "
+                           "WHERE id = %s",
+                           [json.dumps(entry.data), entry.payload_digest, entry.prev_hash, entry.hash, entry.pk])
             prev = entry.hash
 
 

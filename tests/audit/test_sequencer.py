@@ -174,14 +174,25 @@ def test_the_sequencer_takes_the_chain_lock_on_postgresql():
 
 
 @pytest.mark.django_db
-def test_the_hash_is_the_same_as_before_sequencing_existed():
-    """hash = sha256(prev_hash + canonical()): an entry hashed by hand matches the sequencer's."""
+def test_the_hash_is_the_one_audit_models_describes():
+    """Scheme 2, by hand: payload_digest = sha256(salt || sorted-key JSON of actor, user id and
+    data); hash = sha256(prev_hash + sorted-key JSON of the position, the non-personal fields
+    and the digest). The sequencer's hash is that one."""
+    import hashlib
+
     (entry,) = _record(1)
     audit_sequence()
     stored = AuditEntry.objects.get(pk=entry.pk)
-    import hashlib
-
-    assert stored.hash == hashlib.sha256((GENESIS_HASH + stored.canonical()).encode()).hexdigest()
+    assert (stored.scheme, len(stored.salt)) == (2, 32)
+    payload = json.dumps({"actor": "system", "actor_user_id": None, "data": {"i": 0}}, sort_keys=True,
+                         separators=(",", ":"))
+    assert stored.payload_digest == hashlib.sha256(bytes.fromhex(stored.salt) + payload.encode()).hexdigest()
+    chained = json.dumps({
+        "v": 2, "position": 1, "timestamp": stored.timestamp.isoformat(timespec="microseconds"),
+        "actor_type": "system", "action": "test.event", "case_id": None, "case_ref": "", "object_type": "",
+        "object_id": "", "correlation_id": stored.correlation_id, "payload_digest": stored.payload_digest,
+    }, sort_keys=True, separators=(",", ":"))
+    assert stored.hash == hashlib.sha256((GENESIS_HASH + chained).encode()).hexdigest()
 
 
 @pytest.mark.django_db
@@ -231,7 +242,7 @@ def test_verify_names_a_tampered_entry_and_counts_the_pending_ones():
 
     check = audit_verify_chain()
     assert check.broken.pk == entries[1].pk
-    assert check.why == "its content does not match its hash"
+    assert check.why == "its payload does not match its digest"
     assert (check.checked, check.pending) == (1, 2)
     assert not check.intact
     checked, broken, why = check  # callers that predate pending entries unpack three values
@@ -269,7 +280,7 @@ def test_the_command_names_the_broken_entry_and_its_position():
     audit_sequence()
     _record(1)
     _tamper("UPDATE audit_auditentry SET actor = 'mallory' WHERE id = %s", [entries[0].pk])
-    with pytest.raises(CommandError, match=rf"#{entries[0].pk}, position 1 .*content does not match.*1 pending"):
+    with pytest.raises(CommandError, match=rf"#{entries[0].pk}, position 1 .*payload does not match.*1 pending"):
         call_command("verify_audit_chain", "--no-sequence", stdout=io.StringIO())
 
 
@@ -446,11 +457,12 @@ def test_the_database_compares_every_column_when_the_sequencer_writes():
     other = AuditEntry.objects.create(
         timestamp=now - timedelta(days=1), actor="alice", actor_type="user", actor_user_id=7, action="b.two",
         case_id=9, case_ref="FRA-000009", object_type="cases.case", object_id="9", correlation_id="c-9",
-        data={"i": 2})
+        data={"i": 2}, payload_digest="d" * 64, salt="", tombstone="ERASURE-1")
     quote = connection.ops.quote_name
     columns = [f.column for f in AuditEntry._meta.concrete_fields if f.column not in ("position", "prev_hash", "hash")]
+    assert "scheme" in columns  # both entries are of scheme 2: that column is set to 1 below, not copied
     with connection.cursor() as cursor:
-        for column in columns:
+        for column in (c for c in columns if c != "scheme"):
             cursor.execute(f"SELECT {quote(column)} FROM audit_auditentry WHERE id IN (%s, %s) ORDER BY id",
                            [target.pk, other.pk])
             first, second = cursor.fetchall()
@@ -458,8 +470,8 @@ def test_the_database_compares_every_column_when_the_sequencer_writes():
 
     sequencing = "UPDATE audit_auditentry SET position = 1, prev_hash = %s, hash = %s"
     for column in columns:
-        _refused(f"{sequencing}, {quote(column)} = (SELECT {quote(column)} FROM audit_auditentry WHERE id = %s) "
-                 "WHERE id = %s", [GENESIS_HASH, "a" * 64, other.pk, target.pk])
+        value = "1" if column == "scheme" else f"(SELECT {quote(column)} FROM audit_auditentry WHERE id = {other.pk})"
+        _refused(f"{sequencing}, {quote(column)} = {value} WHERE id = %s", [GENESIS_HASH, "a" * 64, target.pk])
     # The same write without a copied column is the sequencer's, and goes through.
     with connection.cursor() as cursor:
         cursor.execute(f"{sequencing} WHERE id = %s", [GENESIS_HASH, "a" * 64, target.pk])
@@ -539,7 +551,7 @@ def test_the_migration_numbers_an_existing_chain_in_id_order():
         for i in range(3):
             entry = AuditEntry(timestamp=timezone.now(), actor="system", actor_type="system",
                                action="old.entry", case_ref="", object_type="", object_id="",
-                               correlation_id="", data={"i": i}, prev_hash=prev_hash)
+                               correlation_id="", data={"i": i}, prev_hash=prev_hash, scheme=1)
             entry.hash = entry.compute_hash()
             old_model.objects.create(**{f.attname: getattr(entry, f.attname)
                                         for f in old_model._meta.concrete_fields if f.name != "id"})
@@ -549,6 +561,7 @@ def test_the_migration_numbers_an_existing_chain_in_id_order():
         executor.migrate(executor.loader.graph.leaf_nodes("audit"))
 
     assert list(AuditEntry.objects.order_by("id").values_list("position", flat=True)) == [1, 2, 3]
+    assert set(AuditEntry.objects.values_list("scheme", flat=True)) == {1}  # 0009 kept their hashes
     check = audit_verify_chain()
     assert (check.checked, check.broken, check.pending) == (3, None, 0)
     _record(1)  # autocommit, AUDIT_SEQUENCER=inline: linked on the spot, after the old chain

@@ -89,8 +89,10 @@ def test_metrics_are_prometheus_text_with_latency_and_case_counts(client, alice_
 # --- production settings -----------------------------------------------------------------
 
 def _django(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
-    """Run manage.py in a fresh process with only the given settings in its environment."""
-    base = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "DATABASE_URL") if k in os.environ}
+    """Run manage.py in a fresh process with only the given settings in its environment (and the
+    test run's field encryption key, unless `env` sets FIELD_ENCRYPTION_KEYS)."""
+    base = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "DATABASE_URL", "FIELD_ENCRYPTION_KEYS")
+            if k in os.environ}
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT, env={**base, "VAR_DIR": str(tmp_path), **env},
@@ -111,3 +113,17 @@ def test_without_a_secret_key_and_debug_django_refuses_to_start(tmp_path):
     result = _django(["check"], tmp_path)
     assert result.returncode != 0
     assert "ImproperlyConfigured: SECRET_KEY is not set" in result.stderr
+
+
+def test_without_field_encryption_keys_and_debug_django_refuses_to_start(tmp_path):
+    result = _django(["check"], tmp_path, SECRET_KEY=secrets.token_urlsafe(50), FIELD_ENCRYPTION_KEYS="")
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: FIELD_ENCRYPTION_KEYS is not set" in result.stderr
+
+
+def test_a_bad_field_encryption_key_is_refused_without_being_quoted(tmp_path):
+    result = _django(["check"], tmp_path, SECRET_KEY=secrets.token_urlsafe(50),
+                     FIELD_ENCRYPTION_KEYS="c2hvcnQ=,not-a-key-but-a-secret")
+    assert result.returncode != 0
+    assert "FIELD_ENCRYPTION_KEYS: key 1 is not a Fernet key" in result.stderr
+    assert "not-a-key-but-a-secret" not in result.stderr

@@ -225,7 +225,8 @@ def test_a_prefork_worker_without_a_multiprocess_directory_serves_nothing(settin
 
 @pytest.mark.parametrize("value", ["abc", "0", "70000"])
 def test_a_bad_worker_metrics_port_stops_start_up(value, tmp_path):
-    base = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "DATABASE_URL", "SECRET_KEY") if k in os.environ}
+    base = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "DATABASE_URL", "SECRET_KEY",
+                                                "FIELD_ENCRYPTION_KEYS") if k in os.environ}
     result = subprocess.run([sys.executable, "manage.py", "check"], cwd=ROOT, capture_output=True, text=True,
                             timeout=60, env={**base, "VAR_DIR": str(tmp_path), "WORKER_METRICS_PORT": value})
     assert result.returncode != 0

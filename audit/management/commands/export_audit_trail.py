@@ -11,7 +11,8 @@ from audit.services import audit_sequence
 
 COLUMNS = [
     "position", "id", "timestamp", "actor", "actor_type", "actor_user_id", "action", "case_id", "case_ref",
-    "object_type", "object_id", "correlation_id", "data", "prev_hash", "hash",
+    "object_type", "object_id", "correlation_id", "data", "scheme", "salt", "payload_digest", "tombstone",
+    "prev_hash", "hash",
 ]
 
 

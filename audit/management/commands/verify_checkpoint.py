@@ -13,7 +13,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from audit.checkpoints import CheckpointError, checkpoint_parse, public_key_parse
-from audit.models import AuditEntry
+from audit.models import SCHEME_FIELDS, AuditEntry
 from audit.services import GENESIS_HASH
 
 
@@ -33,12 +33,18 @@ def trail_check(path: Path, position: int, head_hash: str) -> str:
                 actor_type=row["actor_type"], actor_user_id=_int_or_none(row["actor_user_id"]),
                 action=row["action"], case_id=_int_or_none(row["case_id"]), case_ref=row["case_ref"],
                 object_type=row["object_type"], object_id=row["object_id"], correlation_id=row["correlation_id"],
-                data=json.loads(row["data"]), prev_hash=row["prev_hash"])
+                data=json.loads(row["data"]), prev_hash=row["prev_hash"], position=_int_or_none(row["position"]),
+                # A trail exported before issue 42 has no scheme column: every entry is of scheme 1.
+                scheme=int(row.get("scheme") or SCHEME_FIELDS), salt=row.get("salt", ""),
+                payload_digest=row.get("payload_digest", ""), tombstone=row.get("tombstone", ""))
             count += 1
             if int(row["position"]) != count:
                 return f"position {row['position']} follows {count - 1}: an entry is missing"
             if entry.prev_hash != expected_prev:
                 return f"at position {count} the prev_hash does not match the previous entry's hash"
+            if entry.scheme != SCHEME_FIELDS and not entry.tombstoned \
+                    and entry.compute_payload_digest() != entry.payload_digest:
+                return f"at position {count} the payload does not match its digest"
             if entry.compute_hash() != row["hash"]:
                 return f"at position {count} the content does not match its hash"
             expected_prev = row["hash"]

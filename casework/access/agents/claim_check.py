@@ -46,6 +46,13 @@ def _validate_accept(flow: Flow, key: str, output: dict) -> str:
     return ""
 
 
+VERDICT_REASONS = {
+    "valid": "The records confirm the employee's claim (the details are on the Answers tab).",
+    "invalid": "The records do not confirm the employee's claim (the details are on the Answers tab).",
+    "unverifiable": "No record could verify the employee's claim (the details are on the Answers tab).",
+}
+
+
 def _validate_done(flow: Flow, key: str, output: dict) -> dict:
     """Record the claim's status as the records decide it (casework.access.guards.claim_verdict),
     whatever the agent concluded; where they differ, the override is recorded on the case.
@@ -63,13 +70,17 @@ def _validate_done(flow: Flow, key: str, output: dict) -> dict:
         "decided_by": "records", "agent_status": agent_status, "agent_message": output.get("message", "")[:2000],
         "agent_cited_records": output.get("cited_records", []), "overridden": agent_status != verdict.status,
         "run_id": flow.run_id, "call_key": key})
+    # The verdict's message names the absence the records show (special-category): it stays in
+    # the claim's validation, encrypted and masked; the status history, the override record and
+    # the audit trail, which everyone who sees the case reads, get the verdict without it.
+    reason = VERDICT_REASONS[verdict.status]
     if agent_status != verdict.status:
         guard_override_record(case=flow.mutation.case, obj=claim, guard="claim_validity", agent_said=agent_status,
-                              code_says=verdict.status, reason=verdict.message)
+                              code_says=verdict.status, reason=reason)
     if verdict.status == "valid":
-        flow.transition("manager_verification_requested", verdict.message[:1000])
+        flow.transition("manager_verification_requested", reason)
     else:
-        flow.transition("rejected_invalid_claim", verdict.message[:1000])
+        flow.transition("rejected_invalid_claim", reason)
     return {"claim_status": verdict.status, "message": verdict.message, "cited_records": verdict.cited_records,
             "agent_status": agent_status}
 

@@ -7,6 +7,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from casework.access.models.mutations import HRMutation
+from casework.security.fields import EncryptedJSONField
 
 
 class AdvisoryReport(models.Model):
@@ -64,7 +65,9 @@ class AgentMessage(models.Model):
     sender = models.CharField(max_length=60)
     receiver = models.CharField(max_length=60)
     action = models.CharField(max_length=60)
-    context = models.JSONField(default=dict)
+    # Encrypted at rest: the messages between the investigation's agents carry the claim, its
+    # absence details included (casework/access/special.py).
+    context = EncryptedJSONField(default=dict)
     correlation_id = models.CharField(max_length=64, db_index=True)
     timestamp = models.DateTimeField(default=timezone.now)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)

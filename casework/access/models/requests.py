@@ -8,11 +8,12 @@ import secrets
 from django.conf import settings
 from django.contrib.contenttypes.fields import GenericRelation
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from casework.access.models.mutations import HRMutation
 from casework.access.models.records import Employee
+from casework.security.fields import EncryptedDateField, EncryptedJSONField, EncryptedTextField
 
 
 def _nonce() -> str:
@@ -33,7 +34,8 @@ class InfoRequest(models.Model):
     # Part of the signed link: a link signed for an earlier request row cannot be replayed.
     nonce = models.CharField(max_length=40, default=_nonce, editable=False)
     subject = models.CharField(max_length=200)
-    body = models.TextField()
+    # Encrypted at rest: a validation request quotes the employee's claim (casework/access/special.py).
+    body = EncryptedTextField()
     correlation_id = models.CharField(max_length=64, blank=True)
     sent_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField(null=True, blank=True)
@@ -90,22 +92,22 @@ class EmployeeClaim(models.Model):
         UNVERIFIABLE = "unverifiable", "No record could verify it"
 
     request = models.OneToOneField(InfoRequest, on_delete=models.CASCADE, related_name="claim")
-    claim_type = models.CharField(max_length=20, choices=ClaimType.choices)
+    # The absence details (casework/access/special.py: special-category, health) are encrypted at
+    # rest (casework.security.encryption): which kind of absence, its dates, the explanation
+    # quoting them and the records check's result. Nothing filters or orders by them; the
+    # period's order is checked by the service (answers._validate_claim_fields), not the database.
+    claim_type = EncryptedTextField(choices=ClaimType.choices)
     colleague = models.ForeignKey(Employee, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    period_start = models.DateField(null=True, blank=True)
-    period_end = models.DateField(null=True, blank=True)
-    explanation = models.TextField(max_length=4000)
+    period_start = EncryptedDateField(null=True, blank=True)
+    period_end = EncryptedDateField(null=True, blank=True)
+    explanation = EncryptedTextField(max_length=4000)
     submitted_at = models.DateTimeField(default=timezone.now)
     validation_status = models.CharField(max_length=14, choices=Validation.choices, default=Validation.PENDING)
-    validation = models.JSONField(default=dict, blank=True)
+    validation = EncryptedJSONField(default=dict, blank=True)
     validated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
-            models.CheckConstraint(
-                condition=Q(period_start__isnull=True) | Q(period_end__isnull=True) | Q(period_end__gte=F("period_start")),
-                name="access_claim_period_ordered",
-            ),
             models.CheckConstraint(condition=~Q(explanation=""), name="access_claim_explanation_required"),
         ]
 

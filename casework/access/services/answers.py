@@ -65,10 +65,11 @@ def claim_submit(*, token: str, claim_type: str, explanation: str, colleague: Em
     claim.save()
     actor = _employee_actor(mutation.changed_by)
     audit_record(actor=actor, action="access.claim_submitted", case=mutation.case, obj=claim,
-                 data={"claim_type": claim_type, "colleague": colleague.employee_id if colleague else None,
-                       "period_start": period_start, "period_end": period_end})
+                 # The absence details (kind, dates, explanation) are special-category: they stay in the
+                 # claim, encrypted, and out of the audit trail and the notification.
+                 data={"colleague": colleague.employee_id if colleague else None})
     notify_answer(actor=actor, request=request, who=f"{mutation.changed_by.name} (the employee)",
-                  summary=claim.explanation)
+                  summary="their explanation is on the case.")
     _enqueue(mutation, "validate_claim", actor)
     return claim
 

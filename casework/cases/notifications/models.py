@@ -9,6 +9,8 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import models
 from django.utils import timezone
 
+from casework.security.fields import EncryptedTextField
+
 
 class Notification(models.Model):
     class Kind(models.TextChoices):
@@ -32,7 +34,9 @@ class Notification(models.Model):
     case = models.ForeignKey("cases.Case", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     kind = models.CharField(max_length=40)
     subject = models.CharField(max_length=200)
-    body = models.TextField()
+    # Encrypted at rest: a notification can quote whatever its case holds (a validation
+    # request quotes the employee's absence claim).
+    body = EncryptedTextField()
     url = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     read_at = models.DateTimeField(null=True, blank=True)
