@@ -15,8 +15,11 @@ REMOVED = "Absence details removed under the retention policy."
 def claims_purge(case) -> dict[str, int]:
     # Which absence it was (sick leave or vacation) is itself a health fact: the claim becomes
     # "other", with the explanation saying why.
-    claims = EmployeeClaim.objects.filter(request__mutation__case=case, claim_type__in=ABSENCE_CLAIMS)
-    count = claims.update(claim_type=EmployeeClaim.ClaimType.OTHER, period_start=None, period_end=None,
+    # claim_type is encrypted at rest (casework.security.fields): the database cannot compare it,
+    # so the case's few claims are read and told apart here.
+    ids = [claim.pk for claim in EmployeeClaim.objects.filter(request__mutation__case=case).only("pk", "claim_type")
+           if claim.claim_type in ABSENCE_CLAIMS]
+    count = EmployeeClaim.objects.filter(pk__in=ids).update(claim_type=EmployeeClaim.ClaimType.OTHER, period_start=None, period_end=None,
                           explanation=REMOVED, validation={})
     return {"absence details": count}
 
