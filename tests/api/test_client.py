@@ -15,8 +15,10 @@ CONFIG = {
     # No ruff over the generated code: it is read here, not kept (and the run stays offline and fast).
     "post_hooks": [],
     # The generator reads JSON, text and application/octet-stream; a PDF (the case report, an
-    # attachment) is bytes to a client, which is what every user of this generator configures.
-    "content_type_overrides": {"application/pdf": "application/octet-stream"},
+    # attachment) or a zip (a subject access export) is bytes to a client, which is what every
+    # user of this generator configures.
+    "content_type_overrides": {"application/pdf": "application/octet-stream",
+                               "application/zip": "application/octet-stream"},
 }
 
 

@@ -73,6 +73,11 @@ MATRIX: dict[str, tuple[str, str]] = {
     "api-conversation-ask": ("POST", "L 400 403 400 L"),
     "api-conversation-new": ("POST", "L 201 403 201 L"),
     "api-entity-detail": ("GET", "L 404 403 404 L"),
+    # Who may place, lift or export is decided on the object (its case's teams, the person's
+    # roles: casework/privacy): on these placeholders everyone signed in meets the 404 or 400.
+    "api-entity-subject-access": ("POST", "L 404 404 404 L"),
+    "api-legal-hold-lift": ("POST", "L 404 404 404 L"),
+    "api-legal-hold-place": ("POST", "L 400 400 400 L"),
     "api-fraud-alert-capture-retry": ("POST", "L 404 403 404 L"),
     "api-fraud-alert-close": ("POST", "L 404 403 404 L"),
     "api-fraud-alert-create": ("POST", "L 415 403 415 L"),
