@@ -20,7 +20,7 @@ var/secret_key:
 
 # The Ed25519 key that signs audit checkpoints, made once per checkout (README, "Audit checkpoints").
 # Never regenerated: a new key is a rotation (keep the old public key in var/audit_keyring).
-var/audit_signing_key: | $(STAMP) var/secret_key
+var/audit_signing_key: | $(STAMP) var/secret_key var/field_encryption_key
 	@SECRET_KEY="$$(cat var/secret_key)" $(BIN)/python manage.py audit_key --generate var/audit_signing_key
 
 # The Fernet key that encrypts secrets and absence details at rest, made once per checkout
