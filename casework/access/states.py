@@ -197,17 +197,33 @@ def _note(source: str, target: str) -> str:
     return ""
 
 
-def _link_emailed(note) -> bool:
-    return note.emailed_at is not None and note.kind in ("request", "request_reminder") and note.target_id is not None
+def _employee_reached(request) -> bool:
+    """The employee's request reached them: the mail server accepted an e-mail carrying its link
+    (a request notification or a reminder naming this request), or they answered through that
+    link, which only that e-mail carried (the answer arrives before the worker records the
+    e-mail's acceptance when the worker is behind)."""
+    from django.contrib.contenttypes.models import ContentType
+
+    from casework.cases.notifications.models import Notification
+
+    if request.kind != "employee_clarification":
+        return False
+    if request.answered_at is not None:
+        return True
+    return Notification.objects.filter(
+        target_type=ContentType.objects.get_for_model(type(request)), target_id=request.pk,
+        kind__in=("request", "request_reminder"), emailed_at__isnull=False).exists()
 
 
 # What a state says happened outside Casework, and the record it rests on.
 CLAIMS = {
     S.AWAITING_USER_RESPONSE: {
         "claim": "the employee was notified: the email with their signed link reached their mail server",
-        "fact": Fact("notifications.Notification", "the request's notification, its email accepted by the mail "
-                     "server (emailed_at set)", holds=_link_emailed)},
+        "fact": Fact("access.InfoRequest", "the employee's request: its email accepted by the mail server "
+                     "(the notification's emailed_at set), or answered through the link only that email carried",
+                     holds=_employee_reached)},
 }
+
 
 ACCESS_LIFECYCLE = Lifecycle(
     key="access_change",

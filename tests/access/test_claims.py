@@ -24,7 +24,7 @@ def test_the_employee_is_awaited_only_once_the_email_with_their_link_was_accepte
     assert mutation.status == "awaiting_user_response"
     [delivered] = [m for m in moves(mutation) if m["to"] == "awaiting_user_response"]
     # The system moved it, on the mail server's acceptance, naming the notification it rests on.
-    assert delivered["by"] == "system" and delivered["fact"].startswith("notifications.Notification#")
+    assert delivered["by"] == "system" and delivered["fact"].startswith("access.InfoRequest#")
     assert "mail server accepted" in delivered["reason"]
     assert not [m for m in moves(mutation) if "was notified" in m["reason"] and m["by"] == "agent"]
     assert [m.to for m in inbox] == [["priya@example.com"]]

@@ -61,9 +61,10 @@ def test_it_works_once(client, org, asked, django_capture_on_commit_callbacks):
 @pytest.mark.django_db(transaction=True)
 def test_a_second_submission_racing_the_first_is_refused_by_the_database(org, asked):
     """Two real transactions, each on its own connection: the first has marked the link used but
-    not committed; the second reads the link as still open (READ COMMITTED), passes every check,
-    and its conditional UPDATE waits on the first's row lock. When the first commits, that UPDATE
-    finds the request answered and updates nothing: the second is refused by the database."""
+    not committed; the second reads the link as still open (READ COMMITTED) and waits on the
+    first's lock of the change (both lock it, as the e-mail's acceptance does). When the first
+    commits, the second's conditional UPDATE finds the request answered and updates nothing: the
+    second is refused by the database."""
     import threading
 
     from django.db import connection, connections
@@ -126,7 +127,8 @@ def _wait_for_lock_wait(connection, deadline_seconds: float = 60) -> None:
     with connection.cursor() as cursor:
         while True:
             cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                           "AND wait_event_type = 'Lock' AND query ILIKE 'UPDATE%%access_inforequest%%'")
+                           "AND wait_event_type = 'Lock' AND (query ILIKE 'UPDATE%%access_inforequest%%' "
+                           "OR query ILIKE '%%access_hrmutation%%FOR UPDATE%%')")
             if cursor.fetchone()[0]:
                 return
             assert time.monotonic() < deadline, "The second submission never waited on the first's lock."
@@ -235,3 +237,35 @@ def test_the_investigator_sends_a_new_link_and_the_old_one_stops_working(client,
     client.logout()
     assert client.get(old).status_code == 410
     assert client.post(link_path(fresh), form(org)).status_code == 200
+
+
+def test_an_answer_while_the_email_is_still_recorded_as_queued_is_taken(client, org, asked_unsent,
+                                                                          django_capture_on_commit_callbacks):
+    """Under `make run` the worker may not yet have recorded the mail server's acceptance when
+    the employee answers: the link reached them, so the answer is taken, and the change moves to
+    Awaiting User Response on that fact (the answered request), before the claim's validation."""
+    mutation = asked_unsent.mutation
+    mutation.refresh_from_db()
+    assert mutation.status == AccessStatus.USER_REQUEST_QUEUED
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = client.post(link_path(asked_unsent), form(org))
+    assert response.status_code == 200 and b"Thank you" in response.content
+    assert len(callbacks) == 1  # the claim's validation
+    mutation.refresh_from_db()
+    assert mutation.status == AccessStatus.AWAITING_USER_RESPONSE
+    moved = AuditEntry.objects.filter(action="access.status_changed").latest("id")
+    assert moved.data["to"] == AccessStatus.AWAITING_USER_RESPONSE
+    assert "answered through their signed link" in moved.data["reason"]
+
+
+def test_a_queued_request_without_an_answer_is_not_taken_as_reaching_anyone(asked_unsent):
+    """The fact is the e-mail's acceptance or the answer: a queued, unanswered request is neither."""
+    from casework.access.states import ACCESS_LIFECYCLE
+
+    asked_unsent.mutation.refresh_from_db()
+    state = ACCESS_LIFECYCLE.state(AccessStatus.AWAITING_USER_RESPONSE)
+    assert "does not show it" in state.fact.check(asked_unsent)
+    with pytest.raises(Exception) as refused:
+        mutation_transition(actor="system", mutation=asked_unsent.mutation, to=AccessStatus.AWAITING_USER_RESPONSE,
+                            reason="test", fact=asked_unsent)
+    assert getattr(refused.value, "code", "") == "no_fact"

@@ -15,6 +15,7 @@ from casework.access.links import link_check
 from casework.access.models import (
     Employee,
     EmployeeClaim,
+    HRMutation,
     InfoRequest,
     ManagerVerdict,
 )
@@ -24,6 +25,10 @@ from casework.access.states import AccessStatus, mutation_transition
 from casework.errors import Conflict, DomainError
 
 logger = logging.getLogger(__name__)
+
+# The employee may answer while the change awaits them, and while the e-mail with their link is
+# still recorded as queued (their answer through the link shows it reached them).
+ANSWERABLE = (AccessStatus.AWAITING_USER_RESPONSE, AccessStatus.USER_REQUEST_QUEUED)
 
 
 class LinkRefused(DomainError):
@@ -51,8 +56,10 @@ def claim_submit(*, token: str, claim_type: str, explanation: str, colleague: Em
     if not check.ok:
         raise LinkRefused(check.message(), code=f"link_{check.state}")
     request = check.request
-    mutation = request.mutation
-    if mutation.status != AccessStatus.AWAITING_USER_RESPONSE:
+    # Locked as request_email_delivered locks it: the answer and the e-mail's acceptance may
+    # arrive together, and only one of them moves the change on.
+    mutation = HRMutation.objects.select_for_update().get(pk=request.mutation_id)
+    if mutation.status not in ANSWERABLE:
         raise Conflict("This change is no longer waiting for your answer.", code="not_waiting")
     claim = EmployeeClaim(request=request, claim_type=claim_type, colleague=colleague, period_start=period_start,
                           period_end=period_end, explanation=(explanation or "").strip(), submitted_at=now)
@@ -64,6 +71,13 @@ def claim_submit(*, token: str, claim_type: str, explanation: str, colleague: Em
         raise LinkRefused("This link was already used. Thank you for your answer.", code="link_used")
     claim.save()
     actor = _employee_actor(mutation.changed_by)
+    if mutation.status == AccessStatus.USER_REQUEST_QUEUED:
+        # The worker has not yet recorded that the mail server accepted the e-mail, but the
+        # employee answered through the link only that e-mail carried: it reached them.
+        request.answered_at = now
+        mutation_transition(actor=actor, mutation=mutation, to=AccessStatus.AWAITING_USER_RESPONSE,
+                            reason=f"{request.recipient.name} answered through their signed link (request "
+                                   f"#{request.pk}), so its email reached them.", fact=request)
     audit_record(actor=actor, action="access.claim_submitted", case=mutation.case, obj=claim,
                  # The absence details (kind, dates, explanation) are special-category: they stay in the
                  # claim, encrypted, and out of the audit trail and the notification.

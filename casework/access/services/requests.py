@@ -153,7 +153,7 @@ def request_email_delivered(*, notification) -> None:
         return
     mutation_transition(actor="system", mutation=mutation, to=AccessStatus.AWAITING_USER_RESPONSE,
                         reason=f"{request.recipient.name} was notified: the mail server accepted the email with "
-                               f"their link (request #{request.pk}).", fact=notification)
+                               f"their link (request #{request.pk}).", fact=request)
 
 
 @transaction.atomic
