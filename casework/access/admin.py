@@ -75,6 +75,8 @@ class DirectAuthorisationAdmin(admin.ModelAdmin):
 @admin.register(SickLeave, Vacation)
 class AbsenceAdmin(admin.ModelAdmin):
     list_display = ["employee", "start_date", "end_date", "status"]
+    # The dates are encrypted at rest: the database would sort their ciphertexts.
+    sortable_by = ["employee", "status"]
     list_filter = ["status"]
     search_fields = ["employee__employee_id", "employee__name"]
     autocomplete_fields = ["employee"]

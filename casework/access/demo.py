@@ -147,7 +147,8 @@ def _reference_data(users: dict) -> dict:
     grant("A007", "u206", "DevOps", "Admin", _days(90), _days(60))
 
     def absence(model, eid, start, end, status="approved"):
-        model.objects.get_or_create(employee=people[eid], start_date=start, end_date=end, defaults={"status": status})
+        if model.objects.period(people[eid], start, end) is None:
+            model.objects.create(employee=people[eid], start_date=start, end_date=end, status=status)
 
     absence(SickLeave, "u102", _days(8), _days(4))          # Kees: covers Priya's change
     absence(Vacation, "u202", _days(9), _days(2))           # Hana: covers Noah's change

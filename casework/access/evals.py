@@ -203,8 +203,8 @@ def access_scenario_parts(mutation, mask) -> tuple[dict, dict, dict]:
 
 def _leave(model, people) -> list[dict]:
     return [{"employee": row.employee.employee_id, "start": row.start_date.isoformat(), "end": row.end_date.isoformat(),
-             "status": row.status} for row in model.objects.filter(employee__in=people).select_related("employee")
-            .order_by("start_date")]
+             "status": row.status} for row in sorted(model.objects.filter(employee__in=people).select_related("employee"),
+                                                     key=lambda r: (r.start_date, r.pk))]
 
 
 def access_observed(case) -> dict:

@@ -118,17 +118,14 @@ def claim_verdict(*, claim, mutation) -> ClaimVerdict:
                               + (f", hired on {colleague.hire_date}" if colleague.hire_date else ""))
                    if colleague else "no colleague named"})
 
-    covering = list(model.objects.filter(employee=colleague, start_date__lte=day, end_date__gte=day,
-                                         status="approved")) if colleague else []
+    covering = model.objects.covering(colleague, day, status="approved") if colleague else []
     if covering:
         detail = "records " + ", ".join(_absence_row(prefix, r) for r in covering)
     elif colleague is None:
         detail = "no colleague named, so no record can cover the day"
     else:
-        unapproved = list(model.objects.filter(employee=colleague, start_date__lte=day, end_date__gte=day)
-                          .exclude(status="approved"))
-        other = list(other_model.objects.filter(employee=colleague, start_date__lte=day, end_date__gte=day,
-                                                status="approved"))
+        unapproved = [r for r in model.objects.covering(colleague, day) if r.status != "approved"]
+        other = other_model.objects.covering(colleague, day, status="approved")
         if unapproved:
             detail = (f"no approved {kind} on {day}: the record that covers it is not approved: "
                       + ", ".join(_absence_row(prefix, r) for r in unapproved))
@@ -136,7 +133,7 @@ def claim_verdict(*, claim, mutation) -> ClaimVerdict:
             detail = (f"no approved {kind} on {day}: the records show a {other_kind} instead: "
                       + ", ".join(_absence_row(other_prefix, r) for r in other))
         else:
-            nearest = list(model.objects.filter(employee=colleague).order_by("-start_date")[:3])
+            nearest = model.objects.of(colleague)[::-1][:3]
             detail = (f"no approved {kind} on {day}: no record of {colleague.employee_id} covers the day"
                       + ("; recorded: " + ", ".join(_absence_row(prefix, r) for r in nearest) if nearest else ""))
     checks.append({"check": f"An approved {kind} of the colleague covers {day}", "passed": bool(covering),
@@ -224,8 +221,7 @@ def _absence_on(employee, days: list[date]) -> str:
 
     for model, prefix, kind in ((SickLeave, "sick_leave", "sick leave"), (Vacation, "vacation", "vacation")):
         for day in days:
-            record = model.objects.filter(employee=employee, status="approved", start_date__lte=day,
-                                          end_date__gte=day).first()
+            record = next(iter(model.objects.covering(employee, day, status="approved")), None)
             if record:
                 return f"on {kind} on {day} ({prefix}:{record.pk}, {record.start_date} to {record.end_date})"
     return ""

@@ -8,6 +8,7 @@ the webhook endpoint's secrets come from the outbox's own service."""
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import subprocess
 from datetime import date
@@ -61,6 +62,30 @@ def test_secrets_and_absence_details_are_stored_as_ciphertext(endpoint, awaiting
     assert endpoint.secret.startswith("whsec_") and Endpoint.objects.get(pk=endpoint.pk).secret == endpoint.secret
     assert claim.explanation == "Kees was ill and asked me to." and claim.period_start.isoformat() == "2025-11-09"
     assert claim.validation["message"] == "Confirmed: Kees was on approved sick leave."
+
+
+def test_sick_leave_and_vacation_dates_are_stored_as_ciphertext_and_still_answer_the_checks(org):
+    """The records the claim check reads: when Kees was ill or away is health data, so their
+    dates are ciphertext too, and the checks (which read them by employee) still find them."""
+    from casework.access.models import SickLeave, Vacation
+
+    for model, table, period in ((SickLeave, "access_sickleave", ("2025-11-09", "2025-11-12")),
+                                 (Vacation, "access_vacation", ("2025-08-01", "2025-08-14"))):
+        record = model.objects.get(employee=org.kees)
+        stored = _raw(table, ("start_date", "end_date"), record.pk)
+        assert all(value.startswith("gAAAAA") for value in stored), stored
+        assert not any(day in str(stored) for day in period)
+        assert (record.start_date.isoformat(), record.end_date.isoformat()) == period
+    assert [r.pk for r in SickLeave.objects.covering(org.kees, date(2025, 11, 10), status="approved")] == [
+        SickLeave.objects.get(employee=org.kees).pk]
+    assert SickLeave.objects.covering(org.kees, date(2025, 11, 13)) == []
+    # What the database's constraints checked before, the model checks now.
+    from django.core.exceptions import ValidationError
+
+    with pytest.raises(ValidationError, match="already has a record for this period"):
+        SickLeave(employee=org.kees, start_date=date(2025, 11, 9), end_date=date(2025, 11, 12)).full_clean()
+    with pytest.raises(ValidationError, match="cannot be before the first"):
+        SickLeave.objects.create(employee=org.kees, start_date=date(2025, 11, 12), end_date=date(2025, 11, 9))
 
 
 def test_a_key_rotation_leaves_every_secret_readable(settings, endpoint, awaiting_manager):
@@ -133,6 +158,10 @@ def test_a_database_dump_shows_no_secret_and_no_absence_detail(endpoint, asked, 
         assert secret not in dump, _tables_holding(dump, secret)
     for detail in ("Kees was ill and asked me to.", "sick_leave_cover", claim.validation.get("message", "-")):
         assert detail not in dump, f"{detail!r} in clear in {_tables_holding(dump, detail)}"
+    # Kees's sick leave and vacation periods (tests/access/conftest.py), as dates in a row of theirs.
+    for table in ("public.access_sickleave", "public.access_vacation"):
+        rows = [line for name, _, line in _copy_blocks(dump) if name == table]
+        assert rows and not any(re.search(r"\t20\d\d-\d\d-\d\d", line) for line in rows), rows
 
 
 def _copy_blocks(dump: str):

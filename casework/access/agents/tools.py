@@ -116,9 +116,7 @@ def mutation_row(mutation) -> dict:
 
 
 def _absences(model, prefix: str, employee, on_date: date | None) -> list[dict]:
-    rows = model.objects.filter(employee=employee).order_by("start_date")
-    if on_date:
-        rows = rows.filter(start_date__lte=on_date, end_date__gte=on_date)
+    rows = model.objects.covering(employee, on_date) if on_date else model.objects.of(employee)
     return [{"record_id": f"{prefix}:{r.pk}", "employee_id": employee.employee_id, "start_date": r.start_date,
              "end_date": r.end_date, "status": r.status} for r in rows[:MAX_ROWS]]
 

@@ -74,7 +74,9 @@ def access_data_export(directory, *, viewer=None) -> dict[str, int]:
     for file, model in (("sickLeave.csv", SickLeave), ("vacation.csv", Vacation)):
         counts[file] = _write(out / file, cols[file], (
             (a.employee.employee_id, a.start_date, a.end_date, a.status)
-            for a in model.objects.select_related("employee").order_by("employee__employee_id", "start_date")
+            # the dates are encrypted at rest: ordered here, not by the database
+            for a in sorted(model.objects.select_related("employee"),
+                            key=lambda a: (a.employee.employee_id, a.start_date, a.pk))
             if whole))
     mutations = list(HRMutation.objects.select_related("changed_by", "changed_for", "system", "access_level",
                                                        "manager").order_by("changed_at", "id"))

@@ -214,7 +214,10 @@ class Importer:
             if start and end and end < start:
                 row.problem("EndDate", "is before StartDate")
             if row.ok:
-                self._upsert(row, model, {"employee": employee, "start_date": start, "end_date": end},
+                # The dates are encrypted at rest: the period is found among the employee's records.
+                existing = model.objects.period(employee, start, end)
+                self._upsert(row, model, {"pk": existing.pk} if existing else
+                             {"employee": employee, "start_date": start, "end_date": end},
                              {"status": status}, {"employee": "UserID", "start_date": "StartDate",
                                                   "end_date": "EndDate", "status": "Status", "__all__": ""})
 
