@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from casework.cases.types import case_types_available
-from casework.people.roles import ADMIN, INVESTIGATOR, MANAGER, RELEASE_MANAGER
+from casework.people.roles import ADMIN, DATA_PROTECTION, INVESTIGATOR, MANAGER, RELEASE_MANAGER
 from casework.people.services import user_create
 from casework.people.teams import team_create, team_member_set
 
@@ -25,6 +25,7 @@ DEMO_USERS = [
     ("rita", RELEASE_MANAGER, "Rita", "Rahman", "rita-releases"),
     ("leo", INVESTIGATOR, "Leo", "Lindqvist", "leo-leads"),
     ("irene", INVESTIGATOR, "Irene", "Ito", "irene-investigates"),
+    ("dora", DATA_PROTECTION, "Dora", "Dahl", "dora-protects"),
 ]
 
 # Teams: name, the case types it owns, its people and their roles. A person sees the cases of

@@ -12,7 +12,7 @@ from casework.cases.models import CaseRestriction
 from casework.cases.types import CASE_TYPES
 from casework.cases.visibility import sees_every_case
 from casework.people.models import ExternalAccount, Team, TeamMembership
-from casework.people.roles import is_investigator, user_roles
+from casework.people.roles import DATA_PROTECTION, is_investigator, user_roles
 
 # The restricted cases a person's page lists (newest grant first); a count says how many more.
 RESTRICTED_SHOWN = 50
@@ -81,6 +81,9 @@ def person_access_line(user: User) -> str:
     if access.admin:
         return "every case (admin)"
     teams = "; ".join(f"{t.team.name} ({t.role}): {', '.join(t.labels)}" for t in access.teams)
+    if DATA_PROTECTION in access.roles:
+        return ("opens no case pages; in the admin: legal holds, erasure requests and subject access for any "
+                "data subject (data protection)")
     if not access.works_cases:
         where = f"in {teams}, " if teams else ""
         return f"{where}opens no case pages (answers only the requests addressed to them)"

@@ -16,6 +16,9 @@ RELEASE_MANAGER = "release_manager"
 # places or lifts legal holds, across every team, with a reason on record (casework/privacy).
 DATA_PROTECTION = "data_protection"
 ROLES = (INVESTIGATOR, MANAGER, ADMIN, RELEASE_MANAGER, DATA_PROTECTION)
+# Roles that open the admin site (staff). Admins see every model; a data-protection officer
+# only what the privacy admin opens to the role (legal holds, erasure requests, subject access).
+STAFF_ROLES = frozenset({ADMIN, DATA_PROTECTION})
 
 
 def user_roles(user) -> set[str]:

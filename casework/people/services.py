@@ -7,7 +7,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import audit_record
-from casework.people.roles import ADMIN, ROLES
+from casework.people.roles import ADMIN, ROLES, STAFF_ROLES
 from casework.people.signals import user_deactivated, user_deactivating
 
 
@@ -27,7 +27,7 @@ def user_create(*, actor, username: str, password: str, role: str, first_name: s
     # Only the group this person joins (not every role's: one query instead of four per user).
     group = Group.objects.get_or_create(name=role)[0]
     user = User(username=username, first_name=first_name, last_name=last_name, email=email,
-                is_staff=role == ADMIN, is_superuser=role == ADMIN)
+                is_staff=role in STAFF_ROLES, is_superuser=role == ADMIN)
     user.set_password(password)
     user.full_clean()
     user.save()
@@ -52,12 +52,13 @@ def user_roles_set(*, actor, user: User, roles: set[str], source: str) -> bool:
     groups = roles_ensure()
     before = set(user.groups.filter(name__in=ROLES).values_list("name", flat=True))
     is_admin = ADMIN in roles
-    changed = before != set(roles) or user.is_staff != is_admin or user.is_superuser != is_admin
+    is_staff = bool(set(roles) & STAFF_ROLES)
+    changed = before != set(roles) or user.is_staff != is_staff or user.is_superuser != is_admin
     if not changed:
         return False
     user.groups.remove(*[groups[r] for r in before - set(roles)])
     user.groups.add(*[groups[r] for r in set(roles) - before])
-    user.is_staff = user.is_superuser = is_admin
+    user.is_staff, user.is_superuser = is_staff, is_admin
     user.save(update_fields=["is_staff", "is_superuser"])
     user.__dict__.pop("_casework_roles", None)
     audit_record(actor=actor, action="user.roles_changed", obj=user,
