@@ -37,7 +37,7 @@ def read_account(args: Lookup) -> dict:
 
 
 clerk = Agent(id="test_fencing_clerk", system_prompt="Read the account, then sum it up.", output_model=Finding,
-              tools=(Tool("read_account", read_account.__doc__, Lookup, read_account),))
+              tools=(Tool("read_account", read_account.__doc__, Lookup, read_account, consequence="read_only"),))
 
 
 def assert_one_fence(content: str, label: str) -> None:
