@@ -118,6 +118,7 @@ INSTALLED_APPS = [
     "casework.security",
     "agents",
     "agents.chat",
+    "agents.approvals",
     "agents.evals",
 ]
 

@@ -54,6 +54,8 @@ RUN_STATUS_WORDS = {
     "attached": "queued",
     "running": "running",
     "waiting": "waiting for a person",
+    "waiting_approval": "waiting for approval",
+    "approval_expired": "ended: approval expired",
     "completed": "completed",
     "completed_with_errors": "completed with errors",
     "failed": "failed",
@@ -61,7 +63,7 @@ RUN_STATUS_WORDS = {
     "cancelled": "ended when the case was closed",
 }
 # Statuses after which the run did no more work of its own (its duration ends there).
-RUN_RESTING = {"waiting", "completed", "completed_with_errors", "failed", "timed_out", "cancelled"}
+RUN_RESTING = {"waiting", "waiting_approval", "approval_expired", "completed", "completed_with_errors", "failed", "timed_out", "cancelled"}
 
 
 def show_parse(value: str | None) -> str:
