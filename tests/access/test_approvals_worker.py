@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 import time
 
-import pytest
-
 from agents.models import AgentCall, AgentRun, RunPause
 from casework.access.models import InfoRequest
 from tests.fakes.fixtures import fake_openai  # noqa: F401 - fixture
