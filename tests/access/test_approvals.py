@@ -99,7 +99,7 @@ def test_edited_arguments_outside_the_schema_are_a_400_naming_the_field(approval
 
 
 def test_a_denial_reaches_the_model_as_a_tool_result_and_the_run_ends_truthfully(approvals_on, settings, submit, api,
-                                                                                   fake_openai):
+                                                                                   fake_openai):  # noqa: F811
     OfflineModel(fake_openai)
     mutation = submit()
     run = waiting_run(mutation)
