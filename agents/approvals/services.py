@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from agents.models import RunPause
 from agents.runtime.pause import InvalidArguments, NotPending, pause_answer
+from agents.runtime.pipeline import tool_find
 from casework.cases.models import Case
 from casework.cases.notifications.models import Notification
 from casework.cases.notifications.services import notification_send
@@ -55,7 +56,8 @@ def approval_decide(*, pause: RunPause, actor, approve: bool, arguments: dict | 
     if pause.case is not None and pause.case.status in DONE_STATUSES:
         raise Conflict(f"{pause.case.reference} is closed: nothing waits for this approval.", code="case_closed")
     try:
-        return pause_answer(pause=pause, actor=actor, approve=approve, arguments=arguments, reason=reason)
+        return pause_answer(pause=pause, actor=actor, approve=approve, arguments=arguments, reason=reason,
+                            tool=tool_find(pause.run.pipeline, pause.tool))
     except InvalidArguments as exc:
         # 400 naming the field: "reason", "arguments", or "arguments.<the tool's argument>".
         field = exc.field if exc.field in ("reason", "arguments") else f"arguments.{exc.field}"

@@ -16,8 +16,8 @@ The API, small on purpose:
     pauses_mark_resumed(run, keys)               the answers were used (once), with the step.
 
   People's side (services, any process):
-    pause_answer(pause=, actor=, approve=, arguments=, reason=)
-                                                 approve (arguments edited within the tool's
+    pause_answer(pause=, actor=, approve=, arguments=, reason=, tool=)
+                                                 approve (arguments edited within `tool`'s
                                                  schema: InvalidArguments names the field)
                                                  or deny; the run is queued again once no
                                                  other call of it waits. Audited.
@@ -31,8 +31,9 @@ The API, small on purpose:
 
 A resumed run is a new task reading the database: it survives any worker's death while it
 waits. The wait does not count against the run's deadline (RUN_TIMEOUT_SECONDS): its
-started_at moves forward by the time it waited. The signal `run_paused` (sent on commit)
-lets the layers above notify the case's assignee.
+started_at moves forward by the time it waited. The signals `run_paused` and `run_resumed`
+(sent on commit) let the layers above notify the case's assignee, and send the resumed run's
+wake-up (agents.signals).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from pydantic import ValidationError as PydanticValidationError
 from agents.llm.base import Message, ToolCall
 from agents.models import AgentRun, RunPause
 from agents.runtime.signals import run_paused, run_resumed
+from agents.runtime.tools import Tool
 from audit.services import audit_record
 
 logger = logging.getLogger(__name__)
@@ -151,13 +153,11 @@ def pauses_mark_resumed(run: AgentRun, keys: list[str]) -> None:
 
 # --- People's side --------------------------------------------------------------------------
 
-def arguments_validate(pause: RunPause, arguments: dict) -> dict:
-    """Edited arguments checked against the waiting tool's schema; InvalidArguments names the field."""
-    from agents.runtime.pipeline import tool_find
-
-    tool = tool_find(pause.run.pipeline, pause.tool)
+def arguments_validate(tool: Tool | None, arguments: dict) -> dict:
+    """Edited arguments checked against the waiting tool's schema (`tool`: the pipeline's tool of
+    that name, agents.runtime.pipeline.tool_find); InvalidArguments names the field."""
     if tool is None:
-        raise InvalidArguments("arguments", f"The tool {pause.tool!r} is no longer registered.")
+        raise InvalidArguments("arguments", "The tool is no longer registered: its arguments cannot be checked.")
     if not isinstance(arguments, dict):
         raise InvalidArguments("arguments", "Arguments are a JSON object.")
     try:
@@ -186,11 +186,12 @@ def _claim(pause: RunPause, status: str, actor, **fields) -> RunPause:
 
 @transaction.atomic
 def pause_answer(*, pause: RunPause, actor, approve: bool, arguments: dict | None = None,
-                 reason: str = "") -> RunPause:
-    """A person approves (with the arguments as given, or edited) or denies (with a reason) a
-    waiting approval. The run resumes once none of its calls waits any more."""
+                 reason: str = "", tool: Tool | None = None) -> RunPause:
+    """A person approves (with the arguments as given, or edited: checked against `tool`'s
+    schema) or denies (with a reason) a waiting approval. The run resumes once none of its
+    calls waits any more."""
     if approve:
-        approved = arguments_validate(pause, arguments) if arguments is not None else pause.arguments
+        approved = arguments_validate(tool, arguments) if arguments is not None else pause.arguments
         pause = _claim(pause, RunPause.Status.APPROVED, actor, approved_arguments=approved, answer=reason[:2000])
     else:
         if not reason.strip():
@@ -233,13 +234,8 @@ def _resume_if_ready(pause: RunPause, actor) -> None:
     audit_record(actor=actor, action="agent.run_resumed", case=run.case, obj=run,
                  data={"pipeline": run.pipeline, "mode": run.mode, "after": pause.kind, "pause": pause.pk})
 
-    def wake():
-        from agents.tasks import run_pipeline
-
-        run_resumed.send(sender=RunPause, pause=pause)
-        run_pipeline.delay(run.pk)
-
-    transaction.on_commit(wake)
+    # The run's wake-up is sent by run_resumed's receiver (agents.signals: agents.tasks is above here).
+    transaction.on_commit(lambda: run_resumed.send(sender=RunPause, pause=pause))
 
 
 @transaction.atomic
@@ -265,6 +261,11 @@ def pause_stop(*, pause: RunPause, actor, status: str, run_status: str, reason: 
     return pause
 
 
+def _span(pause: RunPause) -> str:
+    seconds = int((pause.expires_at - pause.created_at).total_seconds()) if pause.expires_at else 0
+    return f"{seconds // 3600} h" if seconds >= 7200 else f"{max(seconds // 60, 1)} min"
+
+
 def pauses_expire(*, now: datetime) -> int:
     """Every pending approval past its expires_at (as of `now`, the clock's unless a test gives
     one) expires, and its run ends "Approval expired". Returns how many expired."""
@@ -275,8 +276,8 @@ def pauses_expire(*, now: datetime) -> int:
         try:
             pause_stop(pause=pause, actor="system", status=RunPause.Status.EXPIRED,
                        run_status=AgentRun.Status.APPROVAL_EXPIRED,
-                       reason=f"Nobody answered the approval of {pause.tool} within "
-                              f"{settings.AGENT_APPROVAL_TTL_SECONDS // 3600 or 1} h; the call was not made.")
+                       reason=f"Nobody answered the approval of {pause.tool} within {_span(pause)}; "
+                              "the call was not made.")
             expired += 1
         except NotPending:  # answered meanwhile
             continue

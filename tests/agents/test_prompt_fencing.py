@@ -131,6 +131,7 @@ class Recording(Provider):
 @pytest.mark.django_db(transaction=True)
 def test_a_mutation_reason_reaches_the_access_agents_only_inside_a_fence(submit, settings, monkeypatch):  # noqa: F811
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    settings.AGENT_APPROVALS = {"send_notification": {"*": "never"}}  # the flow, not its approval (tests/access)
     recording = Recording(registry.get_provider())
     monkeypatch.setattr(registry, "_provider", recording)
 
