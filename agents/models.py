@@ -269,6 +269,18 @@ class ApprovalPolicy(models.Model):
     def __str__(self) -> str:
         return f"{self.tool} on {self.case_type or 'every case type'}: {self.mode}"
 
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        if self.mode == self.Mode.ABOVE:
+            errors = {}
+            if not self.argument:
+                errors["argument"] = "Name the argument compared (e.g. amount, priority)."
+            if self.threshold is None:
+                errors["threshold"] = "Give the number above which a person approves."
+            if errors:
+                raise ValidationError(errors)
+
     def as_rule(self) -> dict:
         if self.mode == self.Mode.ABOVE:
             return {"mode": "above", "argument": self.argument, "threshold": float(self.threshold)}
