@@ -17,15 +17,19 @@ from casework.cases.notifications.services import notification_send
 from casework.cases.sla import DONE_STATUSES
 from casework.cases.visibility import people_who_may_see
 from casework.errors import Conflict
+from casework.people.roles import INVESTIGATOR, RELEASE_MANAGER
 
 TEAM_NOTIFIED_MAX = 25
 
 
 def _recipients(case: Case) -> list[User]:
-    """The case's assignee; without one, the people of its team (who may see it), admins aside."""
+    """The case's assignee; without one, the investigators of its team (who may see it and
+    answer it: a manager in the team answers only requests addressed to them), admins aside."""
     if case.assignee_id is not None:
         return [case.assignee]
-    return list(people_who_may_see(case).exclude(is_superuser=True).order_by("username")[:TEAM_NOTIFIED_MAX])
+    return list(people_who_may_see(case).filter(groups__name__in=[INVESTIGATOR, RELEASE_MANAGER])
+                .exclude(is_superuser=True).distinct()
+                .order_by("username")[:TEAM_NOTIFIED_MAX])
 
 
 @transaction.atomic
