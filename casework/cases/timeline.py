@@ -55,6 +55,7 @@ RUN_STATUS_WORDS = {
     "running": "running",
     "waiting": "waiting for a person",
     "waiting_approval": "waiting for approval",
+    "resumed": "running again after a person's answer",
     "approval_expired": "ended: approval expired",
     "completed": "completed",
     "completed_with_errors": "completed with errors",
@@ -166,7 +167,8 @@ class RunRow:
 
     @property
     def ok(self) -> bool:
-        return self.status in ("completed", "waiting", "queued", "running") and not self.failures
+        return self.status in ("completed", "waiting", "waiting_approval", "resumed", "queued", "running") \
+            and not self.failures
 
     @property
     def duration(self) -> str:
