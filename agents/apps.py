@@ -24,6 +24,12 @@ class AgentsConfig(AppConfig):
 
         from agents import signals  # noqa: F401 - closing a case ends its waiting runs
 
+        # A run's statuses, drawn on /lifecycles/ beside the case types' (waiting for approval included).
+        from agents.run_lifecycle import RUN_LIFECYCLE
+        from casework.cases.lifecycle import lifecycle_register
+
+        lifecycle_register(RUN_LIFECYCLE)
+
         # A database restart interrupts a run (retried from its last saved step), never fails it.
         from agents.runtime.transient import transient_check_register
         from casework.db_transient import is_transient_db_error

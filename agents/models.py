@@ -15,6 +15,11 @@ class AgentRun(models.Model):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         WAITING = "waiting", "Waiting for a person"
+        # Paused before a consequential tool call until a person approves, edits or denies it
+        # (agents.runtime.pause): no worker holds it; the answer queues it again.
+        WAITING_APPROVAL = "waiting_approval", "Waiting for approval"
+        # Nobody answered its approval within AGENT_APPROVAL_TTL_SECONDS: the step never ran.
+        APPROVAL_EXPIRED = "approval_expired", "Approval expired"
         COMPLETED = "completed", "Completed"
         # The run got to its end, but at least one agent result carries an error.
         COMPLETED_WITH_ERRORS = "completed_with_errors", "Completed with errors"
@@ -69,8 +74,9 @@ class AgentRun(models.Model):
         ]
         constraints = [
             models.CheckConstraint(
-                condition=Q(status__in=["queued", "running", "waiting", "completed", "completed_with_errors",
-                                         "failed", "timed_out", "cancelled"]),
+                condition=Q(status__in=["queued", "running", "waiting", "waiting_approval", "approval_expired",
+                                         "completed", "completed_with_errors", "failed", "timed_out",
+                                         "cancelled"]),
                 name="agentrun_status_valid",
             )
         ]
@@ -86,7 +92,8 @@ class AgentRun(models.Model):
     def rerunnable(self) -> bool:
         """Whether the run may start again (its case aside): not while it works or waits for
         a person, nor once it was ended by its case's close."""
-        return self.status not in (*self.ACTIVE, self.Status.WAITING, self.Status.CANCELLED)
+        return self.status not in (*self.ACTIVE, self.Status.WAITING, self.Status.WAITING_APPROVAL,
+                                   self.Status.CANCELLED)
 
     @property
     def results(self) -> dict:
@@ -163,3 +170,118 @@ class AgentCall(models.Model):
     @property
     def retries(self) -> int:
         return max(0, self.attempts - 1)
+
+
+class RunPause(models.Model):
+    """A run stopped at a step until a person answers (agents.runtime.pause): an approval of a
+    consequential tool call, or (kind budget) a case's budget reached. The run holds nothing
+    while it waits; this row holds the pending step, and the answer that resumes it."""
+
+    class Kind(models.TextChoices):
+        APPROVAL = "approval", "Approval"
+        BUDGET = "budget", "Budget"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        APPROVED = "approved", "Approved"
+        DENIED = "denied", "Denied"
+        EXPIRED = "expired", "Expired"
+        # The run was ended otherwise (its case closed, a lead stopped it).
+        CANCELLED = "cancelled", "Cancelled"
+
+    run = models.ForeignKey(AgentRun, on_delete=models.CASCADE, related_name="pauses")
+    # The run's case, for the inbox and its need-to-know filter (one visibility rule).
+    case = models.ForeignKey("cases.Case", on_delete=models.CASCADE, related_name="run_pauses", null=True,
+                             blank=True, db_index=False)  # indexed by (case, status)
+    case_type = models.CharField(max_length=40, blank=True)
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.APPROVAL)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.PENDING)
+    # The call of the step that waits (its CallSpec key) and the step's name.
+    call_key = models.CharField(max_length=80)
+    step = models.CharField(max_length=80, blank=True)
+    agent = models.CharField(max_length=80, blank=True)
+    tool = models.CharField(max_length=80, blank=True)
+    arguments = models.JSONField(default=dict, blank=True)
+    # What the agent said with the call (the model's text beside it), and the policy that asked.
+    reason = models.TextField(blank=True)
+    policy = models.CharField(max_length=200, blank=True)
+    # Where the agent's loop stood (its conversation, the calls still to make): the resume's input.
+    snapshot = models.JSONField(default=dict, blank=True)
+    # The answer: who, when, the arguments approved (as edited), a denial's reason.
+    decided_by = models.CharField(max_length=150, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    approved_arguments = models.JSONField(null=True, blank=True)
+    answer = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    # Set in the transaction that saves the resumed step: the answer was used, once.
+    resumed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["status", "expires_at"], name="runpause_status_expires"),
+            models.Index(fields=["case", "status"], name="runpause_case_status"),
+            models.Index(fields=["run", "status"], name="runpause_run_status"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=["pending", "approved", "denied", "expired", "cancelled"]),
+                                   name="runpause_status_valid"),
+            models.CheckConstraint(condition=Q(kind__in=["approval", "budget"]), name="runpause_kind_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} for {self.tool or self.step} on run #{self.run_id} ({self.status})"
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status == self.Status.PENDING
+
+
+class ApprovalPolicy(models.Model):
+    """An admin's override of AGENT_APPROVALS for one tool, on one case type or on all
+    (case_type blank). The most specific row wins over the settings (agents.runtime.approval)."""
+
+    class Mode(models.TextChoices):
+        ALWAYS = "always", "Always ask a person"
+        ABOVE = "above", "Ask when an argument is above a threshold"
+        NEVER = "never", "Never ask"
+
+    tool = models.CharField(max_length=80)
+    case_type = models.CharField(max_length=40, blank=True, help_text="Blank: every case type.")
+    mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.ALWAYS)
+    argument = models.CharField(max_length=80, blank=True,
+                                help_text="For 'above': the argument compared (e.g. amount, priority).")
+    threshold = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True,
+                                    help_text="For 'above': a call whose argument exceeds this asks a person.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "approval policies"
+        ordering = ["tool", "case_type"]
+        constraints = [
+            models.UniqueConstraint(fields=["tool", "case_type"], name="approvalpolicy_tool_case_type"),
+            models.CheckConstraint(condition=Q(mode__in=["always", "above", "never"]), name="approvalpolicy_mode_valid"),
+            models.CheckConstraint(condition=~Q(mode="above") | (Q(threshold__isnull=False) & ~Q(argument="")),
+                                   name="approvalpolicy_above_has_threshold"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tool} on {self.case_type or 'every case type'}: {self.mode}"
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        if self.mode == self.Mode.ABOVE:
+            errors = {}
+            if not self.argument:
+                errors["argument"] = "Name the argument compared (e.g. amount, priority)."
+            if self.threshold is None:
+                errors["threshold"] = "Give the number above which a person approves."
+            if errors:
+                raise ValidationError(errors)
+
+    def as_rule(self) -> dict:
+        if self.mode == self.Mode.ABOVE:
+            return {"mode": "above", "argument": self.argument, "threshold": float(self.threshold)}
+        return {"mode": self.mode}

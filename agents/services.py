@@ -84,12 +84,18 @@ def run_attach_case(*, actor, run: AgentRun, case) -> AgentRun:
 def runs_end_waiting(*, actor, case, reason: str) -> int:
     """End the case's runs that wait for a person (the case was closed: nobody will answer
     them). Each moves to cancelled with the reason and is audited; returns how many."""
-    runs = list(AgentRun.objects.select_for_update().filter(case=case, status=AgentRun.Status.WAITING))
+    from agents.models import RunPause
+
+    waiting = (AgentRun.Status.WAITING, AgentRun.Status.WAITING_APPROVAL)
+    runs = list(AgentRun.objects.select_for_update().filter(case=case, status__in=waiting))
     now = timezone.now()
     for run in runs:
-        AgentRun.objects.filter(pk=run.pk, status=AgentRun.Status.WAITING).update(
+        AgentRun.objects.filter(pk=run.pk, status=run.status).update(
             status=AgentRun.Status.CANCELLED, finished_at=now, error=reason[:1000])
+        # Its approvals wait for nobody now (agents.runtime.pause): the inbox drops them.
+        RunPause.objects.filter(run=run, status=RunPause.Status.PENDING).update(
+            status=RunPause.Status.CANCELLED, decided_at=now, answer=reason[:2000])
         audit_record(actor=actor, action="agent.run_cancelled", case=case, obj=run,
-                     data={"pipeline": run.pipeline, "mode": run.mode, "run": run.pk, "from": "waiting",
+                     data={"pipeline": run.pipeline, "mode": run.mode, "run": run.pk, "from": run.status,
                            "reason": reason[:500]})
     return len(runs)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.dispatch import receiver
 
-from agents.runtime.signals import run_ended, run_failed
+from agents.runtime.signals import run_ended, run_failed, run_resumed
 from casework.cases.models import Case
 from casework.cases.signals import case_closed
 
@@ -46,3 +46,12 @@ def _on_run_ended(sender, run, **kwargs):
         "run": {"id": run.pk, "pipeline": run.pipeline, "mode": run.mode, "status": run.status, "error": run.error,
                 "steps": run.step_count, "finished_at": run.finished_at.isoformat() if run.finished_at else None},
         "case": case_data(case) if case is not None else None})
+
+
+@receiver(run_resumed, dispatch_uid="agents_run_resumed_wake")
+def _on_run_resumed(sender, pause, **kwargs):
+    """A person answered what the run waited for (agents.runtime.pause): wake it, on commit. A
+    lost wake-up is re-sent by the sweeper (agents.tasks.resume_stale_runs: it is queued)."""
+    from agents.tasks import run_pipeline
+
+    run_pipeline.delay(pause.run_id)

@@ -165,3 +165,14 @@ def _resume_stale_runs(*, now: datetime) -> int:
             metrics.RUNS_REDELIVERED.labels(reason).inc(len(sent))
         total += len(sent)
     return total
+
+
+@shared_task(ignore_result=True)
+def approvals_expire(*, now: datetime | None = None) -> int:
+    """Expire every pending approval past AGENT_APPROVAL_TTL_SECONDS; its run ends "Approval
+    expired" (agents.runtime.pause.pauses_expire). `now` is the clock's unless a test gives one."""
+    from django.utils import timezone
+
+    from agents.runtime.pause import pauses_expire
+
+    return pauses_expire(now=now or timezone.now())

@@ -118,6 +118,7 @@ INSTALLED_APPS = [
     "casework.security",
     "agents",
     "agents.chat",
+    "agents.approvals",
     "agents.evals",
 ]
 
@@ -451,6 +452,7 @@ CELERY_TASK_ROUTES = {
     # Someone is waiting for the answer in the page: not behind a backlog of runs either.
     "agents.chat.tasks.chat_answer": {"queue": "chat"},
     "agents.tasks.resume_stale_runs": {"queue": "ops"},
+    "agents.tasks.approvals_expire": {"queue": "ops"},
     "agents.chat.tasks.chat_resend_lost": {"queue": "ops"},
     "audit.tasks.audit_sequence_pending": {"queue": "ops"},
     "casework.access.tasks.access_send_reminders": {"queue": "ops"},
@@ -840,6 +842,27 @@ RUN_MAX_STEPS = env.int("RUN_MAX_STEPS", default=100)
 if RUN_MAX_STEPS < 1:
     raise ImproperlyConfigured("RUN_MAX_STEPS must be at least 1.")
 
+# --- Approvals of what agents do (agents/runtime/approval.py, agents/runtime/pause.py) ---
+# Every tool declares its consequence: read_only, drafts, or acts (talks to a person or a
+# system outside Casework). Whether an "acts" call waits for a person's approval is decided
+# per tool and case type: AGENT_APPROVALS maps a tool's name to {case type or "*": rule},
+# a rule being "always", "never", or {"mode": "above", "argument": "<name>", "threshold": n}
+# (ask when that argument exceeds n). An admin's ApprovalPolicy row overrides it. An "acts"
+# tool named nowhere is "always": anything that contacts a customer, an employee or a bank
+# system waits for a person until someone decides otherwise. read_only and drafts never wait.
+# Given as JSON in the environment, e.g. AGENT_APPROVALS='{"send_notification": {"*": "always"}}'.
+AGENT_APPROVALS = env.json("AGENT_APPROVALS", default={
+    "send_notification": {"*": "always"},
+})
+# A pending approval expires after this long; its run ends "Approval expired" (the step never ran).
+AGENT_APPROVAL_TTL_SECONDS = env.int("AGENT_APPROVAL_TTL_SECONDS", default=3 * 24 * 3600)
+# How often the expiry sweep (agents.tasks.approvals_expire) looks.
+AGENT_APPROVAL_SCAN_SECONDS = env.int("AGENT_APPROVAL_SCAN_SECONDS", default=300)
+if AGENT_APPROVAL_TTL_SECONDS < 60 or AGENT_APPROVAL_SCAN_SECONDS < 1:
+    raise ImproperlyConfigured("AGENT_APPROVAL_TTL_SECONDS must be at least 60 and AGENT_APPROVAL_SCAN_SECONDS at least 1.")
+if not isinstance(AGENT_APPROVALS, dict):
+    raise ImproperlyConfigured("AGENT_APPROVALS must be a JSON object: {tool: {case type or \"*\": rule}}.")
+
 # Periodic tasks, run by `celery worker --beat` (bin/run); beat keeps its schedule under var/.
 CELERY_BEAT_SCHEDULE = {
     "access-reminders": {
@@ -868,6 +891,11 @@ CELERY_BEAT_SCHEDULE["support-auto-close"] = {
     "options": {"expires": SUPPORT_AUTO_CLOSE_CHECK_MINUTES * 60.0},
 }
 # "Ask the agent" answers whose task was lost, or whose worker died, are sent again.
+CELERY_BEAT_SCHEDULE["agent-approvals-expire"] = {
+    "task": "agents.tasks.approvals_expire",
+    "schedule": float(AGENT_APPROVAL_SCAN_SECONDS),
+    "options": {"expires": float(AGENT_APPROVAL_SCAN_SECONDS)},
+}
 CELERY_BEAT_SCHEDULE["chat-resend-lost"] = {
     "task": "agents.chat.tasks.chat_resend_lost",
     "schedule": CHAT_RESEND_AFTER_SECONDS / 2,

@@ -14,6 +14,7 @@
 /entities/<id>/   an entity across cases; /cases/<ref>/graph/, links, merge   casework/entities/urls.py
 /evals/           evaluation runs over time (staff); "Add to evaluation suite"   agents/evals/urls.py
 /cases/<ref>/ask/ "Ask the agent" on every case page              agents/chat/urls.py
+/approvals/       what agents wait to do until a person approves it; the case page's panel   agents/approvals/urls.py
 /cases/<ref>/report.pdf  the case report (PDF) on every case page   casework/cases/report/urls.py
 /cases/<ref>/actions/    the case's actions (card block ...): live panel, confirm or fail by hand   casework/cases/actions/urls.py
 /api/             REST API (OpenAPI at /api/schema/, Swagger at /api/docs/)
@@ -46,6 +47,7 @@ api_urlpatterns = [
     path("", include("casework.transactions.api_urls")),
     path("", include("casework.releases.api_urls")),
     path("", include("agents.chat.api_urls")),
+    path("", include("agents.approvals.api_urls")),
     path("", include("casework.cases.tasks.api_urls")),
     path("", include("casework.cases.attachments.api_urls")),
     path("", include("casework.cases.report.api_urls")),
@@ -75,6 +77,7 @@ urlpatterns = [
     path("releases/", include("casework.releases.urls")),
     path("cases/", include("agents.chat.urls")),
     path("cases/", include("agents.urls")),
+    path("", include("agents.approvals.urls")),
     path("cases/", include("casework.cases.tasks.urls")),
     path("cases/", include("casework.cases.attachments.urls")),
     path("cases/", include("casework.cases.report.urls")),

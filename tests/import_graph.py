@@ -62,6 +62,8 @@ LAYERS: dict[str, int] = {
     "agents.views": 4,
     "agents.trace_waterfall": 4,
     "agents.chat": 4,
+    "agents.approvals": 4,
+    "agents.run_lifecycle": 4,
     "agents.evals": 4,
     **{package: 5 for package in TYPES},
 }

@@ -83,7 +83,7 @@ def get_case_timeline(args: CaseRef) -> dict:
 
 
 TIMELINE = Tool("get_case_timeline", "Read the case's audit trail (who did what, when), newest first.", CaseRef,
-                get_case_timeline)
+                get_case_timeline, consequence="read_only")
 
 
 class RelatedArgs(BaseModel):
@@ -113,9 +113,11 @@ def find_related_cases_for_asker(args: RelatedArgs) -> dict:
 
 
 # The pipelines' tool (the support supervisor's): it reads for the case, every related case.
-RELATED = Tool("find_related_cases", find_related_cases.__doc__.strip(), RelatedArgs, find_related_cases)
+RELATED = Tool("find_related_cases", find_related_cases.__doc__.strip(), RelatedArgs, find_related_cases,
+               consequence="read_only")
 # The same tool in "Ask the agent", for the person asking.
-RELATED_FOR_ASKER = Tool(RELATED.name, RELATED.description, RelatedArgs, find_related_cases_for_asker)
+RELATED_FOR_ASKER = Tool(RELATED.name, RELATED.description, RelatedArgs, find_related_cases_for_asker,
+                         consequence="read_only")
 
 
 def tools_for(case_type: str) -> tuple[Tool, ...]:

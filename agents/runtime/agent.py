@@ -53,6 +53,9 @@ class AgentResult:
     context_events: list[dict] = field(default_factory=list)
     trace_id: str = ""
     span_id: str = ""
+    # Set when the call stopped to wait for a person (agents.runtime.pause): what it waits for
+    # ({"kind", "tool", "arguments", "reason", "rule", "snapshot"}); the pipeline pauses the run.
+    pending: dict | None = None
 
     @property
     def ok(self) -> bool:

@@ -47,6 +47,8 @@ from agents.llm.base import ToolCall
 from agents.models import AgentCall, AgentRun
 from agents.runtime import aio
 from agents.runtime.agent import Agent, AgentResult
+from agents.runtime.approval import ApprovalPolicies, policy_load
+from agents.runtime.pause import WAITING_STATUS, pause_open, pauses_answered, pauses_mark_resumed
 from agents.runtime.runner import arun_agent, arun_tool_loop
 from agents.runtime.signals import run_ended, run_failed
 from agents.runtime.tools import Tool, ToolRegistry
@@ -166,6 +168,9 @@ class Pipeline:
     # domain's own record (an investigation "in progress") can say it failed too. Its own
     # failure is logged and does not stop the run being ended.
     on_failed: Callable[[RunContext, Exception], None] = lambda ctx, exc: None
+    # Tools its plans run directly (CallSpec.tool), besides its agents' own: listed so that an
+    # approval's edited arguments can be checked against the tool's schema (tool_find).
+    tools: tuple[Tool, ...] = ()
 
     def plan(self, mode: str) -> Plan:
         plan = self.modes[mode]
@@ -198,6 +203,17 @@ def pipeline_module_load(module: str) -> bool:
         logger.exception("Pipeline module %s failed to import; its runs will fail.", module)
         return False
     return True
+
+
+def tool_find(pipeline: str, name: str) -> Tool | None:
+    """The tool called `name` that the pipeline's agents (or its plans, directly) may call."""
+    found = PIPELINES.get(pipeline)
+    if found is None:
+        return None
+    for tool in (*found.tools, *(t for agent in found.agents.values() for t in agent.tools)):
+        if tool.name == name:
+            return tool
+    return None
 
 
 def get_pipeline(name: str) -> Pipeline:
@@ -402,6 +418,10 @@ def _execute(ctx: RunContext, pipeline: Pipeline, unsaved: list[str]) -> None:
         if step is None:
             break
         outcomes, out_of_time = _run_step(step, run, deadline)
+        waiting = [(spec, result) for spec, result in outcomes if result.pending]
+        if waiting and not out_of_time:
+            return _pause_step(ctx, step, outcomes, waiting, unsaved)
+        outcomes = [(spec, result) for spec, result in outcomes if not result.pending]
         unreachable = [(spec, result) for spec, result in outcomes if _model_unreachable(result)]
         if unreachable and not out_of_time:
             return _wait_for_model(ctx, step, outcomes, unreachable, unsaved)
@@ -517,15 +537,35 @@ def _stop(ctx: RunContext, pipeline: Pipeline, status: str, unsaved: list[str], 
         _end(ctx.run, status, error, unsaved)
 
 
-async def _acall(spec: CallSpec, metadata: dict) -> AgentResult:
+async def _acall(spec: CallSpec, metadata: dict, policies: ApprovalPolicies | None = None,
+                 resume: dict | None = None) -> AgentResult:
+    """One call of a step. `policies` decide which tool calls wait for a person (None: the
+    step has no "acts" tool); `resume` is a person's answer to this call's earlier pause
+    (agents.runtime.pause.pauses_answered), which the call continues from."""
+    gate = policies.decide if policies is not None else None
     if spec.agent is not None and spec.agent.tools:
         loop = {k: v for k, v in (("max_turns", spec.max_turns), ("max_tool_calls", spec.max_tool_calls),
                                   ("context_strategy", spec.context_strategy)) if v is not None}
-        return await arun_tool_loop(spec.agent, spec.input, metadata=metadata, **loop)
+        if resume is not None and resume.get("snapshot"):
+            loop["resume"] = resume
+        return await arun_tool_loop(spec.agent, spec.input, metadata=metadata, gate=gate, **loop)
     if spec.agent is not None:
         return await arun_agent(spec.agent, spec.input, metadata=metadata)
+    arguments = spec.input
+    answer = (resume or {}).get("answer") if (resume or {}).get("kind") == "approval" else None
+    if answer is not None and not answer.get("approved"):
+        return AgentResult(agent_id=spec.tool.name, error=f"A person ({answer.get('by') or 'a reviewer'}) denied "
+                           f"this call: {answer.get('reason') or 'no reason given'}. It was not run.",
+                           error_type="ApprovalDenied")
+    if answer is not None:
+        arguments = answer["arguments"] if answer.get("arguments") is not None else arguments
+    elif gate is not None and (decision := gate(spec.tool, arguments)).needed:
+        return AgentResult(agent_id=spec.tool.name, pending={
+            "kind": "approval", "tool": spec.tool.name, "arguments": arguments,
+            "reason": str(arguments.get("reason", "")) if isinstance(arguments, dict) else "",
+            "rule": decision.rule, "snapshot": {}})
     outcome = await ToolRegistry([spec.tool]).aexecute(ToolCall(id=spec.key, name=spec.tool.name,
-                                                                arguments=spec.input))
+                                                                arguments=arguments))
     content = outcome.content if isinstance(outcome.content, dict) else {"result": outcome.content}
     return AgentResult(agent_id=spec.tool.name, output=content if outcome.success else None,
                        error="" if outcome.success else str(outcome.content), error_type=outcome.error_type,
@@ -539,7 +579,11 @@ def _run_step(step: Step, run: AgentRun, deadline) -> tuple[list[tuple[CallSpec,
     at the run's deadline. Returns the finished calls and whether time ran out."""
     metadata = {"run": str(run.pk), "correlation": run.correlation_id,
                 "case": run.case.reference if run.case else ""}
-    pending = {aio.submit(_acall(spec, {**metadata, "call": spec.key})): spec for spec in step.calls}
+    # Read here, on the worker's thread: the calls on the loop decide without the database.
+    policies = policy_load(run.case.case_type if run.case else "") if _step_acts(step) else None
+    resumes = pauses_answered(run) if run.state.get("paused") else {}
+    pending = {aio.submit(_acall(spec, {**metadata, "call": spec.key}, policies, resumes.get(spec.key))): spec
+               for spec in step.calls}
     finished: list[tuple[CallSpec, AgentResult]] = []
     beat_every = max(0.5, settings.RUN_STALE_AFTER_SECONDS / 3)
     while pending:
@@ -556,6 +600,49 @@ def _run_step(step: Step, run: AgentRun, deadline) -> tuple[list[tuple[CallSpec,
         for future in done:
             finished.append((pending.pop(future), future.result()))
     return finished, False
+
+
+def _step_acts(step: Step) -> bool:
+    """Whether a call of the step may run a tool that acts (and so may need an approval)."""
+    return any(tool.acts for spec in step.calls
+               for tool in (spec.agent.tools if spec.agent is not None else (spec.tool,)))
+
+
+def _pause_step(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, AgentResult]],
+                waiting: list[tuple[CallSpec, AgentResult]], unsaved: list[str]) -> None:
+    """Stop the run until a person answers: the step's finished calls are saved (the step is
+    not marked done, so its waiting calls are made when it resumes), a RunPause is opened for
+    each waiting call (agents.runtime.pause), the run moves to "Waiting for approval" (or the
+    kind's own waiting status) and gives up its claim. No worker, thread or connection waits:
+    the answer queues the run again, for any worker."""
+    run = ctx.run
+    skipped = {id(result) for _, result in waiting}
+    answered = [(spec, result) for spec, result in outcomes if id(result) not in skipped]
+    kind = waiting[0][1].pending["kind"]
+    with transaction.atomic():
+        if answered:
+            _save_step(ctx, step, answered, unsaved, complete=False, save_run=False)
+        # An answer this step resumed from is used now, even where the call waits again.
+        pauses_mark_resumed(run, [spec.key for spec, _ in waiting])
+        for spec, result in waiting:
+            pending = result.pending
+            pause_open(run=run, kind=pending["kind"], call_key=spec.key, step=step.name, agent=spec.name,
+                       tool=pending.get("tool", ""), arguments=pending.get("arguments"),
+                       reason=pending.get("reason", ""), policy=pending.get("rule", ""),
+                       snapshot=pending.get("snapshot"))
+        run.state["paused"] = True
+        run.status = WAITING_STATUS[kind]
+        run.heartbeat_at = timezone.now()
+        # The claim is given up with this write: the answer queues the run for whoever comes.
+        _save(run, list(dict.fromkeys(["state", "status", "heartbeat_at", "step_count", "input_tokens",
+                                       "output_tokens", "cost_usd", "provider", *unsaved])))
+        _run_update({"claim_token": ""}, "id = %s", [run.pk])
+        unsaved.clear()
+        audit_record_many([audit_entry_build(
+            actor="system", action=f"agent.run_{run.status}", case=run.case, obj=run,
+            data={"pipeline": run.pipeline, "mode": run.mode, "step": step.name,
+                  "waiting": [{"call": spec.key, "tool": result.pending.get("tool", "")} for spec, result in waiting]})])
+    logger.info("Run %s waits for a person (%s) at %s.", run.pk, kind, step.name)
 
 
 def _save_step(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, AgentResult]],
@@ -597,6 +684,8 @@ def _save_step(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, Agent
         run.cost_usd = Decimal(run.cost_usd) + Decimal(str(round(result.cost_usd, 6)))
         run.provider = result.provider or run.provider
     audit_record_many(entries)
+    if run.state.get("paused"):
+        pauses_mark_resumed(run, [spec.key for spec, _ in outcomes])
     if complete:
         run.state.pop("waiting_for_model", None)  # the model answered: the run no longer waits
         # A step cut short by the deadline keeps the results it has, but is not marked done:

@@ -17,6 +17,7 @@ import functools
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -24,16 +25,17 @@ from opentelemetry import trace as otel_trace
 
 from agents import metrics
 from agents.llm import errors
-from agents.llm.base import Completion, LLMRequest, Message, Provider, ResponseSchema, StreamSink
+from agents.llm.base import Completion, LLMRequest, Message, Provider, ResponseSchema, StreamSink, ToolCall
 from agents.llm.breaker import Breaker, breaker_for
 from agents.llm.registry import get_provider
 from agents.runtime import aio, semconv
 from agents.runtime.agent import Agent, AgentResult
+from agents.runtime.approval import Decision
 from agents.runtime.context import manage_context
 from agents.runtime.prompting import fence_data, system_prompt_for
 from agents.runtime.retry import Attempt, RetryPolicy, acall_with_retry
 from agents.runtime.structured import OutputError, parse_output, repair_prompt
-from agents.runtime.tools import ToolRegistry
+from agents.runtime.tools import Tool, ToolRegistry, ToolResult
 from audit.tracing import get_tracer
 
 logger = logging.getLogger(__name__)
@@ -231,7 +233,8 @@ async def arun_agent(agent: Agent, input_data: dict, *, provider: Provider | Non
 async def arun_tool_loop(agent: Agent, input_data: dict, *, provider: Provider | None = None,
                          policy: RetryPolicy | None = None, max_turns: int = 8, max_tool_calls: int = 16,
                          context_strategy: str = "truncate", metadata: dict | None = None,
-                         history: list[Message] | None = None, stream: StreamSink | None = None) -> AgentResult:
+                         history: list[Message] | None = None, stream: StreamSink | None = None,
+                         gate: Gate | None = None, resume: dict | None = None) -> AgentResult:
     """Call, run the tools asked for, return their results, call again (seed 004, section 5).
 
     Ends with the model's final JSON answer, or with the agent's final tool (whose validated
@@ -239,19 +242,41 @@ async def arun_tool_loop(agent: Agent, input_data: dict, *, provider: Provider |
     `history` (a conversation's earlier turns and its new question) follows the fenced input;
     the context manager keeps the system prompt and the input and prunes the history first.
     `stream` receives each request's answer as it arrives, from providers that stream.
+
+    `gate(tool, arguments)` says whether a call needs a person's approval first
+    (agents.runtime.approval). When it does, the loop stops before that call and returns a
+    result whose `pending` holds the tool, its arguments, the agent's reason and a snapshot
+    of the loop (its conversation, the calls still to make, what it spent); nothing waits.
+    `resume` ({"snapshot": ..., "answer": ...}, agents.runtime.pause) continues such a loop
+    from its snapshot: the waiting call runs with the approved arguments, or its denial is
+    the tool result the model reads, and the loop goes on.
     """
     call, result, messages = _start(agent, input_data, provider, policy, metadata)
     call.stream = stream
     messages += history or []
     registry = ToolRegistry(agent.tools)
+    tools = {tool.name: tool for tool in agent.tools}
     tracer = get_tracer()
     started = time.perf_counter()
+    first_turn, waiting_calls, answer = 1, [], None
+    if resume is not None:
+        from agents.runtime.pause import snapshot_restore
+
+        messages, first_turn, waiting_calls = snapshot_restore(resume["snapshot"], result)
+        answer = resume.get("answer")
     with tracer.start_as_current_span(f"agent.{agent.id}") as span:
         span.set_attributes(semconv.agent_attributes(agent_id=agent.id, provider=call.provider.name,
                                                      run_id=call.metadata.get("run")))
         span.set_attribute("agent.tool_loop", True)
         try:
-            for turn in range(1, max_turns + 1):
+            if waiting_calls:
+                stop = await _tool_calls_run(agent, registry, tools, waiting_calls, first_turn, messages, result,
+                                             max_tool_calls, stream, gate, answer)
+                if stop:
+                    return _finish(result, span, started)
+            if resume is not None:
+                first_turn += 1
+            for turn in range(first_turn, max_turns + 1):
                 messages, events = await _manage_context(call, messages, context_strategy)
                 result.context_events += [e.as_dict() | {"turn": turn} for e in events]
                 completion = await call.complete(messages, tools=registry.specs(), schema=False)
@@ -263,32 +288,83 @@ async def arun_tool_loop(agent: Agent, input_data: dict, *, provider: Provider |
                     await _parse_with_repair(call, messages, completion)
                     return _finish(result, span, started)
                 messages.append(Message(role="assistant", content=completion.text, tool_calls=completion.tool_calls))
-                for tool_call in completion.tool_calls:
-                    if len(result.tool_calls) >= max_tool_calls:
-                        result.error = f"{agent.id} stopped after {max_tool_calls} tool calls without finishing."
-                        result.error_type = "tool_call_cap"
-                        return _finish(result, span, started)
-                    if stream is not None:
-                        stream.tool(tool_call.name)
-                    outcome = await _execute_tool(registry, tool_call, turn, result)
-                    messages.append(Message(role="tool", content=outcome.as_message_content(),
-                                            tool_call_id=tool_call.id, name=tool_call.name))
-                    if outcome.success and tool_call.name == agent.final_tool:
-                        try:
-                            result.output = parse_output(json.dumps(tool_call.arguments), agent.output_model)
-                        except OutputError as exc:
-                            # The tool took these arguments but the output model does not: an agent's
-                            # error is a result, never an exception out of the pipeline.
-                            result.error = f"{agent.id} finished with {agent.final_tool} arguments that do not fit its output: {exc}"
-                            result.error_type = "invalid_output"
-                            return _finish(result, span, started)
-                if result.output is not None:
+                if await _tool_calls_run(agent, registry, tools, list(completion.tool_calls), turn, messages, result,
+                                         max_tool_calls, stream, gate, None):
                     return _finish(result, span, started)
             result.error = f"{agent.id} stopped after {max_turns} turns without a final answer."
             result.error_type = "turn_cap"
         except errors.LLMError as exc:
             _fail(result, exc)
         return _finish(result, span, started)
+
+
+Gate = Callable[[Tool, dict], Decision]
+
+
+async def _tool_calls_run(agent: Agent, registry: ToolRegistry, tools: dict[str, Tool], calls: list[ToolCall],
+                          turn: int, messages: list[Message], result: AgentResult, max_tool_calls: int,
+                          stream: StreamSink | None, gate: Gate | None, answer: dict | None) -> bool:
+    """Run one turn's tool calls in order, appending each result to the conversation. True
+    when the loop ends here: a cap reached, the final tool answered, or a call waiting for a
+    person (`result.pending`). `answer` is a person's answer to the first call."""
+    for index, tool_call in enumerate(calls):
+        if len(result.tool_calls) >= max_tool_calls:
+            result.error = f"{agent.id} stopped after {max_tool_calls} tool calls without finishing."
+            result.error_type = "tool_call_cap"
+            return True
+        tool = tools.get(tool_call.name)
+        if index == 0 and answer is not None:
+            outcome = await _answered_tool(registry, tool_call, answer, turn, result, messages)
+        else:
+            decision = gate(tool, tool_call.arguments) if gate is not None and tool is not None \
+                and not tool_call.raw_arguments else None
+            if decision is not None and decision.needed:
+                from agents.runtime.pause import snapshot_take
+
+                result.pending = {
+                    "kind": "approval", "tool": tool_call.name, "arguments": tool_call.arguments,
+                    "tool_call_id": tool_call.id, "reason": _reason_of(messages), "rule": decision.rule,
+                    "snapshot": snapshot_take(messages, turn, calls[index:], result)}
+                return True
+            if stream is not None:
+                stream.tool(tool_call.name)
+            outcome = await _execute_tool(registry, tool_call, turn, result)
+        messages.append(Message(role="tool", content=outcome.as_message_content(),
+                                tool_call_id=tool_call.id, name=tool_call.name))
+        if outcome.success and tool_call.name == agent.final_tool:
+            try:
+                result.output = parse_output(json.dumps(tool_call.arguments), agent.output_model)
+            except OutputError as exc:
+                # The tool took these arguments but the output model does not: an agent's
+                # error is a result, never an exception out of the pipeline.
+                result.error = f"{agent.id} finished with {agent.final_tool} arguments that do not fit its output: {exc}"
+                result.error_type = "invalid_output"
+                return True
+    return result.output is not None
+
+
+def _reason_of(messages: list[Message]) -> str:
+    """What the agent said with the call it asks for: the text of its last message."""
+    last = messages[-1] if messages else None
+    return (last.content or "").strip() if last is not None and last.role == "assistant" else ""
+
+
+async def _answered_tool(registry: ToolRegistry, tool_call: ToolCall, answer: dict, turn: int,
+                         result: AgentResult, messages: list[Message]) -> ToolResult:
+    """The call a person answered: run with the arguments they approved (as edited), or, when
+    denied, a tool result saying so (the model reads it like any other)."""
+    if answer.get("approved"):
+        arguments = answer.get("arguments") if answer.get("arguments") is not None else tool_call.arguments
+        tool_call.arguments = arguments  # the conversation shows the call that ran
+        return await _execute_tool(registry, tool_call, turn, result)
+    outcome = ToolResult(tool_call.id, tool_call.name, False,
+                         f"A person ({answer.get('by') or 'a reviewer'}) denied this call: "
+                         f"{answer.get('reason') or 'no reason given'}. It was not run.", "ApprovalDenied", 0,
+                         tool_call.arguments)
+    result.tool_calls.append({"turn": turn, "id": tool_call.id, "name": tool_call.name,
+                              "arguments": tool_call.arguments, "success": False, "error_type": outcome.error_type,
+                              "result": outcome.content, "latency_ms": 0})
+    return outcome
 
 
 async def _manage_context(call: _Call, messages: list[Message], strategy: str):

@@ -11,3 +11,8 @@ run_failed = Signal()
 # Sent with run=<AgentRun> inside the transaction that ends a run (any end state, waiting
 # included), so what a receiver writes commits or rolls back with the run's end.
 run_ended = Signal()
+# Sent with pause=<RunPause> once a run that stopped to wait for a person (an approval, a
+# budget) has committed (agents.runtime.pause.pause_open): the layers above tell the assignee.
+run_paused = Signal()
+# Sent with pause=<RunPause> once the answer that queues the run again has committed.
+run_resumed = Signal()

@@ -1,6 +1,15 @@
 """Tools: a name, a description, JSON-schema parameters from a Pydantic model, a handler,
-a timeout. Executing one validates the arguments and turns every failure into a result the
-model sees (ToolNotFound, InvalidArguments, ToolExecution, ToolTimeout), never a crash."""
+a timeout, and the consequence of running it. Executing one validates the arguments and
+turns every failure into a result the model sees (ToolNotFound, InvalidArguments,
+ToolExecution, ToolTimeout), never a crash.
+
+Every tool declares its consequence (issue 46), and a tool cannot be built without one:
+  read_only  reads Casework's or a source's data, changes nothing;
+  drafts     writes a draft inside Casework (a report, a rule draft) that a person acts on;
+  acts       talks to a person or a system outside Casework (an e-mail to an employee, a
+             reply to a customer, a request to a bank system). Whether an "acts" call needs a
+             person's approval first is the approval policy's (agents.runtime.approval).
+"""
 
 from __future__ import annotations
 
@@ -23,6 +32,9 @@ from agents.runtime.transient import is_transient
 # their result is discarded.
 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=16, thread_name_prefix="tool")
 
+READ_ONLY, DRAFTS, ACTS = "read_only", "drafts", "acts"
+CONSEQUENCES = (READ_ONLY, DRAFTS, ACTS)
+
 
 @dataclass(frozen=True)
 class Tool:
@@ -34,6 +46,17 @@ class Tool:
     # What the handler returns, when the tool declares it: a result of another shape (a source
     # that answered garbage) is a ToolExecution error the model reads, never data it trusts.
     output: type[BaseModel] | None = None
+    # read_only, drafts or acts (see the module's docstring); nothing else is accepted.
+    consequence: str = ""
+
+    def __post_init__(self) -> None:
+        if self.consequence not in CONSEQUENCES:
+            raise ValueError(f"Tool {self.name!r} must declare its consequence, one of {', '.join(CONSEQUENCES)} "
+                             f"(got {self.consequence!r}).")
+
+    @property
+    def acts(self) -> bool:
+        return self.consequence == ACTS
 
     def spec(self) -> ToolSpec:
         return ToolSpec(name=self.name, description=self.description,

@@ -17,6 +17,12 @@ ten roles. The changes, and where the loader leaves them:
                                      the investigators
   a claim no record confirms         Sam's "other" explanation (an incident) -> Rejected - Invalid
                                      User Claim -> report says why; awaiting the investigator
+  waiting for approval               Jan changed Lotte's access; the agent waits for the
+                                     investigator's approval before it e-mails him
+
+Each e-mail an agent sends (send_notification acts outside Casework) waits for a person's
+approval by default (issue 46): the loader approves them as the investigator would, except
+the last change's.
 
 The loader drives the people's answers through the same services the pages use, and runs
 each pipeline step in-process so the demo shows every state at once (a worker that picks the
@@ -161,15 +167,21 @@ def _reference_data(users: dict) -> dict:
     return {"levels": levels, "systems": systems, "people": people}
 
 
-def _drain(case) -> None:
+def _drain(case, approver=None) -> None:
     """Run this case's queued pipeline runs now, in this process (no-op for runs already done):
-    the same task a worker runs, applied here so the demo's cases are ready when seeding ends."""
-    from agents.models import AgentRun
+    the same task a worker runs, applied here so the demo's cases are ready when seeding ends.
+    A run that waits for approval (its agent asks to e-mail someone: issue 46) is approved by
+    `approver`, as the case page would, and goes on; without one it is left waiting."""
+    from agents.models import AgentRun, RunPause
+    from agents.runtime.pause import pause_answer
     from agents.tasks import run_pipeline
 
     # A failed step's later attempts are runs of their own, queued for after a backoff: the
     # demo makes them now (clearing the wait), until none is left.
-    for _ in range(5):  # at most one run per attempt of a step, and the report
+    for _ in range(8):  # at most one run per attempt of a step, its approvals, and the report
+        if approver is not None:
+            for pause in RunPause.objects.filter(case=case, status=RunPause.Status.PENDING):
+                pause_answer(pause=pause, actor=approver, approve=True)
         run_ids = list(AgentRun.objects.filter(case=case, status=AgentRun.Status.QUEUED).values_list("pk", flat=True))
         if not run_ids:
             return
@@ -178,7 +190,8 @@ def _drain(case) -> None:
             run_pipeline.apply(args=(run_id,))
 
 
-def _submit(actor, ref: dict, changed_by, changed_for, system, level, field, old, new, days_ago, hour, reason=""):
+def _submit(actor, ref: dict, changed_by, changed_for, system, level, field, old, new, days_ago, hour, reason="",
+            *, approve: bool = True):
     from casework.access.services import mutation_submit
 
     with transaction.atomic():
@@ -186,7 +199,7 @@ def _submit(actor, ref: dict, changed_by, changed_for, system, level, field, old
                                    changed_for=ref["people"][changed_for], system=ref["systems"][system],
                                    access_level=ref["levels"][level], field_changed=field, old_value=old,
                                    new_value=new, changed_at=_at(days_ago, hour), reason=reason)
-    _drain(mutation.case)
+    _drain(mutation.case, approver=actor if approve else None)
     mutation.refresh_from_db()
     return mutation
 
@@ -199,7 +212,7 @@ def _employee_answers(mutation, claim_type, colleague, start, end, explanation):
                                       cancelled_at__isnull=True)
     claim_submit(token=link_token(request), claim_type=claim_type, colleague=colleague, period_start=start,
                  period_end=end, explanation=explanation)
-    _drain(mutation.case)
+    _drain(mutation.case, approver=mutation.case.created_by or "system")
     mutation.refresh_from_db()
 
 
@@ -281,6 +294,11 @@ def demo_load_access(*, users: dict) -> int:
                       "Production incident at 02:00; the on-call runbook says to grant deploy rights to whoever "
                       "is on call. Emma was on call.")
     requests_remind_due()
+
+    # 9. Waiting for approval: the agent wants to e-mail Jan about his change, and the
+    #    investigator has not approved it yet (the case page's approvals panel, /approvals/).
+    _submit(actor, ref, "u103", "u104", "FinanceApp", "Admin", "Access level", "Read", "Write", 1, 11,
+            approve=False)
 
     # Decisions: one following the recommendation, one rejecting, one overriding it.
     if investigator:

@@ -54,6 +54,9 @@ RUN_STATUS_WORDS = {
     "attached": "queued",
     "running": "running",
     "waiting": "waiting for a person",
+    "waiting_approval": "waiting for approval",
+    "resumed": "running again after a person's answer",
+    "approval_expired": "ended: approval expired",
     "completed": "completed",
     "completed_with_errors": "completed with errors",
     "failed": "failed",
@@ -61,7 +64,7 @@ RUN_STATUS_WORDS = {
     "cancelled": "ended when the case was closed",
 }
 # Statuses after which the run did no more work of its own (its duration ends there).
-RUN_RESTING = {"waiting", "completed", "completed_with_errors", "failed", "timed_out", "cancelled"}
+RUN_RESTING = {"waiting", "waiting_approval", "approval_expired", "completed", "completed_with_errors", "failed", "timed_out", "cancelled"}
 
 
 def show_parse(value: str | None) -> str:
@@ -164,7 +167,8 @@ class RunRow:
 
     @property
     def ok(self) -> bool:
-        return self.status in ("completed", "waiting", "queued", "running") and not self.failures
+        return self.status in ("completed", "waiting", "waiting_approval", "resumed", "queued", "running") \
+            and not self.failures
 
     @property
     def duration(self) -> str:

@@ -98,9 +98,11 @@ def find_similar_cases(args: SimilarArgs) -> dict:
 
 
 def fraud_chat_tools() -> tuple[Tool, ...]:
-    return (Tool("get_alert_facts", get_alert_facts.__doc__.strip(), CaseArgs, get_alert_facts),
-            Tool("get_account_history", get_account_history.__doc__.strip(), CaseArgs, get_account_history),
-            Tool("find_similar_cases", find_similar_cases.__doc__.strip(), SimilarArgs, find_similar_cases))
+    return (Tool("get_alert_facts", get_alert_facts.__doc__.strip(), CaseArgs, get_alert_facts, consequence="read_only"),
+            Tool("get_account_history", get_account_history.__doc__.strip(), CaseArgs, get_account_history,
+                 consequence="read_only"),
+            Tool("find_similar_cases", find_similar_cases.__doc__.strip(), SimilarArgs, find_similar_cases,
+                 consequence="read_only"))
 
 
 def fraud_chat_context(case) -> dict:

@@ -67,9 +67,10 @@ def get_investigation_record(args: CaseArgs) -> dict:
 
 
 def transaction_chat_tools() -> tuple[Tool, ...]:
-    return (Tool("get_card_transactions", get_card_transactions.__doc__.strip(), CardArgs, get_card_transactions),
+    return (Tool("get_card_transactions", get_card_transactions.__doc__.strip(), CardArgs, get_card_transactions,
+                 consequence="read_only"),
             Tool("get_investigation_record", get_investigation_record.__doc__.strip(), CaseArgs,
-                 get_investigation_record))
+                 get_investigation_record, consequence="read_only"))
 
 
 def transaction_chat_context(case) -> dict:

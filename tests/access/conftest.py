@@ -84,6 +84,14 @@ def inbox(settings):
 
 
 @pytest.fixture(autouse=True)
+def _requests_without_approval(settings):
+    """These tests follow the flow past its requests: send_notification runs without waiting
+    for a person's approval here (its default is "always"; tests/access/test_approvals*.py and test_demo.py
+    test the wait)."""
+    settings.AGENT_APPROVALS = {**settings.AGENT_APPROVALS, "send_notification": {"*": "never"}}
+
+
+@pytest.fixture(autouse=True)
 def _retry_at_once(settings):
     """The flows here make a failed step's later attempts at once (test_retry_schedule.py
     checks the backoff itself)."""

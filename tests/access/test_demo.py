@@ -15,11 +15,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def users(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.AGENT_APPROVALS = {"send_notification": {"*": "always"}}  # the default (conftest turns it off)
     return demo_people()  # and their teams: IAM (irene, mona) works access changes
 
 
 def test_the_demo_walks_every_path_and_is_idempotent(users):
-    assert demo_load_access(users=users) == 8
+    assert demo_load_access(users=users) == 9
     assert Employee.objects.count() == 30
     assert System.objects.count() == 5 and System.objects.filter(available=False).count() == 1
     assert set(Employee.objects.exclude(user=None).values_list("user__username", flat=True)) == {"mona", "mark"}
@@ -49,6 +50,13 @@ def test_the_demo_walks_every_path_and_is_idempotent(users):
     assert InfoRequest.objects.get(mutation=by("u106")).reminder_count == 1
     assert InfoRequest.objects.get(mutation=by("u113"), kind="manager_validation").escalated_at is not None
     assert Notification.objects.filter(kind="escalation", recipient_user=users["irene"]).exists()
+    # Issue 46: the agents' e-mails were approved as the investigator would; the last one waits.
+    from agents.models import RunPause
+
+    waiting = by("u103")
+    assert waiting.status == "clarification_requested" and not InfoRequest.objects.filter(mutation=waiting).exists()
+    assert RunPause.objects.get(status="pending").case_id == waiting.case_id
+    assert RunPause.objects.filter(status="approved", decided_by="irene").count() >= 3
 
     assert demo_load_access(users=users) == 0
-    assert HRMutation.objects.count() == 8 and Employee.objects.count() == 30
+    assert HRMutation.objects.count() == 9 and Employee.objects.count() == 30

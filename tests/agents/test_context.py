@@ -135,7 +135,7 @@ def read_page(args: Query) -> dict:
 
 
 reader = Agent(id="test_reader", system_prompt="Read pages, then say how many you read.", output_model=Answer,
-               tools=(Tool("read_page", "Read one page.", Query, read_page),), max_tokens=200)
+               tools=(Tool("read_page", "Read one page.", Query, read_page, consequence="read_only"),), max_tokens=200)
 
 
 def test_the_tool_loop_prunes_old_pages_and_records_it(fake_openai, settings):

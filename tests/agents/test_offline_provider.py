@@ -57,7 +57,8 @@ def tool_using_analyst(data: dict, messages: list[Message]) -> dict | list:
 scorer = Agent(id="test_offline_score", system_prompt="Score.", output_model=Score)
 counter = Agent(id="test_offline_sees_messages", system_prompt="Count.", output_model=Score)
 tool_user = Agent(id="test_offline_tools", system_prompt="Look up, then score.", output_model=Score,
-                  tools=(Tool("lookup", "Look an account up.", Lookup, lambda a: {"owner": f"owner of {a.account}"}),))
+                  tools=(Tool("lookup", "Look an account up.", Lookup, lambda a: {"owner": f"owner of {a.account}"},
+                                     consequence="read_only"),))
 orphan = Agent(id="test_offline_nobody_home", system_prompt="?", output_model=Score)
 
 

@@ -37,7 +37,7 @@ def read_account(args: Lookup) -> dict:
 
 
 clerk = Agent(id="test_fencing_clerk", system_prompt="Read the account, then sum it up.", output_model=Finding,
-              tools=(Tool("read_account", read_account.__doc__, Lookup, read_account),))
+              tools=(Tool("read_account", read_account.__doc__, Lookup, read_account, consequence="read_only"),))
 
 
 def assert_one_fence(content: str, label: str) -> None:
@@ -131,6 +131,7 @@ class Recording(Provider):
 @pytest.mark.django_db(transaction=True)
 def test_a_mutation_reason_reaches_the_access_agents_only_inside_a_fence(submit, settings, monkeypatch):  # noqa: F811
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    settings.AGENT_APPROVALS = {"send_notification": {"*": "never"}}  # the flow, not its approval (tests/access)
     recording = Recording(registry.get_provider())
     monkeypatch.setattr(registry, "_provider", recording)
 

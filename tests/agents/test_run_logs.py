@@ -90,7 +90,8 @@ class Pages(BaseModel):
 
 
 reader = Agent(id="test_logged_reader", system_prompt="Read pages, then say how many you read.", output_model=Pages,
-               tools=(Tool("read_page", "Read one page.", Page, lambda args: {"text": filler(300)}),), max_tokens=200)
+               tools=(Tool("read_page", "Read one page.", Page, lambda args: {"text": filler(300)},
+                                  consequence="read_only"),), max_tokens=200)
 
 
 def test_pruning_the_context_window_logs_a_line_and_is_a_span(fake_openai, settings):

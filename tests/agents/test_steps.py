@@ -61,7 +61,7 @@ def _tool(name: str) -> Tool:
                 raise Kill(name)
         return {"tool": name, "subject": args.subject, "value": len(TOOL_RUNS)}
 
-    return Tool(name=name, description=f"The {name} tool.", parameters=ToolArgs, handler=handler)
+    return Tool(name=name, description=f"The {name} tool.", parameters=ToolArgs, handler=handler, consequence="read_only")
 
 
 TOOLS = {name: _tool(name) for name in ORDER}

@@ -57,9 +57,9 @@ def file_risk_report(args: RiskReport) -> dict:
 
 
 TOOLS = (
-    Tool("get_release_summary", get_release_summary.__doc__, ReleaseQuery, get_release_summary),
-    Tool("get_test_details", get_test_details.__doc__, SuiteQuery, get_test_details),
-    Tool("file_risk_report", file_risk_report.__doc__, RiskReport, file_risk_report),
+    Tool("get_release_summary", get_release_summary.__doc__, ReleaseQuery, get_release_summary, consequence="read_only"),
+    Tool("get_test_details", get_test_details.__doc__, SuiteQuery, get_test_details, consequence="read_only"),
+    Tool("file_risk_report", file_risk_report.__doc__, RiskReport, file_risk_report, consequence="drafts"),
 )
 detective = Agent(id="test_detective", system_prompt="Assess the release's risk, then file a report.",
                   output_model=RiskReport, tools=TOOLS, final_tool="file_risk_report")
@@ -209,7 +209,7 @@ def test_a_final_tool_whose_arguments_do_not_fit_the_output_model_is_an_error_re
         release_id: str
 
     loose = Agent(id="test_detective_loose", system_prompt="Assess.", output_model=RiskReport,
-                  tools=(Tool("file_note", "File a note.", Loose, lambda args: {"ok": True}),), final_tool="file_note")
+                  tools=(Tool("file_note", "File a note.", Loose, lambda args: {"ok": True}, consequence="drafts"),), final_tool="file_note")
     fake_openai.script(tool_calls(("file_note", {"release_id": "v2.1.0"})))
 
     result = run_agent(loose, {"release_id": "v2.1.0"})

@@ -32,7 +32,7 @@ def broken(args: CustomerQuery) -> dict:
     raise ConnectionError("ledger service unreachable")
 
 
-customer_history = Tool("customer_history", "A customer's chargebacks.", CustomerQuery, history)
+customer_history = Tool("customer_history", "A customer's chargebacks.", CustomerQuery, history, consequence="read_only")
 
 
 def registry(*extra: Tool) -> ToolRegistry:
@@ -42,7 +42,7 @@ def registry(*extra: Tool) -> ToolRegistry:
 def test_the_registry_refuses_a_second_tool_with_the_same_name():
     reg = registry()
     with pytest.raises(ValueError, match="already registered"):
-        reg.register(Tool("customer_history", "Another.", CustomerQuery, broken))
+        reg.register(Tool("customer_history", "Another.", CustomerQuery, broken, consequence="read_only"))
     with pytest.raises(ValueError):
         ToolRegistry([customer_history, customer_history])
 
@@ -82,7 +82,7 @@ def test_an_unknown_tool_is_tool_not_found_naming_the_ones_there_are():
 ])
 def test_arguments_of_the_wrong_type_or_out_of_range_are_invalid_arguments(arguments):
     ran = []
-    tool = Tool("probe", "Probe.", CustomerQuery, lambda args: ran.append(args))
+    tool = Tool("probe", "Probe.", CustomerQuery, lambda args: ran.append(args), consequence="read_only")
     outcome = ToolRegistry([tool]).execute(ToolCall("c1", "probe", arguments))
 
     assert not outcome.success
@@ -99,7 +99,7 @@ def test_arguments_that_are_not_json_are_invalid_arguments():
 
 
 def test_a_handler_that_raises_is_a_tool_execution_result():
-    outcome = registry(Tool("ledger", "Ledger.", CustomerQuery, broken)).execute(
+    outcome = registry(Tool("ledger", "Ledger.", CustomerQuery, broken, consequence="read_only")).execute(
         ToolCall("c1", "ledger", {"customer_id": "C-1"}))
 
     assert not outcome.success
@@ -119,7 +119,7 @@ def test_a_handler_past_its_timeout_is_a_tool_timeout_result():
         finally:
             finished.set()
 
-    reg = registry(Tool("stuck", "Stuck.", CustomerQuery, stuck, timeout=0.1))
+    reg = registry(Tool("stuck", "Stuck.", CustomerQuery, stuck, timeout=0.1, consequence="read_only"))
 
     outcome = reg.execute(ToolCall("c1", "stuck", {"customer_id": "C-1"}))
 

@@ -47,7 +47,7 @@ def _scribe(data: dict) -> dict:
 
 scribe = Agent(id="test_tf_scribe", system_prompt="You take notes.", output_model=Note,
                temperature=0.2, max_tokens=400)
-lookup = Tool("lookup_account", "Look an account up.", Account, lambda args: {"owner": "Ada"})
+lookup = Tool("lookup_account", "Look an account up.", Account, lambda args: {"owner": "Ada"}, consequence="read_only")
 clerk = Agent(id="test_tf_clerk", system_prompt="You look accounts up.", output_model=Note, tools=(lookup,))
 
 

@@ -31,7 +31,7 @@ class Account(BaseModel):
     account: str
 
 
-lookup = Tool("lookup_account", "Look an account up.", Account, lambda args: {"owner": "Ada"})
+lookup = Tool("lookup_account", "Look an account up.", Account, lambda args: {"owner": "Ada"}, consequence="read_only")
 first = Agent(id="test_tr_a", system_prompt="You are A.", output_model=Note)
 second = Agent(id="test_tr_b", system_prompt="You are B.", output_model=Note, tools=(lookup,))
 last = Agent(id="test_tr_c", system_prompt="You are C.", output_model=Note, temperature=0.1, max_tokens=300)

@@ -39,7 +39,7 @@ from hypothesis import settings as hypothesis_settings
 from schemathesis import checks as st_checks
 from schemathesis.specs.openapi import checks as openapi_checks
 
-from agents.models import AgentRun
+from agents.models import AgentRun, RunPause
 from casework.access.models import HRMutation, InfoRequest
 from casework.cases.attachments.models import Attachment
 from casework.cases.models import Case
@@ -287,6 +287,8 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
         "/api/releases/{release_id}/": [{"release_id": r.release_id} for r in
                                         _one_per(Release.objects.select_related("case"), "case__status")],
         "/api/saved-views/{id}/": [{"id": view.pk}],
+        # The demo's access change waiting for approval (issue 46), and one answered (its 409).
+        "/api/approvals/{id}/": [{"id": p.pk} for p in _one_per(RunPause.objects.filter(kind="approval"), "status")],
         "/api/legal-holds/{id}/": [{"id": hold.pk}],
         "/api/erasure-requests/{id}/": [{"id": erasure.pk}],
         "/api/entities/{id}/": [{"id": e.pk} for e in _one_per(Entity.objects.all(), "kind")],

@@ -11,6 +11,9 @@ from tests.access.conftest import employee_link
 
 # The access tests' organisation (Mona manages Priya, Kees is on sick leave ...) as fixtures here.
 mark, org, submit, inbox = access.mark, access.org, access.submit, access.inbox
+# The flow past its requests: the agents' e-mails run without an approval here (autouse;
+# tests/e2e/test_approvals_browser.py approves one).
+_requests_without_approval = access._requests_without_approval
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

@@ -111,7 +111,7 @@ def _sub_objects(world: World) -> None:
     """A task and the latest agent run of every case: URLs naming one of them (tasks/<pk>/done,
     runs/<run_id>/trace) are tried with the hidden case's own, so that only the case check
     can refuse them."""
-    from agents.models import AgentRun
+    from agents.models import AgentRun, RunPause
     from casework.cases.tasks.services import task_create
 
     for key, case in world.cases.items():
@@ -119,3 +119,11 @@ def _sub_objects(world: World) -> None:
         world.ids[key]["task_pk"] = str(task.pk)
         run = AgentRun.objects.filter(case=case).order_by("-id").first()
         world.ids[key]["run_id"] = str(run.pk) if run else "999999"
+        # An approval waiting on every case: /approvals/ and /api/approvals/ must list only the
+        # visible cases' ones, and a decision on a hidden case's answers as for none.
+        waiting = AgentRun.objects.create(case=case, pipeline="matrix", mode="matrix",
+                                          status=AgentRun.Status.WAITING_APPROVAL)
+        pause = RunPause.objects.create(run=waiting, case=case, case_type=case.case_type, call_key="matrix",
+                                        agent="matrix_agent", tool="send_notification",
+                                        arguments={"about": case.reference}, reason=f"About {case.reference}.")
+        world.ids[key]["approval_pk"] = str(pause.pk)

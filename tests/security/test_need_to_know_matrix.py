@@ -127,6 +127,11 @@ TABLE: dict[str, str] = {
     "cases:export_csv": "list", "cases:restriction": "case", "api-case-restriction": "case",
     "access_log:who_looked": "case", "access_log:export": "list", "teams:list": "list",
     "teams:person_access": "skip a person's own access page, or an admin's: tests/cases/test_teams_pages.py",
+    "approvals:inbox": "list", "approvals:panel": "case", "approvals:decide": "case", "api-approvals": "list",
+    "api-approval-approve": "skip an approval's id, not a case: one of a case the person may not see answers 404 "
+    "as for none (tests/access/test_approvals_api.py)",
+    "api-approval-deny": "skip an approval's id, not a case: one of a case the person may not see answers 404 "
+    "as for none (tests/access/test_approvals_api.py)",
 }
 
 # Admin URL names by shape: (pattern, kind).
@@ -206,7 +211,7 @@ def body(response) -> str:
 
 
 def fill(route: str, values: dict[str, str], name: str) -> str:
-    pk = {"access:resend": values.get("request_pk")}.get(name) or (values.get("task_pk") if "task" in name else None)
+    pk = {"access:resend": values.get("request_pk"), "approvals:decide": values.get("approval_pk")}.get(name) or (values.get("task_pk") if "task" in name else None)
     extra = {"pk": pk or "999999", "run_id": values.get("run_id", "999999"), "message_id": "999999", "trace_id": "0" * 32,
              "tab": "answers"}
     url = route

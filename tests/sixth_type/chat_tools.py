@@ -23,7 +23,8 @@ def get_warranty_claim(args: CaseArgs) -> dict:
 
 def chat_tools() -> tuple:
     return (Tool("get_warranty_claim", "Get the warranty claim on a case: the product, its serial number, the "
-                 "defect, the months since purchase and the assessor's verdict.", CaseArgs, get_warranty_claim),)
+                 "defect, the months since purchase and the assessor's verdict.", CaseArgs, get_warranty_claim,
+                 consequence="read_only"),)
 
 
 def chat_context(case) -> dict:

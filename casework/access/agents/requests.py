@@ -22,6 +22,8 @@ def _request_accept(kind: str) -> Callable[[Flow, str, dict], str | tuple[str, s
         if not sent:
             failed = AgentCall.objects.filter(run=flow.ctx.run, kind=AgentCall.Kind.TOOL, key__startswith=f"{key}.",
                                               name="send_notification", status=AgentCall.Status.ERROR).last()
+            if failed is not None and failed.error_type == "ApprovalDenied":
+                return failed.error, "approval_denied"  # a person said no: not retried (retry_schedule)
             return (failed.error, "tool_error") if failed else \
                 f"The request for information did not notify the {recipient}."
         if not InfoRequest.objects.filter(mutation=flow.mutation, kind=kind, answered_at__isnull=True,

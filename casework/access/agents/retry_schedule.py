@@ -155,7 +155,8 @@ def _handle(flow: Flow, step: Step, attempt: int, key: str) -> None:
     info["errors"].append({"attempt": attempt, "type": error_type, "error": error[:1000]})
     if not entry.get("error"):
         _mark_failed(flow, entry, error, error_type)
-    exhausted = attempt >= MAX_ATTEMPTS
+    # A person who denied the step's call (an approval, issue 46) is not asked again by a retry.
+    exhausted = attempt >= MAX_ATTEMPTS or error_type == "approval_denied"
     info["status"] = "exhausted" if exhausted else "failed"
     message_reply(request=request, action=step.reply, context={"attempt": attempt}, status="error",
                   error={"type": error_type, "message": error[:1000], "attempt": attempt,

@@ -229,9 +229,10 @@ def generate_report(args: GenerateReportArgs) -> dict:
 
 
 CHECK_AUTHORIZATION = Tool("check_authorization", check_authorization.__doc__.strip(), CheckAuthorizationArgs,
-                           check_authorization, timeout=15.0)
-LOOKUP_DATA = Tool("lookup_data", lookup_data.__doc__.strip(), LookupDataArgs, lookup_data, timeout=15.0)
+                           check_authorization, timeout=15.0, consequence="read_only")
+LOOKUP_DATA = Tool("lookup_data", lookup_data.__doc__.strip(), LookupDataArgs, lookup_data, timeout=15.0,
+                   consequence="read_only")
 SEND_NOTIFICATION = Tool("send_notification", send_notification.__doc__.strip(), SendNotificationArgs,
-                         send_notification, timeout=20.0)
+                         send_notification, timeout=20.0, consequence="acts")
 GENERATE_REPORT = Tool("generate_report", generate_report.__doc__.strip(), GenerateReportArgs, generate_report,
-                       timeout=10.0)
+                       timeout=10.0, consequence="drafts")

@@ -26,6 +26,8 @@ class Notification(models.Model):
         GROUP_QUEUE = "group_queue", "A case escalated to your group"
         # Someone lost their access (SCIM deactivation): their open cases need a new owner.
         CASES_RETURNED = "cases_returned", "Cases back in the queue"
+        # An agent's consequential step waits for a person's approval (agents.approvals).
+        APPROVAL = "approval", "An agent's step waiting for your approval"
 
     recipient_user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
                                        related_name="notifications")

@@ -97,12 +97,14 @@ def detective_tools() -> tuple[Tool, ...]:
     return (
         Tool("get_release_summary", "Get the release's summary: version, changes, test counts (passed, failed, "
              "skipped) and deployment metrics (error_rate as a fraction, response_time_p95 in ms; null when "
-             "missing).", ReleaseRef, get_release_summary, timeout, output=SummaryOut),
+             "missing).", ReleaseRef, get_release_summary, timeout, output=SummaryOut,
+             consequence="read_only"),
         Tool("get_test_details", "Get every test of the release: name, area, whether it is critical, status "
              "and failure message. Use it when tests failed or the summary is concerning.", ReleaseRef,
-             get_test_details, timeout, output=DetailsOut),
+             get_test_details, timeout, output=DetailsOut, consequence="read_only"),
         Tool("file_risk_report", "File the release's risk report: severity high, medium or low, and findings "
-             "that quote the data. Call it exactly once, last.", RiskReportIn, file_risk_report, timeout),
+             "that quote the data. Call it exactly once, last.", RiskReportIn, file_risk_report, timeout,
+             consequence="drafts"),
     )
 
 

@@ -32,7 +32,8 @@ def customer_lookup(args: CustomerLookupArgs) -> dict:
 
 
 CUSTOMER_LOOKUP = Tool(name="customer_lookup", description=customer_lookup.__doc__,
-                       parameters=CustomerLookupArgs, handler=customer_lookup, timeout=10)
+                       parameters=CustomerLookupArgs, handler=customer_lookup, timeout=10,
+                       consequence="read_only")
 
 
 class KBSearchArgs(BaseModel):
@@ -48,7 +49,7 @@ def kb_search_tool(category: str) -> Tool:
         hits = kb_search(args.query, category=category, limit=args.limit)
         return {"category": category, "query": args.query, "results": [h.as_dict() for h in hits]}
 
-    return Tool(name="kb_search", parameters=KBSearchArgs, handler=handler, timeout=10,
+    return Tool(name="kb_search", parameters=KBSearchArgs, handler=handler, timeout=10, consequence="read_only",
                 description=f"Search the {category} knowledge-base articles. Returns id, title, score (0-1) "
                             "and a snippet of each, best first.")
 
@@ -92,4 +93,5 @@ def _linked(ticket) -> list[str]:
 
 
 TICKET_SUMMARIZE = Tool(name="ticket_summarize", description=ticket_summarize.__doc__,
-                        parameters=TicketSummarizeArgs, handler=ticket_summarize, timeout=10)
+                        parameters=TicketSummarizeArgs, handler=ticket_summarize, timeout=10,
+                        consequence="read_only")

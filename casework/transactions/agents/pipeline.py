@@ -48,7 +48,7 @@ from casework.transactions.agents.state import (
     rule_violation,
     utc_now,
 )
-from casework.transactions.agents.tools import build_tool, output_summary, tool_input
+from casework.transactions.agents.tools import HANDLERS, build_tool, output_summary, tool_input
 
 logger = logging.getLogger(__name__)
 
@@ -411,4 +411,6 @@ transactions_pipeline = register_pipeline(Pipeline(
     prepare=_prepare,
     finish=_finish,
     on_failed=_failed,
+    # The planner runs its tools directly: listed for the consequence check and tool_find.
+    tools=tuple(build_tool(name) for name in HANDLERS),
 ))

@@ -99,6 +99,8 @@ HANDLERS: dict[str, Callable[[ToolInput], dict]] = {
     "recommendation_tool": recommendation_tool,
     "rule_draft_tool": rule_draft_tool,
 }
+# What running each tool does (agents.runtime.tools): the rule draft is a draft a person promotes.
+CONSEQUENCES = {name: "drafts" if name == "rule_draft_tool" else "read_only" for name in HANDLERS}
 # What each tool reads from the state (kept small: the call's input is stored with it).
 READS = {
     "context_tool": (),
@@ -113,7 +115,8 @@ READS = {
 def build_tool(name: str, timeout: float | None = None) -> Tool:
     handler = HANDLERS[name]
     return Tool(name=name, description=TOOL_DESCRIPTIONS[name], parameters=ToolInput,
-                handler=lambda args: handler(args), timeout=timeout or settings.TXN_TOOL_TIMEOUT_SECONDS)
+                handler=lambda args: handler(args), timeout=timeout or settings.TXN_TOOL_TIMEOUT_SECONDS,
+                consequence=CONSEQUENCES[name])
 
 
 def tool_input(name: str, state: dict) -> dict:
