@@ -15,6 +15,7 @@ from casework.errors import Conflict, DomainError
 NOT_RERUNNABLE = {
     AgentRun.Status.WAITING: "it is waiting for a person to answer; their answer continues it",
     AgentRun.Status.CANCELLED: "it was ended when the case was closed",
+    AgentRun.Status.BUDGET_REACHED: "it waits for its case's budget; a lead raising the budget continues it",
 }
 
 
@@ -83,13 +84,15 @@ def run_attach_case(*, actor, run: AgentRun, case) -> AgentRun:
 @transaction.atomic
 def runs_end_waiting(*, actor, case, reason: str) -> int:
     """End the case's runs that wait for a person (the case was closed: nobody will answer
-    them). Each moves to cancelled with the reason and is audited; returns how many."""
-    runs = list(AgentRun.objects.select_for_update().filter(case=case, status=AgentRun.Status.WAITING))
+    them), or for a lead to raise its budget. Each moves to cancelled with the reason and is
+    audited; returns how many."""
+    waiting = (AgentRun.Status.WAITING, AgentRun.Status.BUDGET_REACHED)
+    runs = list(AgentRun.objects.select_for_update().filter(case=case, status__in=waiting))
     now = timezone.now()
     for run in runs:
-        AgentRun.objects.filter(pk=run.pk, status=AgentRun.Status.WAITING).update(
+        AgentRun.objects.filter(pk=run.pk, status=run.status).update(
             status=AgentRun.Status.CANCELLED, finished_at=now, error=reason[:1000])
         audit_record(actor=actor, action="agent.run_cancelled", case=case, obj=run,
-                     data={"pipeline": run.pipeline, "mode": run.mode, "run": run.pk, "from": "waiting",
+                     data={"pipeline": run.pipeline, "mode": run.mode, "run": run.pk, "from": run.status,
                            "reason": reason[:500]})
     return len(runs)
