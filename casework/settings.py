@@ -1081,15 +1081,13 @@ for _provider, _models in LLM_PRICES.items():
 CASE_BUDGETS_ENABLED = env.bool("CASE_BUDGETS_ENABLED", default=True)
 CASE_BUDGETS = env.json("CASE_BUDGETS", default={"*": {"usd": 5.0, "tokens": 2_000_000}})
 CASE_BUDGET_WARN_RATIO = env.float("CASE_BUDGET_WARN_RATIO", default=0.8)
-# Threads (each with its own database connection) that make the reservations for this process.
-CASE_BUDGET_DB_THREADS = env.int("CASE_BUDGET_DB_THREADS", default=4)
 for _type, _limits in CASE_BUDGETS.items():
     if not isinstance(_limits, dict) or set(_limits) - {"usd", "tokens"} or any(
             v is not None and (not isinstance(v, int | float) or v < 0) for v in _limits.values()):
         raise ImproperlyConfigured(f"CASE_BUDGETS[{_type!r}] must be {{\"usd\": number or null, "
                                    "\"tokens\": number or null}, each 0 or more.")
-if not 0 < CASE_BUDGET_WARN_RATIO <= 1 or CASE_BUDGET_DB_THREADS < 1:
-    raise ImproperlyConfigured("CASE_BUDGET_WARN_RATIO must be in (0, 1], CASE_BUDGET_DB_THREADS at least 1.")
+if not 0 < CASE_BUDGET_WARN_RATIO <= 1:
+    raise ImproperlyConfigured("CASE_BUDGET_WARN_RATIO must be in (0, 1].")
 # Circuit breaker per provider (agents/llm/breaker.py): after LLM_BREAKER_THRESHOLD connection
 # failures in a row no request is sent for LLM_BREAKER_COOLDOWN_SECONDS; runs wait in the queue
 # ("waiting for the model"), spending no retries, then one probe tries the endpoint again.

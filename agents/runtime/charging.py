@@ -10,19 +10,26 @@ BudgetReached, and the call is never sent.
 The runtime knows no budgets: the case layer registers a Charger (casework/budgets, from its
 AppConfig.ready). With none registered, or CASE_BUDGETS_ENABLED off, nothing is charged.
 
-The charger's work is database statements, which Django refuses on the event loop's thread:
-they run on a small pool of their own whose threads keep their connections (one short
-autocommit UPDATE each; aio.in_thread's pool closes its connection after every job, and a new
-PostgreSQL connection per call would cost more than the call).
+How the writes are made. Django refuses database statements on the event loop's thread, and a
+statement per call and per settlement costs more than an offline call does (bench/README.md,
+budget_reservation). So the requests queue here and ONE thread of this process (with its own
+connection, kept) writes them in batches, like a group commit: each time it wakes it takes
+everything queued, applies the settlements (one UPDATE for all of them), then the
+reservations (one conditional UPDATE for all of them, the charger falling back to one per call
+for a case whose batch did not fit). A call waits for its reservation's batch; a settlement
+is not waited for (the ledger shows it a moment later; until then the estimate stays reserved,
+which can only refuse early, never let a call pass). With one call in flight a batch is that
+one call: the cost is then a round trip per reservation and one per settlement.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextvars
 import json
+import os
 import threading
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from django.conf import settings
@@ -31,20 +38,38 @@ from agents.llm.base import Completion, LLMRequest, Provider
 from agents.llm.tokens import estimate_messages_tokens, estimate_text_tokens
 
 
+@dataclass(frozen=True)
+class ReserveRequest:
+    case: str  # the case's reference
+    provider: str
+    model: str
+    input_tokens: int
+    max_output_tokens: int
+
+
+@dataclass(frozen=True)
+class Settlement:
+    reservation: Any
+    provider: str = ""
+    model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    # A failed call: its reservation is given back, nothing spent.
+    released: bool = False
+
+
 class Charger(Protocol):
-    def reserve(self, *, case: str, provider: str, model: str, input_tokens: int,
-                max_output_tokens: int) -> Any | None:
-        """A reservation (settled or released later), None when nothing is charged; raises
-        agents.llm.errors.BudgetReached to refuse the call."""
+    def reserve_many(self, requests: list[ReserveRequest]) -> list[Any]:
+        """For each request, in order: a reservation, None (nothing to charge), or the
+        agents.llm.errors.BudgetReached that refuses it."""
 
-    def settle(self, reservation: Any, *, provider: str, model: str, input_tokens: int, output_tokens: int) -> None: ...
+    def settle_many(self, settlements: list[Settlement]) -> None: ...
 
-    def release(self, reservation: Any) -> None: ...
+    def connection_prepare(self) -> None:
+        """Called on the writer's thread when it opens a connection."""
 
 
 _charger: Charger | None = None
-_lock = threading.Lock()
-_pool: concurrent.futures.ThreadPoolExecutor | None = None
 
 
 def charger_register(charger: Charger | None) -> None:
@@ -56,61 +81,131 @@ def charging_on() -> bool:
     return _charger is not None and settings.CASE_BUDGETS_ENABLED
 
 
-def _executor() -> concurrent.futures.ThreadPoolExecutor:
-    global _pool
-    if _pool is None:
-        with _lock:
-            if _pool is None:
-                _pool = concurrent.futures.ThreadPoolExecutor(max_workers=settings.CASE_BUDGET_DB_THREADS,
-                                                              thread_name_prefix="budget")
-    return _pool
+@dataclass
+class _Writer:
+    """The queue and the one thread that writes it (started on demand, again after a fork)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    reserves: list = field(default_factory=list)  # (request, loop, future)
+    settlements: list = field(default_factory=list)
+    busy: bool = False
+    idle: threading.Condition = None  # type: ignore[assignment]
+    pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    def __post_init__(self) -> None:
+        self.idle = threading.Condition(self.lock)
+
+    def _wake(self) -> None:
+        # Under the lock: one drain at a time; it loops until the queue is empty.
+        if not self.busy:
+            self.busy = True
+            if self.pool is None:
+                self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="budget")
+            self.pool.submit(self._drain)
+
+    def reserve(self, request: ReserveRequest) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        with self.lock:
+            self.reserves.append((request, loop, future))
+            self._wake()
+        return future
+
+    def settle(self, settlement: Settlement) -> None:
+        with self.lock:
+            self.settlements.append(settlement)
+            self._wake()
+
+    def _drain(self) -> None:
+        while True:
+            with self.lock:
+                reserves, self.reserves = self.reserves, []
+                settlements, self.settlements = self.settlements, []
+                if not reserves and not settlements:
+                    self.busy = False
+                    self.idle.notify_all()
+                    return
+            if settlements:
+                try:
+                    _on_connection(_charger.settle_many, settlements)
+                except Exception:  # noqa: BLE001 - logged; the reservations stay (they can only refuse early)
+                    import logging
+
+                    logging.getLogger(__name__).exception("Settling %d budget reservations failed", len(settlements))
+            if reserves:
+                try:
+                    results = _on_connection(_charger.reserve_many, [r for r, _, _ in reserves])
+                except Exception as exc:  # noqa: BLE001 - each waiting call gets the failure
+                    results = [exc] * len(reserves)
+                for (_, loop, future), result in zip(reserves, results, strict=True):
+                    loop.call_soon_threadsafe(_resolve, future, result)
+
+    def flush(self, timeout: float = 30.0) -> None:
+        """Wait until everything queued is written (tests; a worker's end)."""
+        with self.lock:
+            self.idle.wait_for(lambda: not self.busy, timeout=timeout)
 
 
-def pool_shutdown() -> None:
-    """Close the pool's database connections and its threads (tests, before their database
-    goes; a worker's end)."""
-    global _pool
-    with _lock:
-        pool, _pool = _pool, None
-    if pool is None:
-        return
-
-    size = pool._max_workers  # noqa: SLF001 - the pool's own size, whatever the setting is now
-    # One close per thread: each job waits for all the others to start, so no thread takes two.
-    barrier = threading.Barrier(size)
-
-    def close() -> None:
-        from django.db import connection
-
-        try:
-            barrier.wait(timeout=10)
-        finally:
-            connection.close()
-
-    for future in [pool.submit(close) for _ in range(size)]:
-        future.result()
-    pool.shutdown(wait=True)
+def _resolve(future: asyncio.Future, result: Any) -> None:
+    if future.done():
+        return  # the call was cancelled meanwhile (its reservation is released by the caller)
+    if isinstance(result, BaseException):
+        future.set_exception(result)
+    else:
+        future.set_result(result)
 
 
-def _fresh(fn, *args, **kwargs):
-    """Run `fn` with this thread's connection, dropped first if it is too old or broken (as
-    Django does at a request's start), and retried once on a new one if it broke meanwhile."""
+def _on_connection(fn, *args):
+    """Run `fn` on the writer thread's connection (kept between batches: no health check per
+    batch), retried once on a new connection if it broke meanwhile."""
     from django.db import InterfaceError, OperationalError, connection
 
-    connection.close_if_unusable_or_obsolete()
+    if connection.connection is None:
+        _charger.connection_prepare()
     try:
-        return fn(*args, **kwargs)
+        return fn(*args)
     except (InterfaceError, OperationalError):
         if connection.in_atomic_block:
             raise
         connection.close()
-        return fn(*args, **kwargs)
+        _charger.connection_prepare()
+        return fn(*args)
 
 
-async def _in_pool(fn, *args, **kwargs):
-    context = contextvars.copy_context()
-    return await asyncio.get_running_loop().run_in_executor(
-        _executor(), lambda: context.run(_fresh, fn, *args, **kwargs))
+_writer = _Writer()
+_writer_pid = os.getpid()
+
+
+def _get_writer() -> _Writer:
+    """The process's writer; a new one in a forked child (the parent's thread did not come along,
+    and its lock or queue may have been caught mid-batch)."""
+    global _writer, _writer_pid
+    if _writer_pid != os.getpid():
+        _writer, _writer_pid = _Writer(), os.getpid()
+    return _writer
+
+
+def flush() -> None:
+    _get_writer().flush()
+
+
+def pool_shutdown() -> None:
+    """Write what is queued, then close the writer's connection and thread (tests, before their
+    database goes; a worker's end)."""
+    writer = _get_writer()
+    writer.flush()
+    with writer.lock:
+        pool, writer.pool = writer.pool, None
+    if pool is None:
+        return
+
+    def close() -> None:
+        from django.db import connection
+
+        connection.close()
+
+    pool.submit(close).result()
+    pool.shutdown(wait=True)
 
 
 def request_estimate(request: LLMRequest) -> tuple[int, int]:
@@ -128,21 +223,25 @@ async def areserve(case: str | None, provider: Provider, request: LLMRequest) ->
     if not case or not charging_on():
         return None
     prompt, most = request_estimate(request)
-    return await _in_pool(_charger.reserve, case=case, provider=provider.name, model=provider.model or "",
-                          input_tokens=prompt, max_output_tokens=most)
+    future = _get_writer().reserve(ReserveRequest(case=case, provider=provider.name, model=provider.model or "",
+                                            input_tokens=prompt, max_output_tokens=most))
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        # Cancelled while queued or being written: whatever it got is given back once written.
+        future.add_done_callback(lambda f: f.cancelled() or f.exception() or release_soon(f.result()))
+        raise
 
 
 async def asettle(reservation: Any | None, provider: Provider, completion: Completion) -> None:
+    """Exchange the reservation for the real usage; queued, not waited for."""
     if reservation is None:
         return
-    await _in_pool(_charger.settle, reservation, provider=provider.name,
-                   model=completion.model or provider.model or "", input_tokens=completion.input_tokens,
-                   output_tokens=completion.output_tokens)
+    _get_writer().settle(Settlement(reservation, provider=provider.name, model=completion.model or provider.model or "",
+                              input_tokens=completion.input_tokens, output_tokens=completion.output_tokens))
 
 
-def release_soon(reservation: Any | None) -> concurrent.futures.Future | None:
-    """Give the reservation back (the call failed or was cancelled): sent to the pool without
-    waiting, so that it happens even when the call's task is being cancelled."""
-    if reservation is None:
-        return None
-    return _executor().submit(contextvars.copy_context().run, _fresh, _charger.release, reservation)
+def release_soon(reservation: Any | None) -> None:
+    """Give the reservation back (the call failed or was cancelled); queued, not waited for."""
+    if reservation is not None:
+        _get_writer().settle(Settlement(reservation, released=True))

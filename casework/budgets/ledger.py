@@ -1,7 +1,7 @@
 """The reservation: the Charger the runtime calls around every model call made for a case
 (agents/runtime/charging.py), registered from BudgetsConfig.ready.
 
-reserve: ONE statement, the conditional UPDATE
+reserve: the conditional UPDATE
     UPDATE budgets_casebudget SET reserved = reserved + x
     WHERE case = (the case named) AND spent + reserved + x <= limit      (money and tokens)
 The database checks the limit in the statement that takes the reservation. On PostgreSQL a
@@ -11,8 +11,11 @@ on SQLite every write holds the database's one write lock, which serialises them
 So the calls that pass have reservations that together fit the limit; a call can only exceed
 its own estimate (the prompt is estimated, about 8% over on prose), never by another call's.
 
-settle: after the call, its reservation is exchanged for its real usage (one UPDATE). release:
-a failed call gives its reservation back. Both run on the runtime's budget pool (autocommit).
+The runtime's writer hands the requests over in batches (agents.runtime.charging): one UPDATE
+takes a row per case (the sum of that case's requests in the batch) from a derived table;
+a case whose sum does not fit is tried again request by request, so a batch never refuses a
+call that would have passed alone. settle: the reservations are exchanged for the real usage,
+one UPDATE per batch; a failed call's is given back (release).
 
 The slow paths (the case's first call, which creates its ledger row; a refusal; the 80%
 warning) read and write more, and only then.
@@ -25,10 +28,10 @@ import math
 from dataclasses import dataclass
 
 from django.db import IntegrityError, connection, transaction
-from django.utils import timezone
 
 from agents.llm.errors import BudgetReached
 from agents.llm.prices import price_for
+from agents.runtime.charging import ReserveRequest, Settlement
 from casework.budgets.limits import type_limits, usd_text
 from casework.budgets.models import CaseBudget
 from casework.cases.models import Case
@@ -51,74 +54,132 @@ def estimate_musd(provider: str, model: str, input_tokens: int, output_tokens: i
     return math.ceil(input_tokens * price.input_per_million + output_tokens * price.output_per_million)
 
 
-def _sql() -> dict[str, str]:
+def _tables() -> tuple[str, str]:
     qn = connection.ops.quote_name
-    budget, case = qn(CaseBudget._meta.db_table), qn(Case._meta.db_table)
-    return {
-        "reserve": (
-            f"UPDATE {budget} SET reserved_musd = reserved_musd + %s, reserved_tokens = reserved_tokens + %s "
-            f"WHERE case_id = (SELECT id FROM {case} WHERE reference = %s) "
-            "AND (limit_musd IS NULL OR spent_musd + reserved_musd + %s <= limit_musd) "
-            "AND (limit_tokens IS NULL OR spent_tokens + reserved_tokens + %s <= limit_tokens) "
-            "RETURNING case_id"),
-        "settle": (
-            f"UPDATE {budget} SET reserved_musd = reserved_musd - %s, reserved_tokens = reserved_tokens - %s, "
-            "spent_musd = spent_musd + %s, spent_tokens = spent_tokens + %s, calls = calls + 1 "
-            "WHERE case_id = %s RETURNING spent_musd, spent_tokens, limit_musd, limit_tokens, warned_at"),
-        "release": (
-            f"UPDATE {budget} SET reserved_musd = reserved_musd - %s, reserved_tokens = reserved_tokens - %s "
-            "WHERE case_id = %s"),
-    }
+    return qn(CaseBudget._meta.db_table), qn(Case._meta.db_table)
 
 
-_statements: dict[str, dict[str, str]] = {}
+def _values(rows: list[tuple], kinds: tuple[str, ...]) -> tuple[str, list]:
+    """`SELECT CAST(%s AS ..) AS c0, ... UNION ALL SELECT ...`: rows as a derived table that
+    PostgreSQL and SQLite both read (SQLite's VALUES cannot name its columns)."""
+    first = ", ".join(f"CAST(%s AS {kind}) AS c{i}" for i, kind in enumerate(kinds))
+    rest = ", ".join(f"CAST(%s AS {kind})" for kind in kinds)
+    sql = " UNION ALL ".join([f"SELECT {first}"] + [f"SELECT {rest}"] * (len(rows) - 1))
+    return sql, [value for row in rows for value in row]
 
 
-def _statement(name: str) -> str:
-    table = _statements.get(connection.vendor)
-    if table is None:
-        table = _statements[connection.vendor] = _sql()
-    return table[name]
+def _reserve_sql(count: int) -> str:
+    budget, case = _tables()
+    values, _ = _values([(None, None, None)] * count, ("TEXT", "BIGINT", "BIGINT"))
+    return (
+        f"UPDATE {budget} SET reserved_musd = {budget}.reserved_musd + v.c1, "
+        f"reserved_tokens = {budget}.reserved_tokens + v.c2 "
+        f"FROM ({values}) AS v, {case} AS c "
+        f"WHERE c.reference = v.c0 AND {budget}.case_id = c.id "
+        f"AND ({budget}.limit_musd IS NULL OR {budget}.spent_musd + {budget}.reserved_musd + v.c1 "
+        f"<= {budget}.limit_musd) "
+        f"AND ({budget}.limit_tokens IS NULL OR {budget}.spent_tokens + {budget}.reserved_tokens + v.c2 "
+        f"<= {budget}.limit_tokens) "
+        # SQLite's RETURNING may not name the FROM clause's tables; a subquery it allows.
+        f"RETURNING (SELECT reference FROM {case} WHERE id = {budget}.case_id), {budget}.case_id")
+
+
+def _settle_sql(count: int) -> str:
+    budget, _ = _tables()
+    values, _ = _values([(None,) * 6] * count, ("BIGINT",) * 6)
+    return (
+        f"UPDATE {budget} SET reserved_musd = {budget}.reserved_musd - v.c1, "
+        f"reserved_tokens = {budget}.reserved_tokens - v.c2, spent_musd = {budget}.spent_musd + v.c3, "
+        f"spent_tokens = {budget}.spent_tokens + v.c4, calls = {budget}.calls + v.c5 "
+        f"FROM ({values}) AS v WHERE {budget}.case_id = v.c0 "
+        f"RETURNING {budget}.case_id, {budget}.spent_musd, {budget}.spent_tokens, {budget}.limit_musd, "
+        f"{budget}.limit_tokens, {budget}.warned_at")
+
+
+def _reserve_rows(rows: list[tuple[str, int, int]]) -> dict[str, int]:
+    """One conditional UPDATE reserving each (reference, µ$, tokens) row, one row per case;
+    returns {reference: case id} of the rows it took (a case whose row would pass its limit,
+    or that has no ledger yet, is left out)."""
+    _, params = _values(rows, ("TEXT", "BIGINT", "BIGINT"))
+    with connection.cursor() as cursor:
+        cursor.execute(_reserve_sql(len(rows)), params)
+        return {reference: case_id for reference, case_id in cursor.fetchall()}
 
 
 class BudgetCharger:
     """agents.runtime.charging.Charger for case budgets."""
 
-    def reserve(self, *, case: str, provider: str, model: str, input_tokens: int,
-                max_output_tokens: int) -> Reservation | None:
-        musd = estimate_musd(provider, model, input_tokens, max_output_tokens)
-        tokens = input_tokens + max_output_tokens
-        for _ in range(2):
+    @staticmethod
+    def connection_prepare() -> None:
+        """The writer's connection commits without waiting for the WAL's flush to disk
+        (PostgreSQL's synchronous_commit=off, this session only): a ledger write is bookkeeping
+        that would otherwise wait for a flush (4 ms here under load) per batch. What it gives up:
+        if the database server crashes, the ledger's last moments (up to about three
+        wal_writer_delay, 0.6 s by default) are lost, so calls settled then are not counted;
+        nothing is ever half-applied, and the condition that stops parallel calls is unchanged
+        (it is the UPDATE's, not the flush's). The slow paths' writes (audit entries,
+        notifications) ask for the flush again (casework.budgets.commit.durable)."""
+        connection.ensure_connection()
+        if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
-                cursor.execute(_statement("reserve"), [musd, tokens, case, musd, tokens])
-                row = cursor.fetchone()
-            if row is not None:
-                return Reservation(case_id=row[0], musd=musd, tokens=tokens)
-            budget = _ledger(case)
+                cursor.execute("SET synchronous_commit = off")
+
+    def reserve_many(self, requests: list[ReserveRequest]) -> list:
+        """The reservations of a batch: each case's requests summed into one row of one
+        conditional UPDATE; a case whose sum did not fit (or that has no ledger yet) is tried
+        again one request at a time, in the order they came: those which fit are taken, the
+        rest refused."""
+        estimates = [(estimate_musd(r.provider, r.model, r.input_tokens, r.max_output_tokens),
+                      r.input_tokens + r.max_output_tokens) for r in requests]
+        sums: dict[str, list[int]] = {}
+        for request, (musd, tokens) in zip(requests, estimates, strict=True):
+            total = sums.setdefault(request.case, [0, 0])
+            total[0] += musd
+            total[1] += tokens
+        taken = _reserve_rows([(ref, musd, tokens) for ref, (musd, tokens) in sums.items()])
+        results: list = []
+        for request, (musd, tokens) in zip(requests, estimates, strict=True):
+            if request.case in taken:
+                results.append(Reservation(case_id=taken[request.case], musd=musd, tokens=tokens))
+            else:
+                results.append(self._reserve_one(request.case, musd, tokens))
+        return results
+
+    def _reserve_one(self, reference: str, musd: int, tokens: int):
+        for _ in range(2):
+            taken = _reserve_rows([(reference, musd, tokens)])
+            if taken:
+                return Reservation(case_id=taken[reference], musd=musd, tokens=tokens)
+            budget = _ledger(reference)
             if budget is None:
                 return None  # no such case (deleted meanwhile): nothing to charge
             if not budget.get("created"):
                 break  # the row was there: the limit refused it
-        raise _refuse(case, musd, tokens)
+        return _refuse(reference, musd, tokens)
 
-    def settle(self, reservation: Reservation, *, provider: str, model: str, input_tokens: int,
-               output_tokens: int) -> None:
-        musd = estimate_musd(provider, model, input_tokens, output_tokens)
+    def settle_many(self, settlements: list[Settlement]) -> None:
+        """Each reservation exchanged for its call's real usage (or given back, for a failed
+        call), summed per case into one UPDATE; then the 80% warning of each case that passed it."""
+        sums: dict[int, list[int]] = {}
+        for s in settlements:
+            reservation = s.reservation
+            total = sums.setdefault(reservation.case_id, [0, 0, 0, 0, 0])
+            total[0] += reservation.musd
+            total[1] += reservation.tokens
+            if not s.released:
+                total[2] += estimate_musd(s.provider, s.model, s.input_tokens, s.output_tokens)
+                total[3] += s.input_tokens + s.output_tokens
+                total[4] += 1
+        rows = [(case_id, *values) for case_id, values in sums.items()]
+        _, params = _values(rows, ("BIGINT",) * 6)
         with connection.cursor() as cursor:
-            cursor.execute(_statement("settle"), [reservation.musd, reservation.tokens, musd,
-                                                  input_tokens + output_tokens, reservation.case_id])
-            row = cursor.fetchone()
-        if row is None:
-            return  # the case is gone
-        spent_musd, spent_tokens, limit_musd, limit_tokens, warned_at = row
-        if warned_at is None and _past_warning(spent_musd, spent_tokens, limit_musd, limit_tokens):
-            from casework.budgets.services import budget_warn
+            cursor.execute(_settle_sql(len(rows)), params)
+            written = cursor.fetchall()
+        from casework.budgets.services import budget_warn
 
-            budget_warn(case_id=reservation.case_id)
-
-    def release(self, reservation: Reservation) -> None:
-        with connection.cursor() as cursor:
-            cursor.execute(_statement("release"), [reservation.musd, reservation.tokens, reservation.case_id])
+        for case_id, spent_musd, spent_tokens, limit_musd, limit_tokens, warned_at in written:
+            if warned_at is None and _past_warning(spent_musd, spent_tokens, limit_musd, limit_tokens):
+                budget_warn(case_id=case_id)
 
 
 def _past_warning(spent_musd: int, spent_tokens: int, limit_musd: int | None, limit_tokens: int | None) -> bool:

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from agents.models import AgentRun
 from audit.services import audit_record
+from casework.budgets.commit import durable
 from casework.budgets.limits import to_musd, type_limits, usd_text
 from casework.budgets.models import CaseBudget, CaseTypeBudget
 from casework.cases.models import Case
@@ -188,6 +189,7 @@ def budget_warn(*, case_id: int) -> bool:
     from casework.cases.notifications.services import notification_send
 
     with transaction.atomic():
+        durable()
         if not CaseBudget.objects.filter(pk=case_id, warned_at__isnull=True).update(warned_at=timezone.now()):
             return False
         budget = CaseBudget.objects.select_related("case__assignee").get(pk=case_id)
@@ -212,6 +214,7 @@ def budget_reached_record(*, budget: CaseBudget, estimate_musd: int, estimate_to
     """A call was refused: count it, and mark the case as at its budget (the first refusal
     since the last raise is audited and shown on its timeline)."""
     with transaction.atomic():
+        durable()
         CaseBudget.objects.filter(pk=budget.pk).update(refused=F("refused") + 1)
         if CaseBudget.objects.filter(pk=budget.pk, reached_at__isnull=True).update(reached_at=timezone.now()):
             audit_record(actor="system", action="budget.reached", case=budget.case, obj=budget,

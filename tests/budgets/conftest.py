@@ -20,7 +20,6 @@ FAKE_PRICE = {"openai": {"fake-model": [1.0, 2.0]}, "offline": {"offline-rules-v
 def budgets_on(settings):
     settings.CASE_BUDGETS_ENABLED = True
     settings.LLM_PRICES = FAKE_PRICE
-    settings.CASE_BUDGET_DB_THREADS = 16
     charging.pool_shutdown()
     reset_provider()
     yield settings

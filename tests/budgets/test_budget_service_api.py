@@ -9,6 +9,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from agents.chat.models import ChatMessage
+from agents.runtime import charging
 from agents.runtime.runner import run_agent
 from audit.models import AuditEntry
 from casework.budgets.models import CaseBudget, CaseTypeBudget
@@ -93,6 +94,7 @@ def test_the_assignee_is_warned_once_at_eighty_percent(budgets_on, fake_openai, 
 
     for number in range(1, 10):
         run_agent(AGENTS[0], dict(INPUT), metadata={"case": case.reference})
+        charging.flush()
         warned = Notification.objects.filter(case=case, kind="budget_warning", recipient_user=alice).count()
         assert warned == (1 if number >= 8 else 0), number
     assert "80%" in Notification.objects.get(case=case, kind="budget_warning").subject

@@ -16,6 +16,7 @@ from agents.llm.base import LLMRequest
 from agents.llm.errors import BudgetReached
 from agents.models import AgentCall, AgentRun
 from agents.runtime import charging
+from agents.runtime.charging import ReserveRequest, Settlement
 from agents.runtime.agent import Agent
 from agents.runtime.pipeline import CallSpec, Pipeline, Stage, register_pipeline
 from agents.runtime.runner import _start
@@ -74,6 +75,7 @@ def test_fifty_parallel_calls_on_ten_calls_budget_pass_it_by_at_most_one_and_the
 
     run.refresh_from_db()
     musd, tokens, _ = one_call_estimate()
+    charging.flush()  # settlements are written after the calls, not waited for
     budget.refresh_from_db()
     served = len(endpoint.requests)
     assert 10 <= served <= 11, served
@@ -105,6 +107,7 @@ def test_a_lead_raising_the_budget_resumes_the_run_from_its_step_without_repeati
     budget_set(actor=lena, case=case, limit_usd="100", limit_tokens=None, reason="Worth finishing.")  # eager: runs
 
     run.refresh_from_db()
+    charging.flush()
     assert run.status == AgentRun.Status.COMPLETED, (run.status, run.error)
     # Every one of the fifty once, then the last stage's call: none repeated.
     assert len(endpoint.requests) == FIFTY + 1
@@ -135,8 +138,9 @@ def test_a_lead_may_stop_the_waiting_run_instead(endpoint, lena, alice):
 
 
 def test_fifty_threads_reserving_at_once_take_exactly_the_ten_that_fit(budgets_on, lena):
-    """The ledger alone, each thread on its own connection, all released together (a barrier):
-    the database decides, one conditional UPDATE each."""
+    """The ledger alone, fifty threads each on its own connection (as fifty worker processes'
+    writers would be), all let go together (a barrier): the database decides, one conditional
+    UPDATE each."""
     case = case_create(actor=lena, case_type="fraud_alert", title="Fifty reservations")
     estimate = estimate_musd("openai", "fake-model", 500, 200)
     budget_set(actor=lena, case=case, limit_usd=f"{10 * estimate / 1_000_000:.6f}", limit_tokens=None,
@@ -147,10 +151,11 @@ def test_fifty_threads_reserving_at_once_take_exactly_the_ten_that_fit(budgets_o
     def reserve() -> None:
         try:
             barrier.wait()
-            taken.append(charger.reserve(case=case.reference, provider="openai", model="fake-model",
-                                         input_tokens=500, max_output_tokens=200))
-        except BudgetReached as exc:
-            refused.append(str(exc))
+            (result,) = charger.reserve_many([ReserveRequest(case=case.reference, provider="openai",
+                                                             model="fake-model", input_tokens=500,
+                                                             max_output_tokens=200)])
+            (refused if isinstance(result, BudgetReached) else taken).append(
+                str(result) if isinstance(result, BudgetReached) else result)
         except Exception as exc:  # noqa: BLE001 - reported below
             failed.append(repr(exc))
         finally:
@@ -167,8 +172,7 @@ def test_fifty_threads_reserving_at_once_take_exactly_the_ten_that_fit(budgets_o
     assert refused[0].startswith("This case has reached its budget of $") and "a lead can raise it" in refused[0]
     budget = CaseBudget.objects.get(case=case)
     assert budget.reserved_musd == 10 * estimate <= budget.limit_musd
-    for reservation in taken[:4]:
-        charger.release(reservation)
+    charger.settle_many([Settlement(reservation, released=True) for reservation in taken[:4]])
     budget.refresh_from_db()
     assert budget.reserved_musd == 6 * estimate
 
@@ -181,6 +185,6 @@ def test_a_failed_call_gives_its_reservation_back(budgets_on, fake_openai, lena)
     fake_openai.default = error(400, "bad request")
     result = run_agent(AGENTS[0], dict(INPUT), metadata={"case": case.reference})
     assert result.error_type == "validation"
-    charging.pool_shutdown()  # the release was sent without waiting: let it land
+    charging.flush()  # the release was sent without waiting: let it land
     budget = CaseBudget.objects.get(case=case)
     assert budget.reserved_musd == 0 and budget.reserved_tokens == 0 and budget.spent_musd == 0
