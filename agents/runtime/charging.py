@@ -30,6 +30,7 @@ import json
 import os
 import threading
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from django.conf import settings
@@ -59,9 +60,10 @@ class Settlement:
 
 
 class Charger(Protocol):
-    def reserve_many(self, requests: list[ReserveRequest]) -> list[Any]:
+    def reserve_many(self, requests: list[ReserveRequest], before_fallback: Callable[[], None]) -> list[Any]:
         """For each request, in order: a reservation, None (nothing to charge), or the
-        agents.llm.errors.BudgetReached that refuses it."""
+        agents.llm.errors.BudgetReached that refuses it. `before_fallback` writes the queued
+        settlements: called before a request is tried alone (its case's batch did not fit)."""
 
     def settle_many(self, settlements: list[Settlement]) -> None: ...
 
@@ -117,6 +119,10 @@ class _Writer:
             self._wake()
 
     def _drain(self) -> None:
+        """Write until the queue is empty. The waiting calls' reservations first, delivered at
+        once; then the settlements, which nobody waits for. Only a case whose batch did not fit
+        has the settlements written before its calls are tried one by one (a settlement frees
+        what its call reserved beyond its use)."""
         while True:
             with self.lock:
                 reserves, self.reserves = self.reserves, []
@@ -125,20 +131,26 @@ class _Writer:
                     self.busy = False
                     self.idle.notify_all()
                     return
-            if settlements:
-                try:
-                    _on_connection(_charger.settle_many, settlements)
-                except Exception:  # noqa: BLE001 - logged; the reservations stay (they can only refuse early)
-                    import logging
+            settled = [not settlements]
 
-                    logging.getLogger(__name__).exception("Settling %d budget reservations failed", len(settlements))
+            def settle_now() -> None:
+                if not settled[0]:
+                    _charger.settle_many(settlements)
+                    settled[0] = True
+
             if reserves:
                 try:
-                    results = _on_connection(_charger.reserve_many, [r for r, _, _ in reserves])
+                    results = _on_connection(_charger.reserve_many, [r for r, _, _ in reserves], settle_now)
                 except Exception as exc:  # noqa: BLE001 - each waiting call gets the failure
                     results = [exc] * len(reserves)
                 for (_, loop, future), result in zip(reserves, results, strict=True):
                     loop.call_soon_threadsafe(_resolve, future, result)
+            try:
+                _on_connection(settle_now)
+            except Exception:  # noqa: BLE001 - logged; the reservations stay (they can only refuse early)
+                import logging
+
+                logging.getLogger(__name__).exception("Settling %d budget reservations failed", len(settlements))
 
     def flush(self, timeout: float = 30.0) -> None:
         """Wait until everything queued is written (tests; a worker's end)."""
@@ -172,28 +184,128 @@ def _on_connection(fn, *args):
         return fn(*args)
 
 
-_writer = _Writer()
+class _LoopWriter:
+    """The same queue written from the event loop itself, for a charger that can write without
+    blocking (PostgreSQL through psycopg's async connection: ledger.BudgetCharger.aconnect).
+    No thread: a thread writing while the loop's calls hold the GIL waits for it at every step
+    of every statement (the interpreter hands it over every 5 ms), which made the writer the
+    bottleneck of offline calls (bench/README.md, budget_reservation). The slow paths (a refusal,
+    a case's first call, the 80% warning) use the ORM, on the loop's thread pool."""
+
+    def __init__(self) -> None:
+        self.reserves: list = []  # (request, future)
+        self.settlements: list = []
+        self.task: asyncio.Task | None = None
+        self.conn = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def _wake(self) -> None:
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self._drain())
+
+    def reserve(self, request: ReserveRequest) -> asyncio.Future:
+        future = asyncio.get_running_loop().create_future()
+        self.reserves.append((request, future))
+        self._wake()
+        return future
+
+    def settle(self, settlement: Settlement) -> None:
+        self.settlements.append(settlement)
+        self._wake()
+
+    async def _connection(self):
+        if self.conn is None or self.conn.closed or self.loop is not asyncio.get_running_loop():
+            self.conn, self.loop = await _charger.aconnect(), asyncio.get_running_loop()
+        return self.conn
+
+    async def _with_connection(self, fn, *args):
+        from psycopg import InterfaceError, OperationalError
+
+        try:
+            return await fn(await self._connection(), *args)
+        except (InterfaceError, OperationalError):
+            self.conn = None  # broken: once more on a new one
+            return await fn(await self._connection(), *args)
+
+    async def _drain(self) -> None:
+        import logging
+
+        while self.reserves or self.settlements:
+            reserves, self.reserves = self.reserves, []
+            settlements, self.settlements = self.settlements, []
+            settled = [not settlements]
+
+            async def settle_now(conn) -> None:
+                if not settled[0]:
+                    await _charger.asettle_many(conn, settlements)
+                    settled[0] = True
+
+            if reserves:
+                try:
+                    results = await self._with_connection(_charger.areserve_many, [r for r, _ in reserves],
+                                                          settle_now)
+                except Exception as exc:  # noqa: BLE001 - each waiting call gets the failure
+                    results = [exc] * len(reserves)
+                for (_, future), result in zip(reserves, results, strict=True):
+                    _resolve(future, result)
+            try:
+                await self._with_connection(settle_now)
+            except Exception:  # noqa: BLE001 - logged; the reservations stay (they can only refuse early)
+                logging.getLogger(__name__).exception("Settling %d budget reservations failed", len(settlements))
+
+    def flush(self, timeout: float = 30.0) -> None:
+        from agents.runtime import aio
+
+        async def idle() -> None:
+            while self.task is not None and not self.task.done():
+                await asyncio.wait([self.task], timeout=timeout)
+
+        aio.run(idle())
+
+    def close(self) -> None:
+        from agents.runtime import aio
+
+        async def close() -> None:
+            if self.conn is not None and self.loop is asyncio.get_running_loop():
+                await self.conn.close()
+            self.conn = None
+
+        aio.run(close())
+
+
+_writer: _Writer | _LoopWriter | None = None
 _writer_pid = os.getpid()
 
 
-def _get_writer() -> _Writer:
-    """The process's writer; a new one in a forked child (the parent's thread did not come along,
-    and its lock or queue may have been caught mid-batch)."""
+def _get_writer() -> _Writer | _LoopWriter:
+    """The process's writer (on the loop when the charger can write asynchronously, else a
+    thread); a new one in a forked child (the parent's thread and connection did not come along,
+    and its queue may have been caught mid-batch)."""
     global _writer, _writer_pid
-    if _writer_pid != os.getpid():
-        _writer, _writer_pid = _Writer(), os.getpid()
+    if _writer is None or _writer_pid != os.getpid():
+        loop_capable = _charger is not None and getattr(_charger, "writes_on_loop", lambda: False)()
+        _writer, _writer_pid = (_LoopWriter() if loop_capable else _Writer()), os.getpid()
     return _writer
 
 
 def flush() -> None:
-    _get_writer().flush()
+    """Wait until everything queued is written (tests; a benchmark's trials)."""
+    if _writer is not None:
+        _writer.flush()
 
 
 def pool_shutdown() -> None:
-    """Write what is queued, then close the writer's connection and thread (tests, before their
-    database goes; a worker's end)."""
-    writer = _get_writer()
+    """Write what is queued, then close the writer's connection (and thread): tests, before their
+    database goes; a worker's end. The next charge starts a new writer, chosen afresh."""
+    global _writer
+    writer = _writer
+    if writer is None:
+        return
     writer.flush()
+    _writer = None
+    if isinstance(writer, _LoopWriter):
+        writer.close()
+        return
     with writer.lock:
         pool, writer.pool = writer.pool, None
     if pool is None:
