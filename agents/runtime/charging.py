@@ -12,14 +12,19 @@ AppConfig.ready). With none registered, or CASE_BUDGETS_ENABLED off, nothing is 
 
 How the writes are made. Django refuses database statements on the event loop's thread, and a
 statement per call and per settlement costs more than an offline call does (bench/README.md,
-budget_reservation). So the requests queue here and ONE thread of this process (with its own
-connection, kept) writes them in batches, like a group commit: each time it wakes it takes
-everything queued, applies the settlements (one UPDATE for all of them), then the
+budget_reservation). So the requests queue here and one writer per process writes them in
+batches, like a group commit: each time it wakes it takes everything queued and writes the
 reservations (one conditional UPDATE for all of them, the charger falling back to one per call
-for a case whose batch did not fit). A call waits for its reservation's batch; a settlement
-is not waited for (the ledger shows it a moment later; until then the estimate stays reserved,
-which can only refuse early, never let a call pass). With one call in flight a batch is that
-one call: the cost is then a round trip per reservation and one per settlement.
+for a case whose batch did not fit), delivers them, then the settlements (one UPDATE). A call
+waits for its reservation's batch; a settlement is not waited for (the ledger shows it a moment
+later; until then the estimate stays reserved, which can only refuse early, never let a call
+pass; and before any call is refused the queued settlements are written first). With one call
+in flight a batch is that one call.
+
+The writer is a task on the event loop when the charger can write asynchronously (PostgreSQL,
+psycopg's async connection: `_LoopWriter`), else one thread with its own Django connection
+(SQLite: `_Writer`). A thread was tried on PostgreSQL too and lost: while the loop's calls hold
+the GIL, the thread waits for it (up to the 5 ms switch interval) at every step of every statement.
 """
 
 from __future__ import annotations
@@ -29,8 +34,8 @@ import concurrent.futures
 import json
 import os
 import threading
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from django.conf import settings
@@ -133,7 +138,7 @@ class _Writer:
                     return
             settled = [not settlements]
 
-            def settle_now() -> None:
+            def settle_now(settlements=settlements, settled=settled) -> None:
                 if not settled[0]:
                     _charger.settle_many(settlements)
                     settled[0] = True
@@ -235,7 +240,7 @@ class _LoopWriter:
             settlements, self.settlements = self.settlements, []
             settled = [not settlements]
 
-            async def settle_now(conn) -> None:
+            async def settle_now(conn, settlements=settlements, settled=settled) -> None:
                 if not settled[0]:
                     await _charger.asettle_many(conn, settlements)
                     settled[0] = True

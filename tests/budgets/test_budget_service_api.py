@@ -13,7 +13,7 @@ from agents.runtime import charging
 from agents.runtime.runner import run_agent
 from audit.models import AuditEntry
 from casework.budgets.models import CaseBudget, CaseTypeBudget
-from casework.budgets.services import budget_set, case_type_budget_set
+from casework.budgets.services import budget_set
 from casework.cases.notifications.models import Notification
 from casework.cases.services import case_create
 from tests.budgets.test_reservation import AGENTS, INPUT, one_call_estimate

@@ -16,8 +16,8 @@ from agents.llm.base import LLMRequest
 from agents.llm.errors import BudgetReached
 from agents.models import AgentCall, AgentRun
 from agents.runtime import charging
-from agents.runtime.charging import ReserveRequest, Settlement
 from agents.runtime.agent import Agent
+from agents.runtime.charging import ReserveRequest, Settlement
 from agents.runtime.pipeline import CallSpec, Pipeline, Stage, register_pipeline
 from agents.runtime.runner import _start
 from agents.tasks import pipeline_enqueue

@@ -17,7 +17,7 @@ from tests.fakes.fixtures import fake_openai  # noqa: F401 - fixture
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-def test_a_lead_raises_the_budget_from_the_case_page_and_the_run_finishes(page, log_in, endpoint, lena):
+def test_a_lead_raises_the_budget_from_the_case_page_and_the_run_finishes(page, log_in, endpoint, lena):  # noqa: F811
     case = case_create(actor=lena, case_type="fraud_alert", title="Raised from the page")
     ten_calls_budget(lena, case)
     with transaction.atomic():
