@@ -175,9 +175,12 @@ def calls_trial(agent, cases, calls: int, concurrency: int, on: bool) -> float:
             raise SystemExit(f"{len(failed)} calls failed: {failed[0]}")
         return len(results)
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     done = aio.run(all_calls())
-    return done / (time.perf_counter() - started)
+    from agents.runtime import charging
+
+    charging.flush()  # the trial's settlements are its cost too
+    return done / (time.perf_counter() - started), (time.process_time() - cpu) / done * 1e6
 
 
 # --- (c) calls inside pipeline runs ---------------------------------------------------------------
@@ -211,20 +214,24 @@ def runs_trial(agent, cases, runs: int, on: bool) -> float:
         finally:
             connection.close()
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         list(pool.map(execute, ids))
-    elapsed = time.perf_counter() - started
+    from agents.runtime import charging
+
+    charging.flush()
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     from agents.models import AgentRun
 
     done = AgentRun.objects.filter(pk__in=ids, status="completed").count()
     if done != runs:
         raise SystemExit(f"only {done} of {runs} runs completed")
-    return 6 * runs / elapsed
+    return 6 * runs / elapsed, cpu / (6 * runs) * 1e6
 
 
-def interleaved(trial, repeats: int) -> dict[bool, list[float]]:
-    results: dict[bool, list[float]] = {True: [], False: []}
+def interleaved(trial, repeats: int) -> dict[bool, list[tuple[float, float]]]:
+    """(calls/s, this process's CPU µs per call) of each trial, budgets on and off."""
+    results: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
     trial(False)  # warm-up
     for i in range(repeats):
         for on in ((True, False) if i % 2 == 0 else (False, True)):
@@ -270,7 +277,8 @@ def main() -> None:
         f"load average (1 / 5 / 15 min) {' / '.join(f'{x:.1f}' for x in load_before)} before, "
         f"{' / '.join(f'{x:.1f}' for x in load_after)} after.",
         "",
-        f"(a) The reservation's statements, {args.samples} samples each, one case (µs):",
+        f"(a) The reservation's statements, {args.samples} samples each, one case (µs); the first three "
+        "on Django's connection (the statements the SQLite writer sends), the last through the chokepoint:",
         "",
         "| statement | median µs | p95 µs |",
         "|---|---|---|",
@@ -278,23 +286,28 @@ def main() -> None:
     names = {"reserve": "reserve: the conditional UPDATE ... RETURNING, one call (autocommit)",
              "settle": "settle: the UPDATE exchanging it for the real usage",
              "release": "release: a failed call's reservation given back",
-             "chokepoint": "one call's reservation awaited through agents.runtime.charging (the writer thread, "
-                           "from the event loop; its settlement queued)"}
+             "chokepoint": "one call's reservation awaited through agents.runtime.charging (the writer on "
+                           "the event loop, psycopg's async connection; its settlement queued)"}
     for key, label in names.items():
         median, p95 = statements[key]
         lines.append(f"| {label} | {median:.0f} | {p95:.0f} |")
 
-    def row(label: str, results: dict[bool, list[float]]) -> str:
-        on, off = statistics.median(results[True]), statistics.median(results[False])
+    def row(label: str, results: dict[bool, list[tuple[float, float]]]) -> str:
+        on, off = (statistics.median(r for r, _ in results[k]) for k in (True, False))
+        cpu_on, cpu_off = (statistics.median(c for _, c in results[k]) for k in (True, False))
         return (f"| {label} | {off:,.0f} | {on:,.0f} | {100 * (on - off) / off:+.1f}% | "
-                f"{', '.join(f'{x:,.0f}' for x in results[False])} / {', '.join(f'{x:,.0f}' for x in results[True])} |")
+                f"{cpu_off:,.0f} | {cpu_on:,.0f} | {100 * (cpu_on - cpu_off) / cpu_off:+.1f}% | "
+                f"{', '.join(f'{r:,.0f}' for r, _ in results[False])} / "
+                f"{', '.join(f'{r:,.0f}' for r, _ in results[True])} |")
 
     lines += [
         "",
-        f"(b), (c) Throughput, calls/s, median of {args.repeats} interleaved trials each (budgets off / on):",
+        f"(b), (c) Throughput (calls/s) and this process's CPU per call (µs; the database server's "
+        f"is not in it), median of {args.repeats} interleaved trials each, budgets off and on:",
         "",
-        "| calls | off | on | on against off | trials (off / on) |",
-        "|---|---|---|---|---|",
+        "| calls | calls/s off | calls/s on | on against off | CPU µs/call off | on | on against off "
+        "| trials, calls/s (off / on) |",
+        "|---|---|---|---|---|---|---|---|",
         row(f"(b) {args.calls:,} offline calls on the event loop, {args.concurrency} in flight", calls),
         row(f"(c) {args.runs} pipeline runs of 6 offline calls (execute_run from 8 threads)", runs),
     ]
