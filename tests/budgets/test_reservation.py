@@ -130,11 +130,20 @@ def test_a_lead_may_stop_the_waiting_run_instead(endpoint, lena, alice):
     with pytest.raises(PermissionDenied):  # alice works the case but leads no team
         budget_run_stop(actor=alice, run=run, reason="No.")
 
+    from django.test import Client
+
+    client = Client()
+    client.force_login(lena)
+    page = client.get(f"/cases/{case.reference}/").content.decode()
+    # The case's timeline folds the run's entries into its row, which says where it waits.
+    assert "waiting: the case&#x27;s budget is reached" in page or "waiting: the case's budget is reached" in page
+
     run = budget_run_stop(actor=lena, run=run, reason="Enough spent on this one.")
 
     assert run.status == AgentRun.Status.STOPPED and run.finished_at is not None
     assert "Enough spent" in run.error
     assert AuditEntry.objects.filter(case_id=case.pk, action="agent.run_stopped").count() == 1
+    assert "stopped by a person" in client.get(f"/cases/{case.reference}/").content.decode()
 
 
 def test_fifty_threads_reserving_at_once_take_exactly_the_ten_that_fit(budgets_on, lena):
