@@ -48,10 +48,8 @@ def labelled(metric, *values: str):
     return child
 
 
-def estimate_cost(model: str, input_tokens: int, output_tokens: int) -> float:
-    from django.conf import settings
+def estimate_cost(model: str, input_tokens: int, output_tokens: int, provider: str = "*") -> float:
+    """What the call cost at the settings' price table (agents/llm/prices.py)."""
+    from agents.llm.prices import call_cost
 
-    price = settings.LLM_PRICES.get(model)
-    if not price:
-        return 0.0
-    return (input_tokens * float(price[0]) + output_tokens * float(price[1])) / 1_000_000
+    return float(call_cost(provider, model, input_tokens, output_tokens))

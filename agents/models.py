@@ -27,6 +27,11 @@ class AgentRun(models.Model):
         TIMED_OUT = "timed_out", "Timed out"
         # It waited for a person, and the case was closed (decided) meanwhile.
         CANCELLED = "cancelled", "Ended: case closed"
+        # Its next model call was refused: the case's budget would not cover it. It holds no
+        # worker; a lead raising the budget puts it back in the queue (casework/budgets).
+        BUDGET_REACHED = "budget_reached", "Budget reached"
+        # A person ended it where it waited (a lead who would not raise the budget).
+        STOPPED = "stopped", "Stopped by a person"
 
     ACTIVE = (Status.QUEUED, Status.RUNNING)
     # Runs that got to their end (the pipeline's finish ran).
@@ -76,7 +81,7 @@ class AgentRun(models.Model):
             models.CheckConstraint(
                 condition=Q(status__in=["queued", "running", "waiting", "waiting_approval", "approval_expired",
                                          "completed", "completed_with_errors", "failed", "timed_out",
-                                         "cancelled"]),
+                                         "cancelled", "budget_reached", "stopped"]),
                 name="agentrun_status_valid",
             )
         ]
@@ -93,7 +98,7 @@ class AgentRun(models.Model):
         """Whether the run may start again (its case aside): not while it works or waits for
         a person, nor once it was ended by its case's close."""
         return self.status not in (*self.ACTIVE, self.Status.WAITING, self.Status.WAITING_APPROVAL,
-                                   self.Status.CANCELLED)
+                                   self.Status.CANCELLED, self.Status.BUDGET_REACHED)
 
     @property
     def results(self) -> dict:
@@ -112,6 +117,9 @@ class AgentRun(models.Model):
         if waiting:
             return (f"Waiting for the model ({waiting.get('provider')} unreachable since "
                     f"{str(waiting.get('since', ''))[11:19]} UTC; next try {str(waiting.get('next_try', ''))[11:19]} UTC)")
+        if self.status == self.Status.BUDGET_REACHED:
+            reached = self.state.get("budget_reached") or {}
+            return f"Budget reached ({reached.get('message', 'a lead can raise the case budget')})"
         if self.status == self.Status.COMPLETED_WITH_ERRORS:
             failed, total = self.agent_failures
             return f"Completed with errors ({failed} of {total} agent{'s' if total != 1 else ''} failed)"

@@ -26,9 +26,12 @@ MEANINGS = {
     S.COMPLETED_WITH_ERRORS: "Its plan ran to the end, but at least one agent's result is an error.",
     S.FAILED: "An error that a retry cannot mend stopped it.",
     S.TIMED_OUT: "It passed RUN_TIMEOUT_SECONDS of working time; what it had is kept.",
-    S.CANCELLED: "Its case was closed while it waited for a person.",
+    S.CANCELLED: "Its case was closed while it waited (for a person, an approval or its budget).",
+    S.BUDGET_REACHED: "Its next model call was refused: the case's budget would not cover it (casework/budgets). "
+                      "It holds no worker; its steps so far are saved. A lead raises the budget or stops it.",
+    S.STOPPED: "A lead ended it where it waited instead of raising the budget.",
 }
-FINAL = {S.APPROVAL_EXPIRED, S.COMPLETED, S.COMPLETED_WITH_ERRORS, S.FAILED, S.TIMED_OUT, S.CANCELLED}
+FINAL = {S.APPROVAL_EXPIRED, S.COMPLETED, S.COMPLETED_WITH_ERRORS, S.FAILED, S.TIMED_OUT, S.CANCELLED, S.STOPPED}
 
 RUN_LIFECYCLE = Lifecycle(
     key="agent_run",
@@ -46,7 +49,11 @@ RUN_LIFECYCLE = Lifecycle(
         + move(S.RUNNING, S.WAITING_APPROVAL, AGENT, note="an agent asked for a tool call its policy holds for a person")
         + move(S.WAITING_APPROVAL, S.QUEUED, PERSON, note="approved (as asked or edited) or denied: it resumes")
         + move(S.WAITING_APPROVAL, S.APPROVAL_EXPIRED, SYSTEM, note="nobody answered in time (the expiry sweep)")
-        + move([S.WAITING, S.WAITING_APPROVAL], S.CANCELLED, PERSON, SYSTEM, note="its case was closed")
+        + move(S.RUNNING, S.BUDGET_REACHED, SYSTEM, note="a model call refused by the case's budget")
+        + move(S.BUDGET_REACHED, S.QUEUED, PERSON, note="a lead raises the budget: it resumes from its last step")
+        + move(S.BUDGET_REACHED, S.STOPPED, PERSON, note="a lead stops it")
+        + move([S.WAITING, S.WAITING_APPROVAL, S.BUDGET_REACHED], S.CANCELLED, PERSON, SYSTEM,
+               note="its case was closed")
         + [t for end in (S.COMPLETED, S.COMPLETED_WITH_ERRORS, S.FAILED, S.TIMED_OUT)
            for t in move(S.RUNNING, end, SYSTEM, note="its plan ended, or it failed or ran out of time")]
     ),

@@ -15,6 +15,8 @@ from casework.errors import Conflict, DomainError
 NOT_RERUNNABLE = {
     AgentRun.Status.WAITING: "it is waiting for a person to answer; their answer continues it",
     AgentRun.Status.CANCELLED: "it was ended when the case was closed",
+    AgentRun.Status.BUDGET_REACHED: "it waits for its case's budget; a lead raising the budget continues it",
+    AgentRun.Status.WAITING_APPROVAL: "it waits for a person's approval of its next step; their answer continues it",
 }
 
 
@@ -83,10 +85,11 @@ def run_attach_case(*, actor, run: AgentRun, case) -> AgentRun:
 @transaction.atomic
 def runs_end_waiting(*, actor, case, reason: str) -> int:
     """End the case's runs that wait for a person (the case was closed: nobody will answer
-    them). Each moves to cancelled with the reason and is audited; returns how many."""
+    them), or for a lead to raise its budget. Each moves to cancelled with the reason and is
+    audited; returns how many."""
     from agents.models import RunPause
 
-    waiting = (AgentRun.Status.WAITING, AgentRun.Status.WAITING_APPROVAL)
+    waiting = (AgentRun.Status.WAITING, AgentRun.Status.WAITING_APPROVAL, AgentRun.Status.BUDGET_REACHED)
     runs = list(AgentRun.objects.select_for_update().filter(case=case, status__in=waiting))
     now = timezone.now()
     for run in runs:

@@ -113,6 +113,7 @@ INSTALLED_APPS = [
     "casework.privacy",
     "casework.outbox",
     "casework.cases.actions",
+    "casework.budgets",
     "casework.idempotency",
     "casework.ops",
     "casework.security",
@@ -1089,10 +1090,39 @@ LLM_RETRY_INITIAL_DELAY = env.float("LLM_RETRY_INITIAL_DELAY", default=1.0)
 LLM_RETRY_MAX_DELAY = env.float("LLM_RETRY_MAX_DELAY", default=60.0)
 AGENT_CALL_DELAY_SECONDS = env.float("AGENT_CALL_DELAY_SECONDS", default=0.0)
 LLM_CONTEXT_TOKENS = env.int("LLM_CONTEXT_TOKENS", default=128_000)
-# Prices per million tokens, as JSON: {"gpt-4o-mini": [0.15, 0.60]} (input, output).
-LLM_PRICES = env.json("LLM_PRICES", default={"gpt-4o-mini": [0.15, 0.60], "gpt-4o": [2.5, 10.0],
-                                             "gemini-2.0-flash": [0.10, 0.40],
-                                             "claude-sonnet-4-5": [3.0, 15.0]})
+# Prices in US$ per million tokens (input, output), per provider and model, as JSON:
+# {"openai": {"gpt-4o-mini": [0.15, 0.60]}}; a flat {"model": [in, out]} prices a model for any
+# provider (agents/llm/prices.py). Shown read-only in the admin (Budgets > Prices). A model not
+# in the table costs nothing: its calls count only against a case's token budget.
+LLM_PRICES = env.json("LLM_PRICES", default={
+    "openai": {"gpt-4o-mini": [0.15, 0.60], "gpt-4o": [2.5, 10.0], "gpt-4.1": [2.0, 8.0],
+               "gpt-4.1-mini": [0.40, 1.60]},
+    "gemini": {"gemini-2.0-flash": [0.10, 0.40], "gemini-2.5-flash": [0.30, 2.50]},
+    "anthropic": {"claude-sonnet-4-5": [3.0, 15.0], "claude-haiku-4-5": [1.0, 5.0]},
+    "offline": {"offline-rules-v1": [0, 0]},
+})
+for _provider, _models in LLM_PRICES.items():
+    for _model, _pair in (_models.items() if isinstance(_models, dict) else [(_provider, _models)]):
+        if not (isinstance(_pair, list | tuple) and len(_pair) == 2
+                and all(isinstance(v, int | float) and v >= 0 for v in _pair)):
+            raise ImproperlyConfigured(f"LLM_PRICES: {_provider}/{_model} must be [input, output] US$ per "
+                                       "million tokens, each a number of 0 or more.")
+# Budgets per case (casework/budgets): every model call made for a case is charged to it
+# before it is sent (a reservation of its estimate) and settled after. CASE_BUDGETS gives each
+# case type's budget, "*" the rest: {"fraud": {"usd": 5, "tokens": 2000000}}; a missing or null
+# "usd" / "tokens" sets no limit of that kind. The admin's "Case type budgets" override these,
+# and a lead overrides one case's. At CASE_BUDGET_WARN_RATIO of either limit the assignee is
+# warned once; a call the rest would not cover is refused, and its run waits in "Budget reached".
+CASE_BUDGETS_ENABLED = env.bool("CASE_BUDGETS_ENABLED", default=True)
+CASE_BUDGETS = env.json("CASE_BUDGETS", default={"*": {"usd": 5.0, "tokens": 2_000_000}})
+CASE_BUDGET_WARN_RATIO = env.float("CASE_BUDGET_WARN_RATIO", default=0.8)
+for _type, _limits in CASE_BUDGETS.items():
+    if not isinstance(_limits, dict) or set(_limits) - {"usd", "tokens"} or any(
+            v is not None and (not isinstance(v, int | float) or v < 0) for v in _limits.values()):
+        raise ImproperlyConfigured(f"CASE_BUDGETS[{_type!r}] must be {{\"usd\": number or null, "
+                                   "\"tokens\": number or null}, each 0 or more.")
+if not 0 < CASE_BUDGET_WARN_RATIO <= 1:
+    raise ImproperlyConfigured("CASE_BUDGET_WARN_RATIO must be in (0, 1].")
 # Circuit breaker per provider (agents/llm/breaker.py): after LLM_BREAKER_THRESHOLD connection
 # failures in a row no request is sent for LLM_BREAKER_COOLDOWN_SECONDS; runs wait in the queue
 # ("waiting for the model"), spending no retries, then one probe tries the endpoint again.

@@ -56,6 +56,7 @@ api_urlpatterns = [
     path("", include("casework.cases.actions.api_urls")),
     path("", include("casework.entities.api_urls")),
     path("", include("casework.privacy.api_urls")),
+    path("", include("casework.budgets.api_urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's setup as a script URL: the CSP allows no inline script.
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="swagger-ui"),
@@ -82,6 +83,7 @@ urlpatterns = [
     path("cases/", include("casework.cases.attachments.urls")),
     path("cases/", include("casework.cases.report.urls")),
     path("cases/", include("casework.cases.actions.urls")),
+    path("cases/", include("casework.budgets.urls")),
     path("", include("casework.entities.urls")),
     path("evals/", include("agents.evals.urls")),
     path("api/", include(api_urlpatterns)),

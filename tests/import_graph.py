@@ -50,6 +50,7 @@ LAYERS: dict[str, int] = {
     "casework.entities": 4,
     "casework.privacy": 4,
     "casework.actions": 4,
+    "casework.budgets": 4,
     "casework.cases.actions": 3,  # the case core's: see the docstring
     "casework.cases.notifications": 4,
     "casework.cases.tasks": 4,

@@ -26,7 +26,8 @@ from agents.evals.runner import Observed
 from agents.evals.schema import Scenario
 
 DIMENSIONS = ("tool_usage", "decision_quality", "error_handling", "groundedness")
-ENDED = {"waiting", "completed", "completed_with_errors", "failed", "timed_out", "cancelled"}
+ENDED = {"waiting", "completed", "completed_with_errors", "failed", "timed_out", "cancelled", "budget_reached",
+         "stopped", "approval_expired"}
 FAILURE_STATUSES = {"completed_with_errors", "failed", "timed_out"}
 
 

@@ -67,3 +67,11 @@ def user_message(error: LLMError) -> str:
     if isinstance(error, NetworkError):
         return f"The LLM endpoint could not be reached: {error.message}"
     return error.message
+
+
+class BudgetReached(LLMError):
+    """The call was refused before it was sent: its estimate would take its case past the
+    case's budget (casework/budgets). Not retried: only a lead raising the budget lets it go on.
+    A pipeline run then waits in "Budget reached" (agents.runtime.budget_wait)."""
+
+    kind = "budget_reached"

@@ -385,7 +385,15 @@ def _queued_by() -> list[otel_trace.Link]:
 
 
 def _deadline(run: AgentRun):
-    return (run.started_at or timezone.now()) + timedelta(seconds=settings.RUN_TIMEOUT_SECONDS)
+    """RUN_TIMEOUT_SECONDS from the run's start, or from a person's resuming it (a run that
+    waited for its budget to be raised: its wait is not its work)."""
+    start = run.started_at or timezone.now()
+    resumed = run.state.get("resumed_at")
+    if resumed:
+        from datetime import datetime
+
+        start = max(start, datetime.fromisoformat(resumed))
+    return start + timedelta(seconds=settings.RUN_TIMEOUT_SECONDS)
 
 
 def _execute(ctx: RunContext, pipeline: Pipeline, unsaved: list[str]) -> None:
@@ -422,6 +430,9 @@ def _execute(ctx: RunContext, pipeline: Pipeline, unsaved: list[str]) -> None:
         if waiting and not out_of_time:
             return _pause_step(ctx, step, outcomes, waiting, unsaved)
         outcomes = [(spec, result) for spec, result in outcomes if not result.pending]
+        refused = [(spec, result) for spec, result in outcomes if result.error_type == "budget_reached"]
+        if refused and not out_of_time:
+            return _wait_for_budget(ctx, step, outcomes, refused, unsaved)
         unreachable = [(spec, result) for spec, result in outcomes if _model_unreachable(result)]
         if unreachable and not out_of_time:
             return _wait_for_model(ctx, step, outcomes, unreachable, unsaved)
@@ -496,6 +507,36 @@ def _wait_for_model(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, 
     # the sweeper wakes it a deadline after not_before.
     run.wake_after = wait
     logger.warning("Run %s waits %.0f s for the model (%s unreachable).", run.pk, wait, provider)
+
+
+def _wait_for_budget(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, AgentResult]],
+                     refused: list[tuple[CallSpec, AgentResult]], unsaved: list[str]) -> None:
+    """A call of the step was refused by the case's budget (agents.runtime.charging): the run
+    stops in "Budget reached", holding no worker. As `_wait_for_model`, the step's other
+    answered calls are saved and the step is not marked done, so the refused calls are made
+    when the run resumes; the claim is given up. Unlike it, nothing wakes the run: a lead
+    raising the budget queues it again (casework.budgets.services.budget_set), or stops it."""
+    run = ctx.run
+    skipped = {id(result) for _, result in refused}
+    answered = [(spec, result) for spec, result in outcomes if id(result) not in skipped]
+    message = refused[0][1].error
+    with transaction.atomic():
+        if answered:
+            _save_step(ctx, step, answered, unsaved, complete=False, save_run=False)
+        run.state["budget_reached"] = {"since": timezone.now().isoformat(), "message": message[:300],
+                                       "step": step.name, "calls": [spec.key for spec, _ in refused]}
+        run.state.pop("waiting_for_model", None)
+        run.status = AgentRun.Status.BUDGET_REACHED
+        run.heartbeat_at = timezone.now()
+        _save(run, list(dict.fromkeys(["state", "status", "heartbeat_at", "step_count", "input_tokens",
+                                       "output_tokens", "cost_usd", "provider", *unsaved])))
+        _run_update({"claim_token": ""}, "id = %s", [run.pk])
+        unsaved.clear()
+        audit_record_many([audit_entry_build(
+            actor="system", action="agent.run_budget_reached", case=run.case, obj=run,
+            data={"pipeline": run.pipeline, "mode": run.mode, "step": step.name, "message": message[:300],
+                  "calls": run.state["budget_reached"]["calls"]})])
+    logger.warning("Run %s waits in Budget reached: %s", run.pk, message)
 
 
 def _finished_status(outcome: str | None) -> str:

@@ -28,7 +28,7 @@ from agents.llm import errors
 from agents.llm.base import Completion, LLMRequest, Message, Provider, ResponseSchema, StreamSink, ToolCall
 from agents.llm.breaker import Breaker, breaker_for
 from agents.llm.registry import get_provider
-from agents.runtime import aio, semconv
+from agents.runtime import aio, charging, semconv
 from agents.runtime.agent import Agent, AgentResult
 from agents.runtime.approval import Decision
 from agents.runtime.context import manage_context
@@ -126,11 +126,19 @@ class _Call:
                                attempt.error_type, attempt.number, attempt.error[:300],
                                extra={"event": "llm.failed", **fields})
 
-        completion = await acall_with_retry(attempt_once, self.policy, on_attempt=on_attempt)
+        # Charged to the case before it is sent (a reservation of its estimate; BudgetReached
+        # refuses it unsent and unretried), settled with the real usage after (agents.runtime.charging).
+        reservation = await charging.areserve(self.metadata.get("case"), provider, request)
+        try:
+            completion = await acall_with_retry(attempt_once, self.policy, on_attempt=on_attempt)
+        except BaseException:
+            charging.release_soon(reservation)
+            raise
+        await charging.asettle(reservation, provider, completion)
         result.input_tokens += completion.input_tokens
         result.output_tokens += completion.output_tokens
         result.model = completion.model
-        cost = metrics.estimate_cost(completion.model, completion.input_tokens, completion.output_tokens)
+        cost = metrics.estimate_cost(completion.model, completion.input_tokens, completion.output_tokens, provider.name)
         result.cost_usd += cost
         metrics.labelled(metrics.LLM_TOKENS, provider.name, completion.model, "input").inc(completion.input_tokens)
         metrics.labelled(metrics.LLM_TOKENS, provider.name, completion.model, "output").inc(completion.output_tokens)

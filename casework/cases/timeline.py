@@ -61,10 +61,14 @@ RUN_STATUS_WORDS = {
     "completed_with_errors": "completed with errors",
     "failed": "failed",
     "timed_out": "timed out",
+    "budget_reached": "waiting: the case's budget is reached",
+    "budget_resumed": "queued again: the budget was raised",
+    "stopped": "stopped by a person",
     "cancelled": "ended when the case was closed",
 }
 # Statuses after which the run did no more work of its own (its duration ends there).
-RUN_RESTING = {"waiting", "waiting_approval", "approval_expired", "completed", "completed_with_errors", "failed", "timed_out", "cancelled"}
+RUN_RESTING = {"waiting", "waiting_approval", "approval_expired", "completed", "completed_with_errors", "failed",
+               "timed_out", "cancelled", "budget_reached", "stopped"}
 
 
 def show_parse(value: str | None) -> str:

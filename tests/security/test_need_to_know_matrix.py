@@ -125,6 +125,7 @@ TABLE: dict[str, str] = {
     "scim:group": "skip " + SIGNED, "scim:service_provider_config": "skip " + SIGNED,
     "healthz": "list", "metrics": "list",
     "cases:export_csv": "list", "cases:restriction": "case", "api-case-restriction": "case",
+    "budgets:case_budget": "case", "api-case-budget": "case", "api-case-budget-stop": "case",
     "access_log:who_looked": "case", "access_log:export": "list", "teams:list": "list",
     "teams:person_access": "skip a person's own access page, or an admin's: tests/cases/test_teams_pages.py",
     "approvals:inbox": "list", "approvals:panel": "case", "approvals:decide": "case", "api-approvals": "list",

@@ -143,6 +143,10 @@ MATRIX: dict[str, tuple[str, str]] = {
     "cases:export_csv": ("GET", "L 200 403 200 L"),
     "cases:restriction": ("POST", "L 403 403 302 L"),
     "api-case-restriction": ("POST", "L 403 403 400 L"),
+    # A lead's (or an admin's): alice works the case but leads no team.
+    "budgets:case_budget": ("POST", "L 403 403 302 L"),
+    "api-case-budget": ("POST", "L 403 403 400 L"),
+    "api-case-budget-stop": ("POST", "L 403 403 400 L"),
     "access_log:who_looked": ("GET", "L 403 403 200 L"),
     "access_log:export": ("GET", "L 403 403 400 L"),
     "teams:list": ("GET", "L 403 403 200 L"),

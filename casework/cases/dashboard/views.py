@@ -8,6 +8,7 @@ from __future__ import annotations
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
+from casework.budgets.selectors import dashboard_budgets
 from casework.cases.dashboard import charts, selectors
 from casework.people.roles import is_investigator, is_manager
 
@@ -20,7 +21,8 @@ def dashboard(request):
     figures = selectors.dashboard_figures(user=user)
     data = charts.chart_data(figures)
     context = {"manager": is_manager(user), "figures": figures, "chart_data": data,
-               "charts": charts.chart_tables(data), "team_panels": selectors.panels_for(user, audience="team")}
+               "charts": charts.chart_tables(data), "team_panels": selectors.panels_for(user, audience="team"),
+               "budgets": dashboard_budgets(user)}
     if context["manager"]:
         context["panels"] = selectors.manager_panels(user)
     return render(request, "dashboard/dashboard.html", context)

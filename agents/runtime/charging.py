@@ -1,0 +1,364 @@
+"""Charging a case for its model calls: the hook the runtime calls around every provider
+request (runner._Call.complete, the one place every call goes through).
+
+Before a call is sent, its estimated cost (prompt tokens counted, plus the agent's max output
+tokens, at the model's price) is reserved against the case named in the call's metadata
+(`case`: the pipeline executor and "Ask the agent" both name it); after, the reservation is
+settled with the real usage, or released when the call failed. A refused reservation raises
+BudgetReached, and the call is never sent.
+
+The runtime knows no budgets: the case layer registers a Charger (casework/budgets, from its
+AppConfig.ready). With none registered, or CASE_BUDGETS_ENABLED off, nothing is charged.
+
+How the writes are made. Django refuses database statements on the event loop's thread, and a
+statement per call and per settlement costs more than an offline call does (bench/README.md,
+budget_reservation). So the requests queue here and one writer per process writes them in
+batches, like a group commit: each time it wakes it takes everything queued and writes the
+reservations (one conditional UPDATE for all of them, the charger falling back to one per call
+for a case whose batch did not fit), delivers them, then the settlements (one UPDATE). A call
+waits for its reservation's batch; a settlement is not waited for (the ledger shows it a moment
+later; until then the estimate stays reserved, which can only refuse early, never let a call
+pass; and before any call is refused the queued settlements are written first). With one call
+in flight a batch is that one call.
+
+The writer is a task on the event loop when the charger can write asynchronously (PostgreSQL,
+psycopg's async connection: `_LoopWriter`), else one thread with its own Django connection
+(SQLite: `_Writer`). A thread was tried on PostgreSQL too and lost: while the loop's calls hold
+the GIL, the thread waits for it (up to the 5 ms switch interval) at every step of every statement.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from django.conf import settings
+
+from agents.llm.base import Completion, LLMRequest, Provider
+from agents.llm.tokens import estimate_messages_tokens, estimate_text_tokens
+
+
+@dataclass(frozen=True)
+class ReserveRequest:
+    case: str  # the case's reference
+    provider: str
+    model: str
+    input_tokens: int
+    max_output_tokens: int
+
+
+@dataclass(frozen=True)
+class Settlement:
+    reservation: Any
+    provider: str = ""
+    model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    # A failed call: its reservation is given back, nothing spent.
+    released: bool = False
+
+
+class Charger(Protocol):
+    def reserve_many(self, requests: list[ReserveRequest], before_fallback: Callable[[], None]) -> list[Any]:
+        """For each request, in order: a reservation, None (nothing to charge), or the
+        agents.llm.errors.BudgetReached that refuses it. `before_fallback` writes the queued
+        settlements: called before a request is tried alone (its case's batch did not fit)."""
+
+    def settle_many(self, settlements: list[Settlement]) -> None: ...
+
+    def connection_prepare(self) -> None:
+        """Called on the writer's thread when it opens a connection."""
+
+
+_charger: Charger | None = None
+
+
+def charger_register(charger: Charger | None) -> None:
+    global _charger
+    _charger = charger
+
+
+def charging_on() -> bool:
+    return _charger is not None and settings.CASE_BUDGETS_ENABLED
+
+
+@dataclass
+class _Writer:
+    """The queue and the one thread that writes it (started on demand, again after a fork)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    reserves: list = field(default_factory=list)  # (request, loop, future)
+    settlements: list = field(default_factory=list)
+    busy: bool = False
+    idle: threading.Condition = None  # type: ignore[assignment]
+    pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    def __post_init__(self) -> None:
+        self.idle = threading.Condition(self.lock)
+
+    def _wake(self) -> None:
+        # Under the lock: one drain at a time; it loops until the queue is empty.
+        if not self.busy:
+            self.busy = True
+            if self.pool is None:
+                self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="budget")
+            self.pool.submit(self._drain)
+
+    def reserve(self, request: ReserveRequest) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        with self.lock:
+            self.reserves.append((request, loop, future))
+            self._wake()
+        return future
+
+    def settle(self, settlement: Settlement) -> None:
+        with self.lock:
+            self.settlements.append(settlement)
+            self._wake()
+
+    def _drain(self) -> None:
+        """Write until the queue is empty. The waiting calls' reservations first, delivered at
+        once; then the settlements, which nobody waits for. Only a case whose batch did not fit
+        has the settlements written before its calls are tried one by one (a settlement frees
+        what its call reserved beyond its use)."""
+        while True:
+            with self.lock:
+                reserves, self.reserves = self.reserves, []
+                settlements, self.settlements = self.settlements, []
+                if not reserves and not settlements:
+                    self.busy = False
+                    self.idle.notify_all()
+                    return
+            settled = [not settlements]
+
+            def settle_now(settlements=settlements, settled=settled) -> None:
+                if not settled[0]:
+                    _charger.settle_many(settlements)
+                    settled[0] = True
+
+            if reserves:
+                try:
+                    results = _on_connection(_charger.reserve_many, [r for r, _, _ in reserves], settle_now)
+                except Exception as exc:  # noqa: BLE001 - each waiting call gets the failure
+                    results = [exc] * len(reserves)
+                for (_, loop, future), result in zip(reserves, results, strict=True):
+                    loop.call_soon_threadsafe(_resolve, future, result)
+            try:
+                _on_connection(settle_now)
+            except Exception:  # noqa: BLE001 - logged; the reservations stay (they can only refuse early)
+                import logging
+
+                logging.getLogger(__name__).exception("Settling %d budget reservations failed", len(settlements))
+
+    def flush(self, timeout: float = 30.0) -> None:
+        """Wait until everything queued is written (tests; a worker's end)."""
+        with self.lock:
+            self.idle.wait_for(lambda: not self.busy, timeout=timeout)
+
+
+def _resolve(future: asyncio.Future, result: Any) -> None:
+    if future.done():
+        return  # the call was cancelled meanwhile (its reservation is released by the caller)
+    if isinstance(result, BaseException):
+        future.set_exception(result)
+    else:
+        future.set_result(result)
+
+
+def _on_connection(fn, *args):
+    """Run `fn` on the writer thread's connection (kept between batches: no health check per
+    batch), retried once on a new connection if it broke meanwhile."""
+    from django.db import InterfaceError, OperationalError, connection
+
+    if connection.connection is None:
+        _charger.connection_prepare()
+    try:
+        return fn(*args)
+    except (InterfaceError, OperationalError):
+        if connection.in_atomic_block:
+            raise
+        connection.close()
+        _charger.connection_prepare()
+        return fn(*args)
+
+
+class _LoopWriter:
+    """The same queue written from the event loop itself, for a charger that can write without
+    blocking (PostgreSQL through psycopg's async connection: ledger.BudgetCharger.aconnect).
+    No thread: a thread writing while the loop's calls hold the GIL waits for it at every step
+    of every statement (the interpreter hands it over every 5 ms), which made the writer the
+    bottleneck of offline calls (bench/README.md, budget_reservation). The slow paths (a refusal,
+    a case's first call, the 80% warning) use the ORM, on the loop's thread pool."""
+
+    def __init__(self) -> None:
+        self.reserves: list = []  # (request, future)
+        self.settlements: list = []
+        self.task: asyncio.Task | None = None
+        self.conn = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def _wake(self) -> None:
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self._drain())
+
+    def reserve(self, request: ReserveRequest) -> asyncio.Future:
+        future = asyncio.get_running_loop().create_future()
+        self.reserves.append((request, future))
+        self._wake()
+        return future
+
+    def settle(self, settlement: Settlement) -> None:
+        self.settlements.append(settlement)
+        self._wake()
+
+    async def _connection(self):
+        if self.conn is None or self.conn.closed or self.loop is not asyncio.get_running_loop():
+            self.conn, self.loop = await _charger.aconnect(), asyncio.get_running_loop()
+        return self.conn
+
+    async def _with_connection(self, fn, *args):
+        from psycopg import InterfaceError, OperationalError
+
+        try:
+            return await fn(await self._connection(), *args)
+        except (InterfaceError, OperationalError):
+            self.conn = None  # broken: once more on a new one
+            return await fn(await self._connection(), *args)
+
+    async def _drain(self) -> None:
+        import logging
+
+        while self.reserves or self.settlements:
+            reserves, self.reserves = self.reserves, []
+            settlements, self.settlements = self.settlements, []
+            settled = [not settlements]
+
+            async def settle_now(conn, settlements=settlements, settled=settled) -> None:
+                if not settled[0]:
+                    await _charger.asettle_many(conn, settlements)
+                    settled[0] = True
+
+            if reserves:
+                try:
+                    results = await self._with_connection(_charger.areserve_many, [r for r, _ in reserves],
+                                                          settle_now)
+                except Exception as exc:  # noqa: BLE001 - each waiting call gets the failure
+                    results = [exc] * len(reserves)
+                for (_, future), result in zip(reserves, results, strict=True):
+                    _resolve(future, result)
+            try:
+                await self._with_connection(settle_now)
+            except Exception:  # noqa: BLE001 - logged; the reservations stay (they can only refuse early)
+                logging.getLogger(__name__).exception("Settling %d budget reservations failed", len(settlements))
+
+    def flush(self, timeout: float = 30.0) -> None:
+        from agents.runtime import aio
+
+        async def idle() -> None:
+            while self.task is not None and not self.task.done():
+                await asyncio.wait([self.task], timeout=timeout)
+
+        aio.run(idle())
+
+    def close(self) -> None:
+        from agents.runtime import aio
+
+        async def close() -> None:
+            if self.conn is not None and self.loop is asyncio.get_running_loop():
+                await self.conn.close()
+            self.conn = None
+
+        aio.run(close())
+
+
+_writer: _Writer | _LoopWriter | None = None
+_writer_pid = os.getpid()
+
+
+def _get_writer() -> _Writer | _LoopWriter:
+    """The process's writer (on the loop when the charger can write asynchronously, else a
+    thread); a new one in a forked child (the parent's thread and connection did not come along,
+    and its queue may have been caught mid-batch)."""
+    global _writer, _writer_pid
+    if _writer is None or _writer_pid != os.getpid():
+        loop_capable = _charger is not None and getattr(_charger, "writes_on_loop", lambda: False)()
+        _writer, _writer_pid = (_LoopWriter() if loop_capable else _Writer()), os.getpid()
+    return _writer
+
+
+def flush() -> None:
+    """Wait until everything queued is written (tests; a benchmark's trials)."""
+    if _writer is not None:
+        _writer.flush()
+
+
+def pool_shutdown() -> None:
+    """Write what is queued, then close the writer's connection (and thread): tests, before their
+    database goes; a worker's end. The next charge starts a new writer, chosen afresh."""
+    global _writer
+    writer = _writer
+    if writer is None:
+        return
+    writer.flush()
+    _writer = None
+    if isinstance(writer, _LoopWriter):
+        writer.close()
+        return
+    with writer.lock:
+        pool, writer.pool = writer.pool, None
+    if pool is None:
+        return
+
+    def close() -> None:
+        from django.db import connection
+
+        connection.close()
+
+    pool.submit(close).result()
+    pool.shutdown(wait=True)
+
+
+def request_estimate(request: LLMRequest) -> tuple[int, int]:
+    """(prompt tokens, most output tokens) of a request: the reservation's size. The prompt is
+    counted as agents.llm.tokens counts it (about 8% over on prose), the tools' schemas with it."""
+    prompt = estimate_messages_tokens(request.messages)
+    if request.tools:
+        prompt += sum(estimate_text_tokens(t.name + t.description + json.dumps(t.parameters, sort_keys=True))
+                      for t in request.tools)
+    return prompt, request.max_tokens
+
+
+async def areserve(case: str | None, provider: Provider, request: LLMRequest) -> Any | None:
+    """Reserve the request's estimate against `case` (a case reference), or None (nothing charged)."""
+    if not case or not charging_on():
+        return None
+    prompt, most = request_estimate(request)
+    future = _get_writer().reserve(ReserveRequest(case=case, provider=provider.name, model=provider.model or "",
+                                            input_tokens=prompt, max_output_tokens=most))
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        # Cancelled while queued or being written: whatever it got is given back once written.
+        future.add_done_callback(lambda f: f.cancelled() or f.exception() or release_soon(f.result()))
+        raise
+
+
+async def asettle(reservation: Any | None, provider: Provider, completion: Completion) -> None:
+    """Exchange the reservation for the real usage; queued, not waited for."""
+    if reservation is None:
+        return
+    _get_writer().settle(Settlement(reservation, provider=provider.name, model=completion.model or provider.model or "",
+                              input_tokens=completion.input_tokens, output_tokens=completion.output_tokens))
+
+
+def release_soon(reservation: Any | None) -> None:
+    """Give the reservation back (the call failed or was cancelled); queued, not waited for."""
+    if reservation is not None:
+        _get_writer().settle(Settlement(reservation, released=True))

@@ -1,0 +1,312 @@
+"""The reservation: the Charger the runtime calls around every model call made for a case
+(agents/runtime/charging.py), registered from BudgetsConfig.ready.
+
+reserve: the conditional UPDATE
+    UPDATE budgets_casebudget SET reserved = reserved + x
+    WHERE case = (the case named) AND spent + reserved + x <= limit      (money and tokens)
+The database checks the limit in the statement that takes the reservation. On PostgreSQL a
+second UPDATE of the row waits for the first to commit and evaluates its WHERE again against
+the row the first left (READ COMMITTED), so two calls can never both pass on the same headroom;
+on SQLite every write holds the database's one write lock, which serialises them the same way.
+So the calls that pass have reservations that together fit the limit; a call can only exceed
+its own estimate (the prompt is estimated, about 8% over on prose), never by another call's.
+
+The runtime's writer hands the requests over in batches (agents.runtime.charging): one UPDATE
+takes a row per case (the sum of that case's requests in the batch) from a derived table;
+a case whose sum does not fit is tried again request by request, so a batch never refuses a
+call that would have passed alone. settle: the reservations are exchanged for the real usage,
+one UPDATE per batch; a failed call's is given back (release).
+
+The slow paths (the case's first call, which creates its ledger row; a refusal; the 80%
+warning) read and write more, and only then.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+from django.db import IntegrityError, connection, transaction
+
+from agents.llm.errors import BudgetReached
+from agents.llm.prices import price_for
+from agents.runtime.charging import ReserveRequest, Settlement
+from casework.budgets.limits import type_limits, usd_text
+from casework.budgets.models import CaseBudget
+from casework.cases.models import Case
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Reservation:
+    case_id: int
+    musd: int
+    tokens: int
+
+
+def estimate_musd(provider: str, model: str, input_tokens: int, output_tokens: int) -> int:
+    """The call's price in whole micro-dollars, rounded up (0 for a model with no price)."""
+    price = price_for(provider, model)
+    if price is None:
+        return 0
+    return math.ceil(input_tokens * price.input_per_million + output_tokens * price.output_per_million)
+
+
+def _tables() -> tuple[str, str]:
+    qn = connection.ops.quote_name
+    return qn(CaseBudget._meta.db_table), qn(Case._meta.db_table)
+
+
+def _values(rows: list[tuple], kinds: tuple[str, ...]) -> tuple[str, list]:
+    """`SELECT CAST(%s AS ..) AS c0, ... UNION ALL SELECT ...`: rows as a derived table that
+    PostgreSQL and SQLite both read (SQLite's VALUES cannot name its columns)."""
+    first = ", ".join(f"CAST(%s AS {kind}) AS c{i}" for i, kind in enumerate(kinds))
+    rest = ", ".join(f"CAST(%s AS {kind})" for kind in kinds)
+    sql = " UNION ALL ".join([f"SELECT {first}"] + [f"SELECT {rest}"] * (len(rows) - 1))
+    return sql, [value for row in rows for value in row]
+
+
+def _reserve_sql(count: int) -> str:
+    budget, case = _tables()
+    values, _ = _values([(None, None, None)] * count, ("TEXT", "BIGINT", "BIGINT"))
+    return (
+        f"UPDATE {budget} SET reserved_musd = {budget}.reserved_musd + v.c1, "
+        f"reserved_tokens = {budget}.reserved_tokens + v.c2 "
+        f"FROM ({values}) AS v, {case} AS c "
+        f"WHERE c.reference = v.c0 AND {budget}.case_id = c.id "
+        f"AND ({budget}.limit_musd IS NULL OR {budget}.spent_musd + {budget}.reserved_musd + v.c1 "
+        f"<= {budget}.limit_musd) "
+        f"AND ({budget}.limit_tokens IS NULL OR {budget}.spent_tokens + {budget}.reserved_tokens + v.c2 "
+        f"<= {budget}.limit_tokens) "
+        # SQLite's RETURNING may not name the FROM clause's tables; a subquery it allows.
+        f"RETURNING (SELECT reference FROM {case} WHERE id = {budget}.case_id), {budget}.case_id")
+
+
+def _settle_sql(count: int) -> str:
+    budget, _ = _tables()
+    values, _ = _values([(None,) * 6] * count, ("BIGINT",) * 6)
+    return (
+        f"UPDATE {budget} SET reserved_musd = {budget}.reserved_musd - v.c1, "
+        f"reserved_tokens = {budget}.reserved_tokens - v.c2, spent_musd = {budget}.spent_musd + v.c3, "
+        f"spent_tokens = {budget}.spent_tokens + v.c4, calls = {budget}.calls + v.c5 "
+        f"FROM ({values}) AS v WHERE {budget}.case_id = v.c0 "
+        f"RETURNING {budget}.case_id, {budget}.spent_musd, {budget}.spent_tokens, {budget}.limit_musd, "
+        f"{budget}.limit_tokens, {budget}.warned_at")
+
+
+def _reserve_rows(rows: list[tuple[str, int, int]]) -> dict[str, int]:
+    """One conditional UPDATE reserving each (reference, µ$, tokens) row, one row per case;
+    returns {reference: case id} of the rows it took (a case whose row would pass its limit,
+    or that has no ledger yet, is left out)."""
+    _, params = _values(rows, ("TEXT", "BIGINT", "BIGINT"))
+    with connection.cursor() as cursor:
+        cursor.execute(_reserve_sql(len(rows)), params)
+        return {reference: case_id for reference, case_id in cursor.fetchall()}
+
+
+class BudgetCharger:
+    """agents.runtime.charging.Charger for case budgets."""
+
+    @staticmethod
+    def connection_prepare() -> None:
+        """The writer's connection commits without waiting for the WAL's flush to disk
+        (PostgreSQL's synchronous_commit=off, this session only): a ledger write is bookkeeping
+        that would otherwise wait for a flush (4 ms here under load) per batch. What it gives up:
+        if the database server crashes, the ledger's last moments (up to about three
+        wal_writer_delay, 0.6 s by default) are lost, so calls settled then are not counted;
+        nothing is ever half-applied, and the condition that stops parallel calls is unchanged
+        (it is the UPDATE's, not the flush's). The slow paths' writes (audit entries,
+        notifications) ask for the flush again (casework.budgets.commit.durable)."""
+        connection.ensure_connection()
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET synchronous_commit = off")
+
+    def reserve_many(self, requests: list[ReserveRequest], before_fallback=lambda: None) -> list:
+        """The reservations of a batch: each case's requests summed into one row of one
+        conditional UPDATE; a case whose sum did not fit (or that has no ledger yet) is tried
+        again one request at a time, in the order they came: those which fit are taken, the
+        rest refused. Before that, `before_fallback` writes the queued settlements."""
+        estimates, rows = _plan(requests)
+        taken = _reserve_rows(rows)
+        if len(taken) < len(rows):
+            before_fallback()  # what finished calls did not use is freed before any call is refused
+        return [Reservation(case_id=taken[r.case], musd=musd, tokens=tokens) if r.case in taken
+                else self._reserve_one(r.case, musd, tokens)
+                for r, (musd, tokens) in zip(requests, estimates, strict=True)]
+
+    def _reserve_one(self, reference: str, musd: int, tokens: int):
+        for _ in range(2):
+            taken = _reserve_rows([(reference, musd, tokens)])
+            if taken:
+                return Reservation(case_id=taken[reference], musd=musd, tokens=tokens)
+            budget = _ledger(reference)
+            if budget is None:
+                return None  # no such case (deleted meanwhile): nothing to charge
+            if not budget.get("created"):
+                break  # the row was there: the limit refused it
+        return _refuse(reference, musd, tokens)
+
+    def settle_many(self, settlements: list[Settlement]) -> None:
+        """Each reservation exchanged for its call's real usage (or given back, for a failed
+        call), summed per case into one UPDATE; then the 80% warning of each case that passed it."""
+        rows = _settle_rows(settlements)
+        _, params = _values(rows, ("BIGINT",) * 6)
+        with connection.cursor() as cursor:
+            cursor.execute(_settle_sql(len(rows)), params)
+            written = cursor.fetchall()
+        for case_id in _to_warn(written):
+            from casework.budgets.services import budget_warn
+
+            budget_warn(case_id=case_id)
+
+    # --- The same on the event loop, through psycopg's async connection (PostgreSQL) ----------
+
+    @staticmethod
+    def writes_on_loop() -> bool:
+        return connection.vendor == "postgresql"
+
+    @staticmethod
+    async def aconnect():
+        """An autocommit connection to Django's database, committing without the flush (see
+        connection_prepare)."""
+        import psycopg
+
+        params = {key: value for key, value in connection.get_connection_params().items()
+                  if key not in ("cursor_factory", "context", "prepare_threshold")}
+        conn = await psycopg.AsyncConnection.connect(**params, autocommit=True, prepare_threshold=None)
+        await conn.execute("SET synchronous_commit = off")
+        return conn
+
+    async def areserve_many(self, conn, requests: list[ReserveRequest], before_fallback) -> list:
+        from agents.runtime.aio import in_thread
+
+        estimates, rows = _plan(requests)
+        taken = await _areserve_rows(conn, rows)
+        if len(taken) < len(rows):
+            await before_fallback(conn)
+        results = []
+        for request, (musd, tokens) in zip(requests, estimates, strict=True):
+            if request.case in taken:
+                results.append(Reservation(case_id=taken[request.case], musd=musd, tokens=tokens))
+                continue
+            result = None
+            for _ in range(2):
+                alone = await _areserve_rows(conn, [(request.case, musd, tokens)])
+                if alone:
+                    result = Reservation(case_id=alone[request.case], musd=musd, tokens=tokens)
+                    break
+                budget = await in_thread(_ledger, request.case)
+                if budget is None or not budget.get("created"):
+                    result = None if budget is None else await in_thread(_refuse, request.case, musd, tokens)
+                    break
+            results.append(result)
+        return results
+
+    async def asettle_many(self, conn, settlements: list[Settlement]) -> None:
+        from agents.runtime.aio import in_thread
+
+        rows = _settle_rows(settlements)
+        sql = _settle_sql(1).replace(_values([(None,) * 6], ("BIGINT",) * 6)[0],
+                                     "SELECT * FROM " + _unnest(("bigint",) * 6))
+        cursor = await conn.execute(sql, _columns(rows))
+        written = await cursor.fetchall()
+        for case_id in _to_warn(written):
+            from casework.budgets.services import budget_warn
+
+            await in_thread(lambda case_id=case_id: budget_warn(case_id=case_id))
+
+
+def _plan(requests: list[ReserveRequest]) -> tuple[list[tuple[int, int]], list[tuple[str, int, int]]]:
+    """Each request's estimate (µ$, tokens), and one row per case summing its requests."""
+    estimates = [(estimate_musd(r.provider, r.model, r.input_tokens, r.max_output_tokens),
+                  r.input_tokens + r.max_output_tokens) for r in requests]
+    sums: dict[str, list[int]] = {}
+    for request, (musd, tokens) in zip(requests, estimates, strict=True):
+        total = sums.setdefault(request.case, [0, 0])
+        total[0] += musd
+        total[1] += tokens
+    return estimates, [(ref, musd, tokens) for ref, (musd, tokens) in sums.items()]
+
+
+def _unnest(kinds: tuple[str, ...]) -> str:
+    """PostgreSQL: the rows as arrays, one per column: the same statement text whatever the
+    batch's size (parsed and prepared once; a UNION ALL per row cost about 3 ms a batch to split)."""
+    columns = ", ".join(f"c{i}" for i in range(len(kinds)))
+    return f"unnest({', '.join(f'%s::{kind}[]' for kind in kinds)}) AS v({columns})"
+
+
+def _columns(rows: list[tuple]) -> list[list]:
+    return [list(column) for column in zip(*rows, strict=True)]
+
+
+async def _areserve_rows(conn, rows: list[tuple[str, int, int]]) -> dict[str, int]:
+    sql = _reserve_sql(1).replace(_values([(None,) * 3], ("TEXT", "BIGINT", "BIGINT"))[0], "SELECT * FROM "
+                                  + _unnest(("text", "bigint", "bigint")))
+    cursor = await conn.execute(sql, _columns(rows))
+    return {reference: case_id for reference, case_id in await cursor.fetchall()}
+
+
+def _settle_rows(settlements: list[Settlement]) -> list[tuple]:
+    """Per case: (case id, µ$ and tokens reserved to give back, µ$ and tokens spent, calls)."""
+    sums: dict[int, list[int]] = {}
+    for s in settlements:
+        reservation = s.reservation
+        total = sums.setdefault(reservation.case_id, [0, 0, 0, 0, 0])
+        total[0] += reservation.musd
+        total[1] += reservation.tokens
+        if not s.released:
+            total[2] += estimate_musd(s.provider, s.model, s.input_tokens, s.output_tokens)
+            total[3] += s.input_tokens + s.output_tokens
+            total[4] += 1
+    return [(case_id, *values) for case_id, values in sums.items()]
+
+
+def _to_warn(written) -> list[int]:
+    return [case_id for case_id, spent_musd, spent_tokens, limit_musd, limit_tokens, warned_at in written
+            if warned_at is None and _past_warning(spent_musd, spent_tokens, limit_musd, limit_tokens)]
+
+
+def _past_warning(spent_musd: int, spent_tokens: int, limit_musd: int | None, limit_tokens: int | None) -> bool:
+    from django.conf import settings
+
+    ratio = settings.CASE_BUDGET_WARN_RATIO
+    return ((limit_musd is not None and spent_musd >= ratio * limit_musd)
+            or (limit_tokens is not None and spent_tokens >= ratio * limit_tokens))
+
+
+def _ledger(reference: str) -> dict | None:
+    """The case's ledger row as {"created": bool}, made from its type's budget if it has none;
+    None when there is no such case."""
+    found = Case.objects.filter(reference=reference).values_list("pk", "case_type").first()
+    if found is None:
+        return None
+    case_id, case_type = found
+    if CaseBudget.objects.filter(case_id=case_id).exists():
+        return {"created": False}
+    limits = type_limits(case_type)
+    try:
+        with transaction.atomic():
+            CaseBudget.objects.create(case_id=case_id, case_type=case_type, limit_musd=limits.musd,
+                                      limit_tokens=limits.tokens)
+    except IntegrityError:
+        return {"created": False}  # another call made it first
+    return {"created": True}
+
+
+def _refuse(reference: str, musd: int, tokens: int) -> BudgetReached:
+    """Record the refusal (the first since the last raise marks the case as at its budget and is
+    audited) and say why, as the chat and the run panel show it."""
+    from casework.budgets.services import budget_reached_record
+
+    budget = CaseBudget.objects.select_related("case").get(case__reference=reference)
+    money_short = budget.limit_musd is not None and budget.spent_musd + budget.reserved_musd + musd > budget.limit_musd
+    if money_short or budget.limit_tokens is None:
+        limit = usd_text(budget.limit_musd)
+    else:
+        limit = f"{budget.limit_tokens:,} tokens"
+    message = f"This case has reached its budget of {limit}; a lead can raise it."
+    budget_reached_record(budget=budget, estimate_musd=musd, estimate_tokens=tokens, message=message)
+    return BudgetReached(message)
