@@ -622,6 +622,13 @@ RETENTION_CHECK_HOURS = env.float("RETENTION_CHECK_HOURS", default=24.0)
 RETENTION_BATCH = env.int("RETENTION_BATCH", default=200)
 if RETENTION_CHECK_HOURS <= 0 or RETENTION_BATCH < 1:
     raise ImproperlyConfigured("RETENTION_CHECK_HOURS must be above 0 and RETENTION_BATCH at least 1.")
+# Erasure of a data subject (casework/privacy/erasure.py): a request for more than one subject,
+# or for a subject named in more than ERASURE_FOUR_EYES_CASES cases, waits for a second person's
+# approval before it runs; it runs ERASURE_BATCH cases per transaction, keeping its place.
+ERASURE_FOUR_EYES_CASES = env.int("ERASURE_FOUR_EYES_CASES", default=20)
+ERASURE_BATCH = env.int("ERASURE_BATCH", default=50)
+if ERASURE_FOUR_EYES_CASES < 0 or ERASURE_BATCH < 1:
+    raise ImproperlyConfigured("ERASURE_FOUR_EYES_CASES must be at least 0 and ERASURE_BATCH at least 1.")
 
 # --- Access changes (casework/access) ---------------------------------------------------
 # The employee's answer link works once and expires after ACCESS_LINK_MAX_AGE_DAYS. A request

@@ -129,6 +129,15 @@ export; the decision, its outcome and reason stay."""
     # `held(case)` the type's own records' data on one case as JSON-able values (the thread,
     # raw mail, a claim ...): what a subject-access export adds for the case (casework.privacy).
     held: Callable[[Any], dict] | None = None
+    # Why the type's records must be kept whatever a data subject asks (a law and how long,
+    # e.g. "AML record keeping, 5 years (EU AMLD Art. 40)"); "" when none. An erasure keeps such
+    # a case's record and decision within its retention period and pseudonymises the subject in
+    # it instead of removing it (casework.privacy.erasure).
+    legal_duty: str = ""
+    # `identifiers(entity)` the strings in clear by which the type's records name the subject an
+    # entity designates, beyond the entity's own value (a customer's name and e-mail address, a
+    # card holder's name): what an erasure replaces by a pseudonym (casework.privacy.erasure).
+    identifiers: Callable[[Any], list[str]] | None = None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ def alert_held(case) -> dict:
         "created_at").first() or {}}
 
 RETENTION = Retention(
+    legal_duty="AML record keeping: 5 years after the case closed (EU AMLD Art. 40)",
     purge=alert_purge, held=alert_held, shared=("description", "attachments", "mentions", "agent_calls", "comments", "outbox"),
     describe="Alert explanation and risk factors, attachments, entity mentions, agent prompts and answers, "
              "comments; scores, decision and counts stay.")

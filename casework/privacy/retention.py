@@ -14,9 +14,9 @@ A run (`retention_run`, the beat task's, with an injected clock):
   3. the rest, oldest first, at most `batch_size` per run, each in its own transaction:
      the type's purge, the shared parts, a RetentionPurge row with the counts, and an audit
      entry naming the policy and the case (never the data).
-Audit entries already written about the case keep their payloads: the erasure work tombstones
-them (audit.erasure.audit_entries_tombstone) for every RetentionPurge whose
-`audit_tombstoned_at` is empty.
+     The case's audit entries become tombstones in the same transaction (casework.privacy.
+     tombstones, the erasure's own path: audit.erasure.audit_entries_tombstone), and the purge's
+     `audit_tombstoned_at` says when; the chain and its signed checkpoints still verify.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from casework.cases.types import CASE_TYPES
 from casework.entities.models import Mention
 from casework.outbox.models import OutboundEmail, OutboxEvent
 from casework.privacy.models import LegalHold, RetentionPurge
+from casework.privacy.tombstones import audit_tombstone
 
 REMOVED = "[removed under the retention policy]"
 SHARED_PARTS = ("description", "attachments", "mentions", "agent_calls", "comments", "outbox")
@@ -163,15 +164,30 @@ def retention_purge_case(*, case_id: int, policy: Policy, now: datetime) -> Rete
     case = Case.objects.select_for_update(of=("self",)).filter(pk=case_id, retention_purge__isnull=True).first()
     if case is None or Case.objects.filter(pk=case_id).filter(held_q(now)).exists():
         return None
-    removed = {name: n for name, n in CASE_TYPES[case.case_type].retention.purge(case).items()}
-    removed.update(_purge_shared(case, policy.shared))
-    removed["decision reasons redacted"] = _redact_decisions(case)
+    removed = case_personal_data_remove(case, policy.shared)
     purge = RetentionPurge(case=case, policy=str(policy), purged_at=now, removed=removed)
     purge.full_clean()
     purge.save()
+    # What the audit trail quoted about the case goes too, by the erasure's one path: every
+    # entry about the case becomes a tombstone naming this purge (the chain still verifies).
+    tombstoned = audit_tombstone(entries=Q(case_id=case.pk), request_ref=f"retention-{case.reference}")
+    purge.audit_tombstoned_at = now
+    purge.removed = {**removed, **tombstoned.as_dict()}
+    purge.save(update_fields=["audit_tombstoned_at", "removed"])
     audit_record(actor="system", action="retention.purged", case=case, obj=purge,
-                 data={"policy": str(policy), "removed": removed, "audit_payloads": "to tombstone (erasure)"})
+                 data={"policy": str(policy), "removed": purge.removed})
     return purge
+
+
+def case_personal_data_remove(case: Case, parts: tuple[str, ...]) -> dict[str, int]:
+    """Remove one case's personal data as its type defines it (Retention.purge) and the shared
+    `parts`, and mask addresses and card numbers in its decisions' reasons; return the counts.
+    Retention runs it on a case past its policy; an erasure on each case of the subject that no
+    hold or legal duty keeps (casework.privacy.erasure)."""
+    removed = {name: n for name, n in CASE_TYPES[case.case_type].retention.purge(case).items()}
+    removed.update(_purge_shared(case, parts))
+    removed["decision reasons redacted"] = _redact_decisions(case)
+    return removed
 
 
 def retention_run(*, now: datetime, batch_size: int | None = None) -> RetentionReport:

@@ -21,3 +21,18 @@ def privacy_retention_enforce(now: str | None = None) -> dict:
     if report.purged or report.kept_legal_hold:
         logger.info("retention: %s", report.as_dict())
     return report.as_dict()
+
+
+@shared_task(soft_time_limit=3600, time_limit=3660, acks_late=True)
+def privacy_erasure_run(request_id: int) -> str:
+    """Run an approved erasure request to its end (casework/privacy/erasure.py), in batches that
+    each commit with the request's cursor: a redelivery after a killed worker continues where
+    it stopped, and one for a request already done does nothing."""
+    from casework.privacy.erasure import erasure_failed, erasure_run
+
+    try:
+        return erasure_run(request_id=request_id).status
+    except Exception as error:
+        erasure_failed(request_id=request_id, error=error)
+        logger.exception("erasure request %s failed; it resumes at its cursor", request_id)
+        raise

@@ -133,7 +133,9 @@ class Ticket(models.Model):
 
     @property
     def thread_id(self) -> str:
-        """The seed's {customer_id}:{ticket_id}, used as the correlation id of its runs."""
+        """The seed's {customer_id}:{ticket_id}, shown and given by the API. Its runs are
+        correlated by the ticket id alone: the audit chain hashes correlation ids, so they may
+        hold nothing an erasure must remove (casework.privacy.erasure)."""
         return f"{self.customer.customer_id}:{self.ticket_id}"
 
     @property

@@ -6,7 +6,7 @@ their other tickets, is left to erasure of the subject."""
 from __future__ import annotations
 
 from casework.cases.types import Retention
-from casework.support.models import InboundEmail, Ticket, TicketMessage
+from casework.support.models import Customer, InboundEmail, Ticket, TicketMessage
 
 REMOVED = "[removed under the retention policy]"
 
@@ -40,7 +40,32 @@ def ticket_held(case) -> dict:
             "message_id", "from_email", "from_name", "subject", "raw", "received_at", "attachments")),
     }
 
+def customer_identifiers(entity) -> list[str]:
+    """A customer's name and e-mail address (for a customer entity); for an e-mail entity (stored
+    as a keyed hash) the addresses in clear that the tickets naming it hold and that hash to it."""
+    from casework.entities.kinds import normalise
+
+    if entity.kind == "customer":
+        customer = Customer.objects.filter(customer_id=entity.value).first()
+        return [v for v in (customer.name, customer.email) if v] if customer is not None else []
+    if entity.kind != "email":
+        return []
+    tickets = Ticket.objects.filter(case__entity_mentions__entity=entity)
+    candidates = set(Customer.objects.filter(tickets__in=tickets).exclude(email="").values_list("email", flat=True))
+    candidates |= set(InboundEmail.objects.filter(ticket__in=tickets).exclude(from_email="")
+                      .values_list("from_email", flat=True))
+    found = []
+    for address in candidates:
+        try:
+            if normalise("email", address)[0] == entity.value:
+                found.append(address)
+        except Exception:  # noqa: BLE001 - an unparseable address is simply not this one
+            continue
+    return found
+
+
 RETENTION = Retention(
+    identifiers=customer_identifiers,
     purge=ticket_purge, held=ticket_held, shared=("description", "attachments", "mentions", "agent_calls", "comments", "outbox"),
     describe="Messages, raw e-mail, suggested reply and triage notes, attachments, entity mentions, agent "
              "prompts and answers, comments; the ticket's classification and decision stay.")

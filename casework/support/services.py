@@ -214,10 +214,12 @@ def ticket_open(*, actor, customer: Customer, message: str, channel: str = "api"
 
 
 def ticket_triage(*, actor, ticket: Ticket):
-    """Triage the whole thread again in a new run, correlated by the thread id."""
+    """Triage the whole thread again in a new run, correlated by the ticket's id (not the
+    thread id: a correlation id is chained into the audit hash and cannot be erased, so it
+    carries no customer id)."""
     from agents.tasks import pipeline_enqueue
 
-    with correlation(ticket.thread_id):
+    with correlation(ticket.ticket_id):
         return pipeline_enqueue(case=ticket.case, pipeline=PIPELINE, mode="triage", actor=actor,
                                 initial_state={"input_ticket_id": ticket.ticket_id})
 
@@ -439,7 +441,7 @@ def _needs_translation(ticket: Ticket) -> bool:
 def _reply_translate(*, actor, ticket: Ticket, message: TicketMessage):
     from agents.tasks import pipeline_enqueue
 
-    with correlation(ticket.thread_id):
+    with correlation(ticket.ticket_id):
         return pipeline_enqueue(case=ticket.case, pipeline=PIPELINE, mode="reply", actor=actor,
                                 initial_state={"input_message_id": message.pk})
 

@@ -10,6 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from agents.models import AgentCall, AgentRun
 from audit.models import AuditEntry
+from audit.services import audit_sequence, audit_verify_chain
 from casework.cases.attachments.models import Attachment
 from casework.cases.models import Case, Comment, Decision
 from casework.entities.models import Mention
@@ -62,10 +63,16 @@ def test_it_removes_a_support_tickets_personal_data_two_years_after_close(alice,
     assert (decision.outcome, decision.reason) == ("no_action", "Answered j***@example.com by phone.")
     purge = RetentionPurge.objects.get(case=due)
     assert purge.removed["attachments"] == 1 and purge.removed["entity mentions"] == 1
-    assert purge.audit_tombstoned_at is None  # for the erasure work
-    entry = AuditEntry.objects.get(action="retention.purged", case_id=due.pk)
+    # The case's audit entries are tombstones now, by the erasure's path, and the chain verifies.
+    assert purge.audit_tombstoned_at == NOW
+    entries = AuditEntry.objects.filter(case_id=due.pk)
+    assert {e.tombstone for e in entries.exclude(action="retention.purged")} == {f"retention-{due.reference}"}
+    assert purge.removed["audit entries tombstoned"] == entries.exclude(action="retention.purged").count() >= 2
+    assert not any("jane" in str(e.data).lower() for e in entries)
+    entry = entries.get(action="retention.purged")
     assert entry.data["policy"] == "support_ticket=730@closed"
-    assert "jane" not in str(entry.data).lower()
+    audit_sequence()
+    assert audit_verify_chain().intact
 
 
 def test_it_keeps_what_is_not_due_yet(alice):

@@ -19,7 +19,7 @@ def test_a_new_message_opens_a_ticket_and_is_triaged_by_the_billing_specialist(a
     assert set(run.results) == set()  # no active ticket: nothing to summarise or match
     triage = triage_run(ticket)
     assert triage.status == AgentRun.Status.COMPLETED, triage.error
-    assert triage.correlation_id == ticket.thread_id
+    assert triage.correlation_id == ticket.ticket_id  # never the customer id: the audit chain hashes it
     assert set(triage.results) == {"translator", "supervisor", "billing"}
     assert triage.results["supervisor"]["output"]["urgency"] == "high"  # enterprise + billing error
     tools = set(AgentCall.objects.filter(run=triage, kind="tool").values_list("name", flat=True))
