@@ -1,10 +1,12 @@
 """Personal data in the admin: each type's retention policy with how many cases are due (the
 retention runs' list), legal holds placed and lifted through their services, and the
-subject-access export as an action on entities."""
+subject-access export as an action on entities; erasure requests asked, approved (four eyes)
+and resumed through their services, with their reports."""
 
 from __future__ import annotations
 
 import base64
+import json
 
 from django import forms
 from django.contrib import admin, messages
@@ -15,8 +17,9 @@ from django.utils import timezone
 from audit.admin_scope import CaseScopedAdmin
 from casework.entities.models import Entity
 from casework.people.roles import is_data_protection
+from casework.privacy.erasure import erasure_approve, erasure_request, erasure_resume
 from casework.privacy.holds import legal_hold_lift, legal_hold_place, may_hold_case, may_hold_entity
-from casework.privacy.models import LegalHold, RetentionPurge
+from casework.privacy.models import ErasureRequest, LegalHold, RetentionPurge
 from casework.privacy.retention import retention_overview
 from casework.privacy.subject import REASON_MAX_LENGTH, subject_access_export
 
@@ -147,3 +150,112 @@ class EntityAdmin(CaseScopedAdmin, admin.ModelAdmin):
             context.update(export=export, included=sorted(export.report["included"].items()),
                            download=base64.b64encode(export.content).decode())
         return TemplateResponse(request, "privacy/subject_access.html", context)
+
+
+class ErasureRequestForm(forms.ModelForm):
+    """Asking for an erasure: the subjects as entity ids (one subject's entities separated by
+    commas, subjects by semicolons: "12, 13; 40") and the reason."""
+
+    subjects_text = forms.CharField(
+        label="Subjects", help_text="Entity ids naming each subject: one subject's separated by commas, subjects "
+                                    "by semicolons (\"12, 13; 40\"). More than one subject waits for a second "
+                                    "person's approval.")
+
+    class Meta:
+        model = ErasureRequest
+        fields = ["reason"]
+
+    def clean_subjects_text(self):
+        text = self.cleaned_data["subjects_text"]
+        try:
+            subjects = [[int(x) for x in part.split(",") if x.strip()] for part in text.split(";") if part.strip()]
+        except ValueError:
+            raise ValidationError("Entity ids are numbers: \"12, 13; 40\".") from None
+        if not subjects or not all(subjects):
+            raise ValidationError("Name at least one entity per subject.")
+        return subjects
+
+    def clean(self):
+        data = super().clean()
+        if not is_data_protection(self.request.user):
+            raise ValidationError("Only admins and data-protection officers may ask for an erasure.")
+        return data
+
+
+@admin.register(ErasureRequest)
+class ErasureRequestAdmin(admin.ModelAdmin):
+    """Erasure requests: ask (the add form), approve a bulk one or resume a stopped one (actions),
+    and read the report. Admins and data-protection officers only; nothing is edited or deleted."""
+
+    form = ErasureRequestForm
+    list_display = ("reference", "status", "four_eyes", "case_count", "requested_by", "requested_at", "approved_by",
+                    "finished_at")
+    list_filter = ("status", "four_eyes")
+    actions = ["approve", "resume"]
+
+    def _allowed(self, request) -> bool:
+        return is_data_protection(request.user)
+
+    def has_module_permission(self, request):
+        return self._allowed(request)
+
+    def has_view_permission(self, request, obj=None):
+        return self._allowed(request)
+
+    def has_add_permission(self, request):
+        return self._allowed(request)
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def get_form(self, request, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        form.request = request
+        return form
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["subjects_text", "reason"]
+        return ["reference", "status", "reason", "subjects", "case_count", "four_eyes", "requested_by",
+                "requested_at", "approved_by", "approved_at", "cursor", "batches", "error", "finished_at",
+                "report_text"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else self.get_fields(request, obj)
+
+    @admin.display(description="Report")
+    def report_text(self, obj):
+        from django.utils.html import format_html
+
+        return format_html("<pre style=\"white-space: pre-wrap\">{}</pre>", json.dumps(obj.report, indent=2))
+
+    def save_model(self, request, obj, form, change):
+        # Asking goes through the service (permission, four eyes, audit entry, the run on commit).
+        made = erasure_request(actor=request.user, subjects=form.cleaned_data["subjects_text"],
+                               reason=form.cleaned_data["reason"])
+        obj.pk = made.pk
+
+    @admin.action(description="Approve (a second person): the erasure then runs")
+    def approve(self, request, queryset):
+        for item in queryset:
+            try:
+                erasure_approve(actor=request.user, request=item)
+                self.message_user(request, f"{item.reference} approved: it runs in the background.")
+            except (PermissionDenied, ValidationError) as error:
+                self.message_user(request, f"{item.reference}: {_message(error)}", messages.ERROR)
+
+    @admin.action(description="Resume (a run that failed or whose worker stopped)")
+    def resume(self, request, queryset):
+        for item in queryset:
+            try:
+                erasure_resume(actor=request.user, request=item)
+                self.message_user(request, f"{item.reference} resumes at case {item.cursor + 1}.")
+            except (PermissionDenied, ValidationError) as error:
+                self.message_user(request, f"{item.reference}: {_message(error)}", messages.ERROR)
+
+
+def _message(error: Exception) -> str:
+    return "; ".join(error.messages) if isinstance(error, ValidationError) else str(error)

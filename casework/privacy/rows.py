@@ -63,7 +63,7 @@ def _is_text(f: models.Field) -> bool:
 def case_path(model: type[models.Model]) -> str:
     """The lookup from `model` to the case it belongs to ("pk" for a case; "" when no chain of at
     most MAX_HOPS non-reverse foreign keys reaches one). A field named `case` wins over other
-    routes of the same length."""
+    routes of the same length, and a required key wins over an optional one."""
     case_model = apps.get_model("cases", "Case")
     if model is case_model:
         return "pk"
@@ -73,7 +73,9 @@ def case_path(model: type[models.Model]) -> str:
         current, prefix, hops = queue.popleft()
         fks = [f for f in current._meta.concrete_fields
                if f.is_relation and (f.many_to_one or f.one_to_one) and f.related_model is not None]
-        fks.sort(key=lambda f: (f.name != "case", f.name))
+        # A required key before an optional one (a ticket's message belongs to its ticket's
+        # case, whatever e-mail it went out in), then one named `case`.
+        fks.sort(key=lambda f: (f.null, f.name != "case", f.name))
         for f in fks:
             if f.related_model is case_model:
                 return f"{prefix}{f.name}"

@@ -28,7 +28,7 @@ def privacy_erasure_run(request_id: int) -> str:
     """Run an approved erasure request to its end (casework/privacy/erasure.py), in batches that
     each commit with the request's cursor: a redelivery after a killed worker continues where
     it stopped, and one for a request already done does nothing."""
-    from casework.privacy.erasure import erasure_failed, erasure_run
+    from casework.privacy.erasure_run import erasure_failed, erasure_run
 
     try:
         return erasure_run(request_id=request_id).status

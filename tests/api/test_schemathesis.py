@@ -81,10 +81,12 @@ MUST_ANSWER = {
     "POST /api/cases/{reference}/close/": {409},  # a closed case
     "GET /api/cases/{reference}/attachments/{id}/download/": {200},
 }
-# The GETs an investigator may not read (the managers' inbox, the admins' webhook endpoints):
+# The GETs an investigator may not read (the managers' inbox, the admins' webhook endpoints,
+# the data-protection officers' erasure requests):
 # their 200 is not reached here.
 GET_NOT_FOR_INVESTIGATORS = {"GET /api/access/inbox/", "GET /api/webhooks/endpoints/",
-                             "GET /api/webhooks/endpoints/{id}/", "GET /api/webhooks/endpoints/{id}/deliveries/"}
+                             "GET /api/webhooks/endpoints/{id}/", "GET /api/webhooks/endpoints/{id}/deliveries/",
+                             "GET /api/erasure-requests/{id}/"}
 
 
 @pytest.mark.long
@@ -257,8 +259,14 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
     # needs a lead: tests/privacy/test_holds.py).
     from casework.privacy.holds import legal_hold_place
 
-    hold = legal_hold_place(actor=_dpo(), case=closed_alert,
-                            reason="Seeded for the contract test.")
+    dpo = _dpo()
+    hold = legal_hold_place(actor=dpo, case=closed_alert, reason="Seeded for the contract test.")
+    # A bulk erasure awaiting its second approval (it never runs here): the investigator's token
+    # meets the 404 of a request only data-protection officers and admins see.
+    from casework.privacy.erasure import erasure_request
+
+    first, second = Entity.objects.order_by("pk")[:2]
+    erasure = erasure_request(actor=dpo, subjects=[[first], [second]], reason="Seeded for the contract test.")
 
     def task(t):
         return {"reference": t.case.reference, "id": t.pk}
@@ -280,6 +288,7 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
                                         _one_per(Release.objects.select_related("case"), "case__status")],
         "/api/saved-views/{id}/": [{"id": view.pk}],
         "/api/legal-holds/{id}/": [{"id": hold.pk}],
+        "/api/erasure-requests/{id}/": [{"id": erasure.pk}],
         "/api/entities/{id}/": [{"id": e.pk} for e in _one_per(Entity.objects.all(), "kind")],
         # Admins' only: the investigator's token meets the 403 (and ignored_auth the 401).
         "/api/webhooks/endpoints/{id}/": [{"id": endpoint.pk}],

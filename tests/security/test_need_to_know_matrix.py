@@ -114,6 +114,11 @@ TABLE: dict[str, str] = {
     "api-legal-hold-place": "skip " + CREATE, "api-legal-hold-lift": "skip a hold's id, not a case: a hold on a case "
     "or entity the person may not see answers 404 (tests/privacy/test_holds.py)",
     "api-entity-subject-access": "list",
+    "api-erasure-request": "skip data-protection officers and admins only, every team's (their role is their "
+    "need-to-know); anyone else meets a 403 (tests/privacy/test_erasure.py)",
+    "api-erasure-request-detail": "skip an erasure request's id, not a case: 404 but for data-protection officers "
+    "and admins (tests/privacy/test_erasure.py)",
+    "api-erasure-request-approve": "skip as api-erasure-request-detail",
     "schema": "skip the API's description: its examples name made-up references (FRA-000002 ...)",
     "swagger-ui": "list", "audit:key": "list",
     "scim:users": "skip " + SIGNED, "scim:user": "skip " + SIGNED, "scim:groups": "skip " + SIGNED,

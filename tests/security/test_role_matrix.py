@@ -76,6 +76,11 @@ MATRIX: dict[str, tuple[str, str]] = {
     # Who may place, lift or export is decided on the object (its case's teams, the person's
     # roles: casework/privacy): on these placeholders everyone signed in meets the 404 or 400.
     "api-entity-subject-access": ("POST", "L 404 404 404 L"),
+    # Data-protection officers' and admins' only: anyone else is refused before the body is read
+    # (the admin's empty body: 400) and meets a 404 for a request's id.
+    "api-erasure-request": ("POST", "L 403 403 400 L"),
+    "api-erasure-request-approve": ("POST", "L 404 404 404 L"),
+    "api-erasure-request-detail": ("GET", "L 404 404 404 L"),
     "api-legal-hold-lift": ("POST", "L 404 404 404 L"),
     "api-legal-hold-place": ("POST", "L 400 400 400 L"),
     "api-fraud-alert-capture-retry": ("POST", "L 404 403 404 L"),
