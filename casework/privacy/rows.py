@@ -19,7 +19,7 @@ employee's user account is not erased with their data as a subject (the report s
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 
@@ -131,30 +131,35 @@ def _fit(place: Place, name: str, value, pk, ref: str):
 
 def scrub_rows(place: Place, rows: Iterable[dict], subjects: list[Identifiers], *, weak: bool,
                ref: str) -> tuple[int, set[str]]:
-    """Scrub these rows (dicts of pk and the place's fields) and write the changed ones; return
-    how many changed and which fields."""
-    changed, fields = 0, set()
+    """Scrub these rows (dicts of pk and the place's fields) and write the changed ones (one
+    UPDATE per 500 rows); return how many changed and which fields."""
+    changed: list[models.Model] = []
+    fields: set[str] = set()
     for row in rows:
-        updates = {}
+        values, touched = dict(row), False
         for name in place.fields:
             new, c = scrub_all(row[name], subjects, weak=weak)
             if c:
-                updates[name] = _fit(place, name, new, row["pk"], ref)
-        if updates:
-            place.model._default_manager.filter(pk=row["pk"]).update(**updates)
-            changed += 1
-            fields |= set(updates)
-    return changed, fields
+                values[name] = _fit(place, name, new, row["pk"], ref)
+                fields.add(name)
+                touched = True
+        if touched:
+            pk = values.pop("pk")
+            changed.append(place.model(pk=pk, **values))
+    if changed:
+        # The changed rows' other scrubbed fields are written back as they were read.
+        place.model._default_manager.bulk_update(changed, sorted(fields), batch_size=500)
+    return len(changed), fields
 
 
 def place_of(model: type[models.Model]) -> Place | None:
     return next((p for p in places() if p.model is model), None)
 
 
-def case_rows(place: Place, case_ids: list[int]) -> Iterator[dict]:
+def case_rows(place: Place, case_ids: list[int]):
     """The place's rows on these cases."""
     return place.model._default_manager.filter(**{f"{place.case_path}__in": case_ids}).values(
-        "pk", *place.fields).order_by("pk").iterator(chunk_size=500)
+        "pk", *place.fields).order_by("pk")
 
 
 def search_q(place: Place, terms: list[str]) -> Q | None:
@@ -177,8 +182,7 @@ def sweep(place: Place, subjects: list[Identifiers], *, exclude_case_ids: list[i
     rows = place.model._default_manager.filter(q)
     if place.case_path and exclude_case_ids:
         rows = rows.exclude(**{f"{place.case_path}__in": exclude_case_ids})
-    return scrub_rows(place, rows.values("pk", *place.fields).order_by("pk").iterator(chunk_size=500),
-                      subjects, weak=False, ref=ref)
+    return scrub_rows(place, rows.values("pk", *place.fields).order_by("pk"), subjects, weak=False, ref=ref)
 
 
 def held_subject_rows(place: Place, subjects: list[Identifiers]) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass
 from email.message import EmailMessage
+from pathlib import Path
 
 from django.test import Client
 
@@ -97,3 +98,24 @@ def entities_of(person: Person) -> list[Entity]:
     found from them)."""
     return [Entity.objects.get(kind="customer", value=person.customer_id),
             Entity.objects.get(kind="account", value=person.account_id)]
+
+
+def trace_quote(case: Case, text: str) -> Path:
+    """A span in the trace of the case's first agent run whose exception message quotes `text`
+    (what a failed tool call records), written by the real trace file exporter; its file."""
+    import secrets
+
+    from django.conf import settings
+    from opentelemetry import trace
+
+    from agents.models import AgentRun
+    from audit.tracing import flush_trace_files, get_tracer
+
+    run = AgentRun.objects.filter(case=case).exclude(trace_id="").order_by("pk").first()
+    parent = trace.NonRecordingSpan(trace.SpanContext(
+        trace_id=int(run.trace_id, 16), span_id=int(secrets.token_hex(8), 16), is_remote=True,
+        trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED)))
+    with get_tracer().start_as_current_span("tool.lookup_customer", context=trace.set_span_in_context(parent)) as span:
+        span.set_attribute("exception.message", f"No open invoice for {text}")
+    flush_trace_files()
+    return Path(settings.TRACE_DIR) / f"{run.trace_id}.jsonl"

@@ -8,6 +8,7 @@ verify, and the decisions remain."""
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -26,7 +27,14 @@ from casework.people.roles import DATA_PROTECTION
 from casework.people.services import user_create
 from casework.privacy.erasure import DUTY, ERASED, erasure_request
 from casework.privacy.models import ErasureRequest
-from tests.privacy.subject_scenario import ZENOBIA, customer_everywhere, entities_of, inbound_settings
+from tests.privacy.subject_scenario import (
+    PAN,
+    ZENOBIA,
+    customer_everywhere,
+    entities_of,
+    inbound_settings,
+    trace_quote,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -78,13 +86,21 @@ def _files_holding(roots: list[Path], text: str) -> list[str]:
                   if p.is_file() and needle in p.read_bytes().lower())
 
 
+def report_files(request: ErasureRequest) -> dict:
+    return request.report["files"]
+
+
 def test_an_erased_customer_is_nowhere_in_the_dump_or_var_and_the_trail_still_verifies(var, alice):
     if connection.vendor != "postgresql":
         pytest.skip("pg_dump needs PostgreSQL: run with DATABASE_URL=postgres://... (make test does)")
     # On PostgreSQL its client tools are part of the set-up: a missing pg_dump is a broken machine.
     assert shutil.which("pg_dump"), "pg_dump is not installed (apt-get install postgresql-client)"
     cases = customer_everywhere(ZENOBIA, investigator=alice)
-    flush_trace_files()
+    # Trace files hold ids and counts, not prompts; a failed tool's exception message is where a
+    # customer's details reach one. Two such spans, in the AML case's trace and the ticket's.
+    traced = [trace_quote(cases["fraud_alert"], f"{ZENOBIA.name} <{ZENOBIA.email}>"),
+              trace_quote(cases["support_ticket"], f"{ZENOBIA.customer_id}, card {PAN}")]
+    assert all(ZENOBIA.name in t.read_text() or ZENOBIA.customer_id in t.read_text() for t in traced)
     roots = [var, Path(django_settings.TRACE_DIR), Path(django_settings.VAR_DIR)]
     before = _pg_dump()
     # The scenario put them everywhere the issue lists, in clear.
@@ -106,6 +122,11 @@ def test_an_erased_customer_is_nowhere_in_the_dump_or_var_and_the_trail_still_ve
     for text in ZENOBIA.identifiers:
         assert not _tables_holding(dump, text), f"{text!r} is still in {_lines_holding(dump, text)}"
         assert not _files_holding(roots, text), f"{text!r} is still in {_files_holding(roots, text)}"
+
+    # The trace files are rewritten, still one JSON document a line.
+    for path in traced:
+        assert all(json.loads(line) for line in path.read_text().splitlines())
+    assert report_files(request)["trace files rewritten"] >= 2
 
     # The chain and every signed checkpoint verify, the tombstones included.
     check = audit_verify_chain()
