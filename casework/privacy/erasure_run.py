@@ -110,13 +110,15 @@ def _holds_by_case(case_ids: list[int], now: datetime) -> dict[int, list[int]]:
 
 
 def _plan(request: ErasureRequest, now: datetime) -> None:
-    subjects, all_entities = [], []
+    subjects, all_entities, owner = [], [], {}
     for i, entity_ids in enumerate(request.subjects, start=1):
         pseudonym = (f"[erased subject {request.pk}]" if len(request.subjects) == 1
                      else f"[erased subject {request.pk}.{i}]")
         entities, ids = subject_identifiers(entity_ids, pseudonym=pseudonym)
         subjects.append(ids.as_json())
         all_entities += entities
+        for pk in entities:
+            owner.setdefault(str(pk), i - 1)
     case_ids = sorted(set(Mention.objects.filter(entity__in=all_entities).values_list("case_id", flat=True)))
     holds = _holds_by_case(case_ids, now)
     cases = []
@@ -124,7 +126,8 @@ def _plan(request: ErasureRequest, now: datetime) -> None:
         what, why = _classify(case, now=now, holds=holds)
         cases.append([case.pk, case.reference, what, why])
     request.identifiers = {"subjects": subjects}
-    request.plan = {"entities": sorted(set(all_entities)), "cases": cases, "planned_at": now.isoformat()}
+    # Entity id -> the index of the subject it names (whose pseudonym it takes).
+    request.plan = {"entities": owner, "cases": cases, "planned_at": now.isoformat()}
     request.report = {"request": request.reference, "subjects": len(subjects),
                       "cases": {ERASED: {}, DUTY: {}, HELD: {}}, "changed": {}, "removed": {}, "files": {},
                       "audit": {}, "entities": {}, "kept": [], "batches": 0}
@@ -214,15 +217,16 @@ def _finish(request: ErasureRequest, actor: Any, now: datetime) -> None:
                                        "why": "a legal hold on a case that names them"})
             continue
         _changed(report, place, rows.sweep(place, subjects, exclude_case_ids=held, ref=ref))
-    entities = Entity.objects.filter(pk__in=request.plan["entities"]).exclude(value__startswith="erased:")
+    entities = Entity.objects.filter(pk__in=[int(pk) for pk in request.plan["entities"]]).exclude(
+        value__startswith="erased:")
     if held:
         report["kept"].append({"what": f"{entities.count()} entities naming the subject",
                                "why": "a legal hold on a case that names them"})
     else:
+        owner = request.plan["entities"]
         for entity in entities:
             Entity.objects.filter(pk=entity.pk).update(value=f"erased:{ref}:{entity.pk}",
-                                                       display=subjects[0].pseudonym if len(subjects) == 1
-                                                       else "[erased subject]")
+                                                       display=subjects[owner[str(entity.pk)]].pseudonym)
             _add(report["entities"], "pseudonymised", 1)
     terms = sorted({t for ids in subjects for t in ids.search_terms()})
     anywhere = Q()
@@ -260,6 +264,9 @@ def erasure_run(*, request_id: int, now: datetime | None = None) -> ErasureReque
             if cases is None:
                 request.started_at = now_
                 _plan(request, now_)
+                audit_record(actor="system", action="erasure.started", obj=request,
+                             data={"request": request.reference, "cases": len(request.plan["cases"]),
+                                   "entities": len(request.plan["entities"])})
             elif request.cursor < len(cases):
                 batch = cases[request.cursor:request.cursor + settings.ERASURE_BATCH]
                 _batch(request, batch, now_)
@@ -274,7 +281,15 @@ def erasure_run(*, request_id: int, now: datetime | None = None) -> ErasureReque
 
 
 def erasure_failed(*, request_id: int, error: BaseException) -> None:
-    """Mark a run failed (it resumes at its cursor): the kind of error only, since a database
-    error's message may quote the values it was given."""
-    ErasureRequest.objects.filter(pk=request_id, status=S.RUNNING).update(
-        status=S.FAILED, error=f"{type(error).__name__} (see the worker's log); resume to continue.")
+    """Mark a run failed (it resumes at its cursor), audited: the kind of error only, since a
+    database error's message may quote the values it was given."""
+    with transaction.atomic():
+        request = ErasureRequest.objects.select_for_update().filter(
+            pk=request_id, status__in=(S.APPROVED, S.RUNNING)).first()
+        if request is None:
+            return
+        request.status = S.FAILED
+        request.error = f"{type(error).__name__} (see the worker's log); resume to continue."
+        request.save(update_fields=["status", "error"])
+        audit_record(actor="system", action="erasure.failed", obj=request,
+                     data={"request": request.reference, "cursor": request.cursor, "error": type(error).__name__})

@@ -14,9 +14,9 @@ A run (`retention_run`, the beat task's, with an injected clock):
   3. the rest, oldest first, at most `batch_size` per run, each in its own transaction:
      the type's purge, the shared parts, a RetentionPurge row with the counts, and an audit
      entry naming the policy and the case (never the data).
-     The case's audit entries become tombstones in the same transaction (casework.privacy.
-     tombstones, the erasure's own path: audit.erasure.audit_entries_tombstone), and the purge's
-     `audit_tombstoned_at` says when; the chain and its signed checkpoints still verify.
+     The case's audit entries become tombstones in the same transaction, by the erasure's own
+     path (casework/privacy/tombstones.py, then audit.erasure.audit_entries_tombstone), and the
+     purge's `audit_tombstoned_at` says when; the chain and its signed checkpoints still verify.
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ from audit.erasure import ERASURE_ACTION, audit_entries_tombstone
 from audit.models import SCHEME_SALTED, AuditEntry
 
 # Records of what was removed: they name a request or a policy and counts, never the data.
-KEEP_ACTIONS = (ERASURE_ACTION, "retention.purged", "erasure.requested", "erasure.approved", "erasure.resumed",
-                "erasure.completed")
+KEEP_ACTIONS = (ERASURE_ACTION, "retention.purged", "erasure.requested", "erasure.approved", "erasure.started",
+                "erasure.resumed", "erasure.failed", "erasure.completed")
 
 
 @dataclass

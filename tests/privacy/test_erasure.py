@@ -46,7 +46,8 @@ def _reload(request: ErasureRequest) -> ErasureRequest:
 def test_a_bulk_request_waits_for_a_second_different_person(support_data, dora, dirk):
     one = closed_case("support_ticket", closed_at=NOW, customer="CUST-001")
     two = closed_case("support_ticket", closed_at=NOW, customer="CUST-002")
-    request = erasure_request(actor=dora, subjects=[[entity("customer", "CUST-001")], [entity("customer", "CUST-002")]],
+    entities = [entity("customer", "CUST-001"), entity("customer", "CUST-002")]
+    request = erasure_request(actor=dora, subjects=[[entities[0]], [entities[1]]],
                               reason="Two customers asked, 2030-05-02.")
     request = _reload(request)
     assert (request.status, request.four_eyes, request.case_count) == ("awaiting_approval", True, 2)
@@ -64,6 +65,9 @@ def test_a_bulk_request_waits_for_a_second_different_person(support_data, dora, 
     assert set(request.report["cases"][ERASED]) == {one.reference, two.reference}
     assert not Customer.objects.filter(name__in=["Ana Enterprise", "Piet Pro"]).exists()
     assert Customer.objects.get(pk=support_data["CUST-001"].pk).name == f"[erased subject {request.pk}.1]"
+    # Each subject's entities take that subject's pseudonym.
+    assert [Entity.objects.get(value=f"erased:{request.reference}:{e.pk}").display for e in entities] == [
+        f"[erased subject {request.pk}.1]", f"[erased subject {request.pk}.2]"]
     with pytest.raises(ValidationError):
         erasure_approve(actor=dirk, request=request)  # done: nothing to approve
 
@@ -165,6 +169,9 @@ def test_a_run_stopped_after_its_first_batch_resumes_at_its_cursor_to_the_same_e
     stopped = ErasureRequest.objects.exclude(pk=straight.pk).get()
     assert (stopped.status, stopped.cursor, stopped.batches) == ("failed", 1, 1)
     assert "injected" not in stopped.error  # the kind of error only: a message may quote values
+    failed = AuditEntry.objects.get(action="erasure.failed", object_id=str(stopped.pk))
+    assert (failed.data["request"], failed.data["cursor"]) == (stopped.reference, 1)
+    assert failed.data["error"] in ("ProgrammingError", "IntegrityError")  # PostgreSQL's RAISE, SQLite's ABORT
     # Batch 1 committed (the ticket is erased), batch 2 rolled back whole (the alert still names him).
     assert set(stopped.report["cases"][ERASED]) == {order[0].reference}
     assert OSWIN.name in Decision.objects.get(case=order[1], final=True).reason

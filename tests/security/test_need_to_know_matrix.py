@@ -145,6 +145,8 @@ ADMIN_RULES = [
 
 # Models with a path to a case whose admin is not need-to-know scoped, and why.
 ADMIN_NOT_SCOPED = {
+    "privacy.ErasureRequest": "data-protection officers' and admins' only, every team's (their role is their "
+    "need-to-know); its path to a case is its entity's confirmed-fraud case, which it does not show",
     "transactions.DetectionRule": "a detection rule is the organisation's; the case it was drafted on is not shown",
 }
 
