@@ -24,6 +24,28 @@ from casework.privacy.retention import retention_overview
 from casework.privacy.subject import REASON_MAX_LENGTH, subject_access_export
 
 
+class DataProtectionOpens:
+    """A data-protection officer is staff without Django model permissions: these admins open
+    to the role (as to admins) by role, not by model permission. What a page lists still goes
+    through CaseScopedAdmin's need-to-know."""
+
+    officer_may_change = False
+
+    def _officer(self, request) -> bool:
+        return is_data_protection(request.user)
+
+    def has_module_permission(self, request):
+        return self._officer(request) or super().has_module_permission(request)
+
+    def has_view_permission(self, request, obj=None):
+        return self._officer(request) or super().has_view_permission(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        if self.officer_may_change and self._officer(request):
+            return True
+        return super().has_change_permission(request, obj)
+
+
 class LegalHoldForm(forms.ModelForm):
     class Meta:
         model = LegalHold
@@ -46,7 +68,12 @@ class LegalHoldForm(forms.ModelForm):
 
 
 @admin.register(LegalHold)
-class LegalHoldAdmin(CaseScopedAdmin, admin.ModelAdmin):
+class LegalHoldAdmin(DataProtectionOpens, CaseScopedAdmin, admin.ModelAdmin):
+    officer_may_change = True  # lifting a hold (through its service, with a reason)
+
+    def has_add_permission(self, request):
+        return self._officer(request) or super().has_add_permission(request)
+
     form = LegalHoldForm
     list_display = ("__str__", "reason", "placed_by", "placed_at", "until", "lifted_at")
     list_filter = ("lifted_at",)
@@ -83,7 +110,7 @@ class LegalHoldAdmin(CaseScopedAdmin, admin.ModelAdmin):
 
 
 @admin.register(RetentionPurge)
-class RetentionPurgeAdmin(CaseScopedAdmin, admin.ModelAdmin):
+class RetentionPurgeAdmin(DataProtectionOpens, CaseScopedAdmin, admin.ModelAdmin):
     """Read only: what retention removed, per case; above the list, each type's policy and how
     many cases are due now (and held)."""
 
@@ -112,7 +139,7 @@ class SubjectAccessForm(forms.Form):
 
 
 @admin.register(Entity)
-class EntityAdmin(CaseScopedAdmin, admin.ModelAdmin):
+class EntityAdmin(DataProtectionOpens, CaseScopedAdmin, admin.ModelAdmin):
     # The only case an entity row points at is the one that confirmed it as fraud.
     case_field = "confirmed_fraud_case"
     list_display = ("__str__", "kind", "display", "created_at")
