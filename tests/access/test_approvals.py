@@ -76,6 +76,11 @@ def test_approved_with_edited_arguments_it_runs_once_with_them_and_the_flow_goes
     entry = AuditEntry.objects.get(action="agent.approval_approved")
     assert entry.actor == "alice" and entry.data["edited"] is True
     assert AuditEntry.objects.filter(action="agent.run_resumed", case_id=mutation.case_id).exists()
+    # A duplicate wake-up (a re-sent broker message) finds nothing to claim: the step is not repeated.
+    from agents.tasks import run_pipeline
+
+    run_pipeline.apply(args=(run.pk,))
+    assert InfoRequest.objects.count() == 1
     # A second answer is refused: the approval was used.
     again = api.post(f"/api/approvals/{pause.pk}/approve/", {}, format="json")
     assert again.status_code == 409 and again.json()["code"] == "not_pending"
