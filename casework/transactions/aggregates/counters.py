@@ -1,0 +1,210 @@
+"""Counter stores and the computation of an aggregate's value for one transaction.
+
+MemoryStore keeps buckets in dictionaries (the back-test's replay, and the rebuild);
+DbStore reads and writes the AggregateBucket / AggregateDistinct tables. Both answer the same
+two questions over the same buckets (casework.transactions.aggregates.buckets.cover), so the
+live counters and a replay give the same values for the same sequence of transactions.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from functools import reduce
+from operator import or_
+
+from django.db import connection
+from django.db.models import Q
+
+from casework.transactions import rules
+from casework.transactions.aggregates.buckets import RETENTION, SIZES, cover, epoch, starts
+from casework.transactions.aggregates.models import AggregateBucket, AggregateDistinct
+
+# A distinct count reads at most this many (bucket, value) rows: it is exact up to about
+# this many values (rules compare distinct counts with small numbers: a third device).
+DISTINCT_READ_CAP = 5000
+
+
+@dataclass(frozen=True)
+class Series:
+    key: str
+    by: str
+    where: tuple
+    of: str | None
+
+    @classmethod
+    def of_definition(cls, key: str, definition: dict) -> Series:
+        where = tuple(rules.Condition.model_validate(c) for c in definition.get("where") or [])
+        return cls(key=key, by=definition["by"], where=where, of=definition.get("of"))
+
+    def group(self, row: dict) -> str | None:
+        return row.get(rules.GROUPS[self.by])
+
+    def counts(self, row: dict) -> bool:
+        return self.group(row) is not None and all(rules.holds_plain(c, row) for c in self.where)
+
+    def value(self, row: dict) -> str | None:
+        if self.of is None:
+            return None
+        value = row.get(rules.DISTINCT[self.of])
+        return None if value in (None, "") else str(value)[:160]
+
+
+def series_of(agg: rules.Aggregate) -> Series:
+    return Series.of_definition(agg.series_key, agg.series)
+
+
+def cents_of(row: dict) -> int:
+    return int((Decimal(str(row["amount"])) * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+class MemoryStore:
+    def __init__(self) -> None:
+        self.buckets: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+        self.values: dict[tuple, set[str]] = defaultdict(set)
+
+    def add(self, series: Series, row: dict) -> None:
+        if not series.counts(row):
+            return
+        group, cents, value = series.group(row), cents_of(row), series.value(row)
+        for size, start in starts(epoch(row["occurred_at"])):
+            key = (series.key, group, size, start)
+            bucket = self.buckets[key]
+            bucket[0] += 1
+            bucket[1] += cents
+            if value is not None:
+                self.values[key].add(value)
+
+    def _keys(self, series_key: str, group: str, ranges):
+        for size, first, last in ranges:
+            for start in range(first, last + 1, size):
+                yield (series_key, group, size, start)
+
+    def totals(self, series_key: str, group: str, ranges) -> tuple[int, int]:
+        n = cents = 0
+        for key in self._keys(series_key, group, ranges):
+            bucket = self.buckets.get(key)
+            if bucket:
+                n, cents = n + bucket[0], cents + bucket[1]
+        return n, cents
+
+    def distinct(self, series_key: str, group: str, ranges) -> set[str]:
+        seen: set[str] = set()
+        for key in self._keys(series_key, group, ranges):
+            seen |= self.values.get(key, set())
+        return seen
+
+
+def _in_ranges(ranges) -> Q:
+    return reduce(or_, (Q(size=size, start__gte=first, start__lte=last) for size, first, last in ranges))
+
+
+class DbStore(MemoryStore):
+    """The tables, with an overlay for a batch: `load` reads the buckets the batch's reads can
+    touch (one query per series and 500 groups), `add` counts in memory, `flush` writes the
+    increments (an upsert that adds, so concurrent batches add up)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.delta: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+        self.new_values: set[tuple] = set()
+        self.loaded: set[tuple[str, str]] = set()
+        self.rows_read = 0
+
+    def load(self, series: list[Series], rows: list[dict]) -> None:
+        if not rows:
+            return
+        times = [epoch(r["occurred_at"]) for r in rows]
+        low, high = min(times), max(times)
+        window = reduce(or_, (Q(size=size, start__gte=(low - keep) // size * size, start__lte=high)
+                              for size, keep in RETENTION.items()))
+        for s in series:
+            groups = sorted({g for g in (s.group(r) for r in rows) if g is not None}
+                            - {g for key, g in self.loaded if key == s.key})
+            for i in range(0, len(groups), 500):
+                chunk = groups[i:i + 500]
+                for grp, size, start, n, cents in (AggregateBucket.objects.filter(window, series=s.key, grp__in=chunk)
+                                                   .values_list("grp", "size", "start", "n", "cents")):
+                    self.buckets[(s.key, grp, size, start)] = [n, cents]
+                    self.rows_read += 1
+                if s.of is not None:
+                    for grp, size, start, value in (AggregateDistinct.objects.filter(window, series=s.key, grp__in=chunk)
+                                                    .values_list("grp", "size", "start", "value")):
+                        self.values[(s.key, grp, size, start)].add(value)
+                        self.rows_read += 1
+                self.loaded |= {(s.key, g) for g in chunk}
+
+    def add(self, series: Series, row: dict) -> None:
+        super().add(series, row)
+        if not series.counts(row):
+            return
+        group, cents, value = series.group(row), cents_of(row), series.value(row)
+        for size, start in starts(epoch(row["occurred_at"])):
+            key = (series.key, group, size, start)
+            self.delta[key][0] += 1
+            self.delta[key][1] += cents
+            if value is not None:
+                self.new_values.add((*key, value))
+
+    def totals(self, series_key: str, group: str, ranges) -> tuple[int, int]:
+        if (series_key, group) in self.loaded:
+            return super().totals(series_key, group, ranges)
+        rows = list(AggregateBucket.objects.filter(_in_ranges(ranges), series=series_key, grp=group)
+                    .values_list("n", "cents"))
+        self.rows_read += len(rows)
+        return sum(r[0] for r in rows), sum(r[1] for r in rows)
+
+    def distinct(self, series_key: str, group: str, ranges) -> set[str]:
+        if (series_key, group) in self.loaded:
+            return super().distinct(series_key, group, ranges)
+        values = list(AggregateDistinct.objects.filter(_in_ranges(ranges), series=series_key, grp=group)
+                      .values_list("value", flat=True)[:DISTINCT_READ_CAP])
+        self.rows_read += len(values)
+        return set(values)
+
+    def flush(self) -> None:
+        """Write the increments, in key order (two batches never wait on each other in a circle)."""
+        if self.delta:
+            table = AggregateBucket._meta.db_table
+            sql = (f"INSERT INTO {table} (series, grp, size, start, n, cents) VALUES (%s, %s, %s, %s, %s, %s) "
+                   f"ON CONFLICT (series, grp, size, start) DO UPDATE SET n = {table}.n + excluded.n, "
+                   f"cents = {table}.cents + excluded.cents")
+            with connection.cursor() as cursor:
+                cursor.executemany(sql, [(*key, n, cents) for key, (n, cents) in sorted(self.delta.items())])
+        if self.new_values:
+            AggregateDistinct.objects.bulk_create(
+                [AggregateDistinct(series=s, grp=g, size=size, start=start, value=v)
+                 for s, g, size, start, v in sorted(self.new_values)], ignore_conflicts=True, batch_size=1000)
+        self.delta.clear()
+        self.new_values.clear()
+
+
+def compute(agg: rules.Aggregate, row: dict, store: MemoryStore, series: Series | None = None):
+    """The aggregate's value for this transaction: the counters as they stand (everything
+    observed before it) over the window ending with it, plus the transaction itself when
+    `current` and it passes the filters. None when it has no value for the group, and for
+    an average over nothing."""
+    series = series or series_of(agg)
+    group = series.group(row)
+    if group is None:
+        return None
+    ranges = cover(epoch(row["occurred_at"]), agg.seconds)
+    own = agg.current and series.counts(row)
+    if agg.fn == "count_distinct":
+        values = store.distinct(series.key, group, ranges)
+        mine = series.value(row)
+        if own and mine is not None:
+            values = values | {mine}
+        return len(values)
+    n, cents = store.totals(series.key, group, ranges)
+    if own:
+        n, cents = n + 1, cents + cents_of(row)
+    if agg.fn == "count":
+        return n
+    if agg.fn == "sum":
+        return cents / 100
+    return round(cents / 100 / n, 2) if n else None
+
+
+__all__ = ["DISTINCT_READ_CAP", "SIZES", "DbStore", "MemoryStore", "Series", "compute", "series_of"]
