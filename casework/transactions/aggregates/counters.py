@@ -24,6 +24,8 @@ from casework.transactions.aggregates.models import AggregateBucket, AggregateDi
 # A distinct count reads at most this many (bucket, value) rows: it is exact up to about
 # this many values (rules compare distinct counts with small numbers: a third device).
 DISTINCT_READ_CAP = 5000
+# Bucket rows per upsert statement (6 parameters each: within SQLite's 32,766).
+UPSERT_ROWS = 500
 
 
 @dataclass(frozen=True)
@@ -167,11 +169,22 @@ class DbStore(MemoryStore):
         """Write the increments, in key order (two batches never wait on each other in a circle)."""
         if self.delta:
             table = AggregateBucket._meta.db_table
-            sql = (f"INSERT INTO {table} (series, grp, size, start, n, cents) VALUES (%s, %s, %s, %s, %s, %s) "
-                   f"ON CONFLICT (series, grp, size, start) DO UPDATE SET n = {table}.n + excluded.n, "
-                   f"cents = {table}.cents + excluded.cents")
+            rows = [(*key, n, cents) for key, (n, cents) in sorted(self.delta.items())]
+            upsert = (f"ON CONFLICT (series, grp, size, start) DO UPDATE SET n = {table}.n + excluded.n, "
+                      f"cents = {table}.cents + excluded.cents")
             with connection.cursor() as cursor:
-                cursor.executemany(sql, [(*key, n, cents) for key, (n, cents) in sorted(self.delta.items())])
+                # Many rows per statement (each key once: the deltas are summed per key).
+                for i in range(0, len(rows), UPSERT_ROWS):
+                    chunk = rows[i:i + UPSERT_ROWS]
+                    if connection.vendor == "postgresql":  # one array per column: a short statement
+                        cursor.execute(
+                            f"INSERT INTO {table} (series, grp, size, start, n, cents) SELECT * FROM unnest("
+                            "%s::varchar[], %s::varchar[], %s::integer[], %s::bigint[], %s::integer[], %s::bigint[]) "
+                            + upsert, [list(column) for column in zip(*chunk, strict=True)])
+                    else:
+                        values = ", ".join(["(%s, %s, %s, %s, %s, %s)"] * len(chunk))
+                        cursor.execute(f"INSERT INTO {table} (series, grp, size, start, n, cents) VALUES {values} "
+                                       + upsert, [v for row in chunk for v in row])
         if self.new_values:
             AggregateDistinct.objects.bulk_create(
                 [AggregateDistinct(series=s, grp=g, size=size, start=start, value=v)
