@@ -30,6 +30,12 @@ def backtest(conditions: list[dict] | list[Condition], *, since: datetime | None
     transactions it fired on; recall is the fraud it fired on among all the fraud in the window.
     At most BACKTEST_MAX_ROWS transactions are read, newest first; the report says when the
     window held more.
+
+    A rule with aggregates (velocity) is replayed instead: the window's transactions in time
+    order, after a warm-up of its longest aggregate window (at most BACKTEST_MAX_ROWS more),
+    each one's aggregates computed from the transactions before it as the live counters do
+    (casework.transactions.aggregates): no look-ahead, the same hits as live for a stream that
+    arrived in time order.
     """
     parsed = parse(conditions)
     aggs = aggregates_of(parsed)
@@ -48,8 +54,9 @@ def backtest(conditions: list[dict] | list[Condition], *, since: datetime | None
     decided = dict(Investigation.objects.filter(transaction__in=kept, case__decisions__final=True,
                                                 case__decisions__outcome__in=("fraud", "not_fraud"))
                    .values_list("transaction_id", "case__decisions__outcome"))
+    warm_up_short = [False]
     if aggs:
-        rows, truncated = _replayed(window, aggs, since=since, until=until,
+        rows, truncated = _replayed(window, aggs, since=since, until=until, warm_up_short=warm_up_short,
                                     excluded=set(excluded.values_list("pk", flat=True)))
     else:
         rows = ((pk, row_from_values(values)) for pk, *values in kept.order_by("-occurred_at", "-id")
@@ -85,11 +92,14 @@ def backtest(conditions: list[dict] | list[Condition], *, since: datetime | None
         "summary": (f"Would have fired on {fired} of {considered} transactions from {span}"
                     + (f" (the {excluded_count} it was drafted from left out)" if excluded_count else "")
                     + f": {fired_fraud} fraud, {fired_not_fraud} not fraud, {fired - scored} undecided."
-                    + (f" Only the newest {BACKTEST_MAX_ROWS:,} were read." if truncated else "")),
+                    + (f" Only the newest {BACKTEST_MAX_ROWS:,} were read." if truncated else "")
+                    + (f" The aggregates of the first ones read only the {BACKTEST_MAX_ROWS:,} transactions before "
+                       "them." if warm_up_short[0] else "")),
+        "warm_up_truncated": warm_up_short[0],
     }
 
 
-def _replayed(window, aggs, *, since, until, excluded: set[int]):
+def _replayed(window, aggs, *, since, until, excluded: set[int], warm_up_short: list[bool]):
     """(pk, row) for a rule with aggregates: the history replayed in time order, from a
     warm-up of the longest window before `since`, through counters in memory (the live
     computation, casework.transactions.aggregates), so each transaction sees exactly the
@@ -103,6 +113,13 @@ def _replayed(window, aggs, *, since, until, excluded: set[int]):
     if newest:
         since, truncated = newest[0], True
     warm_up = since - timedelta(seconds=max(a.seconds for a in aggs))
+    # The warm-up is bounded too: at most BACKTEST_MAX_ROWS transactions before `since` (the
+    # report says when the windows of the first ones scored were cut short).
+    before = list(Transaction.objects.filter(occurred_at__gte=warm_up, occurred_at__lt=since)
+                  .order_by("-occurred_at", "-id").values_list("occurred_at", flat=True)
+                  [BACKTEST_MAX_ROWS:BACKTEST_MAX_ROWS + 1])
+    if before:
+        warm_up, warm_up_short[0] = before[0] + timedelta(microseconds=1), True
     history = (Transaction.objects.filter(occurred_at__gte=warm_up, occurred_at__lt=until).order_by("occurred_at", "pk")
                .values_list("pk", *ROW_COLUMNS).iterator(chunk_size=2000))
 
