@@ -45,6 +45,7 @@ Public functions (the decision endpoint calls these too):
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 from django.db import connection, transaction
@@ -56,6 +57,9 @@ from casework.transactions.aggregates.buckets import SIZES, epoch, horizon
 from casework.transactions.aggregates.counters import DbStore, MemoryStore, Series, compute, series_of
 from casework.transactions.aggregates.models import AggregateBucket, AggregateDistinct, AggregateSeries
 
+# Parsed once per distinct conditions (a version's never change: a change is a new version).
+_PARSED: dict[str, list[rules.Aggregate]] = {}
+
 
 def active_aggregates() -> list[rules.Aggregate]:
     """The aggregates the active rule versions (live and shadow) read, one per key."""
@@ -64,7 +68,12 @@ def active_aggregates() -> list[rules.Aggregate]:
     found: dict[str, rules.Aggregate] = {}
     for conditions in RuleVersion.objects.filter(status=RuleVersion.Status.ACTIVE).values_list("conditions",
                                                                                                flat=True):
-        for agg in rules.aggregates_of(rules.parse(conditions)):
+        text = json.dumps(conditions, sort_keys=True)
+        if text not in _PARSED:
+            if len(_PARSED) > 1000:
+                _PARSED.clear()
+            _PARSED[text] = rules.aggregates_of(rules.parse(conditions))
+        for agg in _PARSED[text]:
             found.setdefault(agg.key, agg)
     return list(found.values())
 
@@ -79,8 +88,6 @@ def _maintained(*, lock: bool) -> list[Series]:
             found = cursor.fetchall()
     else:
         found = list(AggregateSeries.objects.order_by("key").values_list("key", "definition"))
-    import json
-
     return [Series.of_definition(key, json.loads(d) if isinstance(d, str) else d) for key, d in found]
 
 
@@ -88,10 +95,10 @@ def observe(rows: list[dict]) -> list[dict]:
     """Each row's aggregate values, then count the rows (see the module)."""
     if not rows:
         return []
-    aggs = active_aggregates()
     series = _maintained(lock=True)
-    if not series:
+    if not series:  # no active rule reads an aggregate
         return [{} for _ in rows]
+    aggs = active_aggregates()
     kept = {s.key: s for s in series}
     readable = [(a, kept[a.series_key]) for a in aggs if a.series_key in kept]
     store = DbStore()
