@@ -341,3 +341,20 @@ def describe(conditions: list[dict]) -> str:
             right = ", ".join(parsed.value) if isinstance(parsed.value, list) else parsed.value
         parts.append(f"{left} {WORDS.get(parsed.op, parsed.op)} {right}")
     return " and ".join(parts)
+
+
+def explain(conditions: list[Condition], row: dict) -> str:
+    """Why a rule matched a row: each condition with the values it compared
+    ("count(card, 10m) = 7 ≥ 6 and amount = 1.0 ≤ 5"), for a hit's reason."""
+    parts = []
+    for c in conditions:
+        agg = row.get("agg") or {}
+        left = f"{c.agg.describe()} = {agg.get(c.agg.key)}" if c.agg is not None else f"{c.field} = {row.get(c.field)}"
+        if c.than is not None:
+            base = agg.get(c.than.agg.key)
+            times = f"{c.than.times:g} × " if c.than.times != 1 else ""
+            right = f"{times}{c.than.agg.describe()} ({times}{base})"
+        else:
+            right = ", ".join(c.value) if isinstance(c.value, list) else c.value
+        parts.append(f"{left} {WORDS.get(c.op, c.op)} {right}")
+    return " and ".join(parts)

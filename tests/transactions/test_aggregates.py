@@ -118,6 +118,9 @@ def test_card_testing_blocks_from_the_sixth_authorisation_and_opens_one_case(
     # Each transaction keeps what the rule read when it arrived.
     key = rules.parse(CARD_TESTING)[0].agg.key
     assert [t.aggregates[key] for t in Transaction.objects.order_by("occurred_at")] == list(range(1, 13))
+    sixth = Transaction.objects.get(transaction_id="TX-6")
+    assert rules.explain(rules.parse(CARD_TESTING), {"agg": sixth.aggregates}) == (
+        "count(card, 10m where amount ≤ 5) = 6 ≥ 6")
 
 
 def test_one_batch_gives_each_transaction_the_count_as_of_itself(alice, mona, django_capture_on_commit_callbacks):

@@ -33,7 +33,12 @@ Public functions (the decision endpoint calls these too):
         one query). For a rule activated after the row was stored.
     with_aggregates(row, snapshot, conditions) -> row
         The row with row["agg"] filled for rules.rule_matches: the snapshot, and `value` for
-        an aggregate the snapshot lacks.
+        an aggregate the snapshot lacks. rules.explain(conditions, row) then says why a rule
+        matched, with the values it compared ("count(card, 10m) = 7 ≥ 6").
+
+A decision at authorisation time stores its transaction with transactions_import (which
+calls observe and keeps the snapshot on Transaction.aggregates), then evaluates its rules on
+casework.transactions.ingest.rule_row(txn) with row["agg"] = txn.aggregates.
     series_sync()
         Keep counters for exactly the series the active rules read: a new series is built
         from the history at once (a scan of the last 92 days, once); a series no rule reads
