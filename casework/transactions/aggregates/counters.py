@@ -115,27 +115,32 @@ class DbStore(MemoryStore):
         self.rows_read = 0
 
     def load(self, series: list[Series], rows: list[dict]) -> None:
+        """Read the buckets these rows' reads can touch: for every series, the groups the rows
+        belong to, within the retention before the oldest row (one query for the counts and one
+        for the distinct values, per 500 (series, group) pairs)."""
         if not rows:
             return
         times = [epoch(r["occurred_at"]) for r in rows]
         low, high = min(times), max(times)
         window = reduce(or_, (Q(size=size, start__gte=(low - keep) // size * size, start__lte=high)
                               for size, keep in RETENTION.items()))
-        for s in series:
-            groups = sorted({g for g in (s.group(r) for r in rows) if g is not None}
-                            - {g for key, g in self.loaded if key == s.key})
-            for i in range(0, len(groups), 500):
-                chunk = groups[i:i + 500]
-                for grp, size, start, n, cents in (AggregateBucket.objects.filter(window, series=s.key, grp__in=chunk)
-                                                   .values_list("grp", "size", "start", "n", "cents")):
-                    self.buckets[(s.key, grp, size, start)] = [n, cents]
+        pairs = sorted({(s.key, g, s.of is not None) for s in series for g in (s.group(r) for r in rows)
+                        if g is not None and (s.key, g) not in self.loaded})
+        for i in range(0, len(pairs), 500):
+            chunk = pairs[i:i + 500]
+            which = reduce(or_, (Q(series=key, grp=g) for key, g, _ in chunk))
+            for key, grp, size, start, n, cents in (AggregateBucket.objects.filter(window, which)
+                                                    .values_list("series", "grp", "size", "start", "n", "cents")):
+                self.buckets[(key, grp, size, start)] = [n, cents]
+                self.rows_read += 1
+            distinct = [(key, g) for key, g, has in chunk if has]
+            if distinct:
+                which = reduce(or_, (Q(series=key, grp=g) for key, g in distinct))
+                for key, grp, size, start, value in (AggregateDistinct.objects.filter(window, which)
+                                                     .values_list("series", "grp", "size", "start", "value")):
+                    self.values[(key, grp, size, start)].add(value)
                     self.rows_read += 1
-                if s.of is not None:
-                    for grp, size, start, value in (AggregateDistinct.objects.filter(window, series=s.key, grp__in=chunk)
-                                                    .values_list("grp", "size", "start", "value")):
-                        self.values[(s.key, grp, size, start)].add(value)
-                        self.rows_read += 1
-                self.loaded |= {(s.key, g) for g in chunk}
+            self.loaded |= {(key, g) for key, g, _ in chunk}
 
     def add(self, series: Series, row: dict) -> None:
         super().add(series, row)
