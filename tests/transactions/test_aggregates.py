@@ -90,6 +90,23 @@ def test_the_aggregate_forms_are_stored_as_written_and_described(alice):
                                       "avg(amount, card, 30d, before this one) and amount ≥ 100")
 
 
+@pytest.mark.parametrize("window", [60, 600, 3600, 3601, 86400, 7 * 86400, 7 * 86400 + 1, 30 * 86400, 90 * 86400])
+def test_a_window_is_covered_once_without_gaps_from_its_rounded_start_to_its_minute(window):
+    import random
+
+    from casework.transactions.aggregates.buckets import MINUTE, granularity
+
+    rng = random.Random(window)
+    for _ in range(200):
+        t = epoch(WHEN) + rng.randrange(0, 400 * 86400)
+        g = granularity(window)
+        cur = (t - window) // g * g
+        for size, first, last in cover(t, window):
+            assert first == cur and first % size == 0 and (last - first) % size == 0
+            cur = last + size
+        assert cur == t // MINUTE * MINUTE + MINUTE  # up to the end of the transaction's own minute
+
+
 def test_the_window_reads_few_buckets_at_any_length():
     t = epoch(WHEN) + 17 * 60 + 25
     assert bucket_count(cover(t, 600)) == 11  # whole minutes, the transaction's own included
