@@ -105,13 +105,13 @@ def observe(rows: list[dict]) -> list[dict]:
         return [{} for _ in rows]
     aggs = active_aggregates()
     kept = {s.key: s for s in series}
-    readable = [(a, kept[a.series_key]) for a in aggs if a.series_key in kept]
+    readable = [(a.key, a, kept[a.series_key]) for a in aggs if a.series_key in kept]
     store = DbStore()
     store.load(series, rows)
     out: list[dict] = [{} for _ in rows]
     for i in sorted(range(len(rows)), key=lambda i: (rows[i]["occurred_at"], i)):
         row = rows[i]
-        out[i] = {a.key: compute(a, row, store, s) for a, s in readable}
+        out[i] = {key: compute(a, row, store, s) for key, a, s in readable}
         for s in series:
             store.add(s, row)
     store.flush()
@@ -135,10 +135,10 @@ def replay(rows, aggs: list[rules.Aggregate]):
     """For rows in time order (an iterable), yield (row with row["agg"]) computed as the live
     counters would have: the back-test's replay, in memory."""
     store = MemoryStore()
-    pairs = [(a, series_of(a)) for a in aggs]
-    series = list({s.key: s for _, s in pairs}.values())
+    pairs = [(a.key, a, series_of(a)) for a in aggs]
+    series = list({s.key: s for _, _, s in pairs}.values())
     for row in rows:
-        row["agg"] = {a.key: compute(a, row, store, s) for a, s in pairs}
+        row["agg"] = {key: compute(a, row, store, s) for key, a, s in pairs}
         for s in series:
             store.add(s, row)
         yield row
@@ -186,11 +186,11 @@ def series_build(series_row: AggregateSeries) -> int:
             store.add(series, rules.row_from_values(values))
             count += 1
         AggregateBucket.objects.bulk_create(
-            [AggregateBucket(series=k[0], grp=k[1], size=k[2], start=k[3], n=n, cents=c)
-             for k, (n, c) in store.buckets.items() if n], batch_size=2000)
+            [AggregateBucket(series=key, grp=g, size=size, start=start, n=n, cents=c)
+             for key, g, size, start, n, c in store.rows()], batch_size=2000)
         AggregateDistinct.objects.bulk_create(
-            [AggregateDistinct(series=k[0], grp=k[1], size=k[2], start=k[3], value=v)
-             for k, values in store.values.items() for v in values], batch_size=2000)
+            [AggregateDistinct(series=key, grp=g, size=size, start=start, value=v)
+             for key, g, size, start, v in store.distinct_rows()], batch_size=2000)
         prune(series_key=series.key)
     series_row.built_at = timezone.now()
     series_row.save(update_fields=["built_at"])

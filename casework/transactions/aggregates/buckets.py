@@ -40,18 +40,36 @@ def starts(t: int) -> list[tuple[int, int]]:
 
 
 def cover(t: int, window: int) -> list[tuple[int, int, int]]:
-    """The buckets a window ending at t reads, as ranges (size, first start, last start)."""
-    g = granularity(window)
-    cur = (t - window) // g * g
+    """The buckets a window ending at t reads, as ranges (size, first start, last start): from
+    its start (rounded down to its granularity) to the end of t's minute, always the largest
+    aligned bucket that fits: minutes up to the hour, hours up to the day, days, then hours
+    and minutes to the end. Computed by arithmetic, a few steps whatever the window."""
+    cur = (t - window) // granularity(window) * granularity(window)
     end = t // MINUTE * MINUTE + MINUTE
     ranges: list[tuple[int, int, int]] = []
-    while cur < end:
-        size = next(s for s in SIZES if cur % s == 0 and cur + s <= end)
+
+    def emit(size: int, count: int) -> None:
+        nonlocal cur
+        if count <= 0:
+            return
         if ranges and ranges[-1][0] == size and ranges[-1][2] + size == cur:
-            ranges[-1] = (size, ranges[-1][1], cur)
+            ranges[-1] = (size, ranges[-1][1], cur + (count - 1) * size)
         else:
-            ranges.append((size, cur, cur))
-        cur += size
+            ranges.append((size, cur, cur + (count - 1) * size))
+        cur += count * size
+
+    ascending = (MINUTE, HOUR, DAY)
+    level = 0
+    while level < 2:  # climb: the small buckets up to the next larger size's boundary
+        small, large = ascending[level], ascending[level + 1]
+        if cur % large:
+            boundary = -(-cur // large) * large
+            if boundary > end:
+                break
+            emit(small, (boundary - cur) // small)
+        level += 1
+    for size in reversed(ascending[:level + 1]):  # the largest that fit, then smaller to the end
+        emit(size, (end - cur) // size)
     return ranges
 
 

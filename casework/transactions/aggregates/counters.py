@@ -62,40 +62,60 @@ def cents_of(row: dict) -> int:
 
 
 class MemoryStore:
+    """Buckets per (series, group, size): start -> [count, cents], and start -> distinct values."""
+
     def __init__(self) -> None:
-        self.buckets: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
-        self.values: dict[tuple, set[str]] = defaultdict(set)
+        self.buckets: dict[tuple, dict[int, list[int]]] = defaultdict(dict)
+        self.values: dict[tuple, dict[int, set[str]]] = defaultdict(dict)
 
     def add(self, series: Series, row: dict) -> None:
         if not series.counts(row):
             return
         group, cents, value = series.group(row), cents_of(row), series.value(row)
         for size, start in starts(epoch(row["occurred_at"])):
-            key = (series.key, group, size, start)
-            bucket = self.buckets[key]
+            bucket = self.buckets[(series.key, group, size)].setdefault(start, [0, 0])
             bucket[0] += 1
             bucket[1] += cents
             if value is not None:
-                self.values[key].add(value)
+                self.values[(series.key, group, size)].setdefault(start, set()).add(value)
 
-    def _keys(self, series_key: str, group: str, ranges):
-        for size, first, last in ranges:
-            for start in range(first, last + 1, size):
-                yield (series_key, group, size, start)
+    @staticmethod
+    def _in(kept: dict, size: int, first: int, last: int):
+        """The kept buckets within [first, last]: by the range or by what is kept, the shorter."""
+        if len(kept) < (last - first) // size + 1:
+            return [b for start, b in kept.items() if first <= start <= last]
+        return [b for b in (kept.get(start) for start in range(first, last + 1, size)) if b is not None]
 
     def totals(self, series_key: str, group: str, ranges) -> tuple[int, int]:
         n = cents = 0
-        for key in self._keys(series_key, group, ranges):
-            bucket = self.buckets.get(key)
-            if bucket:
-                n, cents = n + bucket[0], cents + bucket[1]
+        for size, first, last in ranges:
+            kept = self.buckets.get((series_key, group, size))
+            if kept:
+                for bucket in self._in(kept, size, first, last):
+                    n, cents = n + bucket[0], cents + bucket[1]
         return n, cents
 
     def distinct(self, series_key: str, group: str, ranges) -> set[str]:
         seen: set[str] = set()
-        for key in self._keys(series_key, group, ranges):
-            seen |= self.values.get(key, set())
+        for size, first, last in ranges:
+            kept = self.values.get((series_key, group, size))
+            if kept:
+                for values in self._in(kept, size, first, last):
+                    seen |= values
         return seen
+
+    def rows(self):
+        """(series, group, size, start, count, cents) of every bucket kept."""
+        for (key, group, size), kept in self.buckets.items():
+            for start, (n, cents) in kept.items():
+                if n:
+                    yield key, group, size, start, n, cents
+
+    def distinct_rows(self):
+        for (key, group, size), kept in self.values.items():
+            for start, values in kept.items():
+                for value in values:
+                    yield key, group, size, start, value
 
 
 def _in_ranges(ranges) -> Q:
@@ -131,14 +151,14 @@ class DbStore(MemoryStore):
             which = reduce(or_, (Q(series=key, grp=g) for key, g, _ in chunk))
             for key, grp, size, start, n, cents in (AggregateBucket.objects.filter(window, which)
                                                     .values_list("series", "grp", "size", "start", "n", "cents")):
-                self.buckets[(key, grp, size, start)] = [n, cents]
+                self.buckets[(key, grp, size)][start] = [n, cents]
                 self.rows_read += 1
             distinct = [(key, g) for key, g, has in chunk if has]
             if distinct:
                 which = reduce(or_, (Q(series=key, grp=g) for key, g in distinct))
                 for key, grp, size, start, value in (AggregateDistinct.objects.filter(window, which)
                                                      .values_list("series", "grp", "size", "start", "value")):
-                    self.values[(key, grp, size, start)].add(value)
+                    self.values[(key, grp, size)].setdefault(start, set()).add(value)
                     self.rows_read += 1
             self.loaded |= {(key, g) for key, g, _ in chunk}
 
