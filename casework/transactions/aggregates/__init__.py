@@ -31,9 +31,9 @@ Public functions (the decision endpoint calls these too):
     value(agg, row) -> number | None
         One aggregate for one row from the tables, without counting the row (a bounded read:
         one query). For a rule activated after the row was stored.
-    with_aggregates(row, snapshot, conditions) -> row
+    with_aggregates(row, snapshot, aggs) -> row
         The row with row["agg"] filled for rules.rule_matches: the snapshot, and `value` for
-        an aggregate the snapshot lacks. rules.explain(conditions, row) then says why a rule
+        an aggregate of `aggs` (rules.aggregates_of(conditions)) the snapshot lacks. rules.explain(conditions, row) then says why a rule
         matched, with the values it compared ("count(card, 10m) = 7 ≥ 6").
 
 A decision at authorisation time stores its transaction with transactions_import (which
@@ -122,9 +122,9 @@ def value(agg: rules.Aggregate, row: dict, store: DbStore | None = None):
     return compute(agg, row, store or DbStore())
 
 
-def with_aggregates(row: dict, snapshot: dict | None, conditions: list[rules.Condition]) -> dict:
+def with_aggregates(row: dict, snapshot: dict | None, aggs: list[rules.Aggregate]) -> dict:
     snapshot = dict(snapshot or {})
-    for agg in rules.aggregates_of(conditions):
+    for agg in aggs:
         if agg.key not in snapshot:
             snapshot[agg.key] = value(agg, row)
     row["agg"] = snapshot

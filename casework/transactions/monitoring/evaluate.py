@@ -124,7 +124,7 @@ def transactions_evaluate(ids: list[int], *, now: datetime | None = None) -> dic
     allowed: set[tuple[int, str]] = set()
     txn_ids = {}
     # The aggregates every active rule reads: each transaction's snapshot from when it was stored.
-    read = [c for _, conditions in versions for c in conditions]
+    read = rules.aggregates_of([c for _, conditions in versions for c in conditions])
     for pk, account_id, last4, transaction_id, snapshot, *values in rows:
         txn_ids[pk] = transaction_id
         row = aggregates.with_aggregates(rules.row_from_values(values), snapshot, read)
