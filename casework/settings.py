@@ -458,6 +458,7 @@ CELERY_TASK_ROUTES = {
     "casework.outbox.tasks.outbox_deliver_due": {"queue": "ops"},
     "casework.outbox.tasks.outbox_email_send_due": {"queue": "ops"},
     "casework.transactions.monitoring.tasks.monitoring_evaluate_pending": {"queue": "ops"},
+    "casework.transactions.monitoring.tasks.aggregates_prune": {"queue": "ops"},
     "casework.idempotency.tasks.idempotency_purge": {"queue": "ops"},
 }
 CELERY_TASK_EAGER_PROPAGATES = True
@@ -1010,6 +1011,12 @@ CELERY_BEAT_SCHEDULE["txn-evaluate-pending"] = {
     "task": "casework.transactions.monitoring.tasks.monitoring_evaluate_pending",
     "schedule": 10.0,
     "options": {"expires": 10.0},
+}
+# Velocity counters: drop the buckets no window reads any more (casework.transactions.aggregates).
+CELERY_BEAT_SCHEDULE["txn-aggregates-prune"] = {
+    "task": "casework.transactions.monitoring.tasks.aggregates_prune",
+    "schedule": 3600.0,
+    "options": {"expires": 3600.0},
 }
 CELERY_BEAT_SCHEDULE["idempotency-purge"] = {
     "task": "casework.idempotency.tasks.idempotency_purge",

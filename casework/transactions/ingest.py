@@ -5,6 +5,7 @@ rules in the worker once committed (casework/transactions/monitoring)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC
 from decimal import Decimal
 from typing import Any
 
@@ -13,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from audit.services import audit_record
+from casework.transactions import aggregates
 from casework.transactions.models import CardAccount, Transaction
 from casework.transactions.monitoring.models import CurrencyRate
 from casework.transactions.monitoring.tasks import evaluate_after_commit
@@ -54,7 +56,7 @@ def transactions_import(*, actor, rows: Sequence[Any], via: str = "api", numbers
                                               holder_name=row.holder_name)
     for account in CardAccount.objects.bulk_create(list(new.values()), batch_size=1000):
         accounts[account.account_id] = account
-    created = Transaction.objects.bulk_create([
+    txns = [
         Transaction(transaction_id=row.transaction_id, account=accounts[row.account_id], card_last4=row.card_last4,
                     amount=row.amount, currency=row.currency, merchant=row.merchant, mcc=row.mcc,
                     country=row.country, channel=row.channel, device_id=row.device_id,
@@ -64,13 +66,32 @@ def transactions_import(*, actor, rows: Sequence[Any], via: str = "api", numbers
                     bin=row.bin, merchant_id=row.merchant_id,
                     settlement_amount=(row.amount * rates[row.currency]).quantize(CENT))
         for row in valid
-    ], batch_size=1000)
+    ]
+    # The velocity counters count them (in this transaction: never stale), and each keeps the
+    # aggregates the active rules read as they stood when it arrived.
+    for txn, values in zip(txns, aggregates.observe([rule_row(t) for t in txns]), strict=True):
+        txn.aggregates = values
+    created = Transaction.objects.bulk_create(txns, batch_size=1000)
     audit_record(actor=actor, action="txn.transactions_imported", data={
         "via": via, "count": len(created), "accounts": sorted(accounts)[:50],
         "first": valid[0].transaction_id, "last": valid[-1].transaction_id})
     # The detection rules run on them in the worker, once they are committed.
     evaluate_after_commit([t.pk for t in created])
     return created
+
+
+def rule_row(txn: Transaction) -> dict:
+    """The row the detection rules and the aggregates read (casework.transactions.rules), from
+    a transaction not necessarily saved yet (its account is)."""
+    from casework.transactions.rules import row_of
+
+    return row_of(amount=txn.settlement_amount if txn.settlement_amount is not None else txn.amount, mcc=txn.mcc,
+                  country=txn.country, channel=txn.channel, occurred_at=txn.occurred_at.astimezone(UTC),
+                  home_country=txn.account.home_country, is_fraud=txn.is_fraud, currency=txn.currency,
+                  auth_result=txn.auth_result, three_ds=txn.three_ds_result, avs=txn.avs_result,
+                  cvv=txn.cvv_result, bin=txn.bin, merchant_id=txn.merchant_id, account=txn.account_id,
+                  card_last4=txn.card_last4, device_id=txn.device_id, ip_address=txn.ip_address,
+                  email_hash=txn.email_hash, merchant=txn.merchant)
 
 
 def _refuse_duplicates_and_unknown_accounts(valid: list[TransactionIn], *, numbers, label) -> dict[str, list[str]]:

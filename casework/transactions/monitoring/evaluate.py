@@ -7,7 +7,9 @@ One evaluation, for a batch of transactions:
 1. lock the batch's transactions not yet evaluated (SKIP LOCKED: a duplicate message, or
    the sweep racing the message, evaluates each transaction once);
 2. read the active rule versions (one query) and evaluate each on each transaction, row by
-   row (casework.transactions.rules: declarative, bounded, no history scan);
+   row (casework.transactions.rules: declarative, bounded, no history scan; an aggregate is
+   read from the snapshot the transaction took of the counters when it was stored,
+   casework.transactions.aggregates);
 3. record every hit (shadow and live, all actions) with its rule version;
 4. group the live review/block hits by card (account and last four digits). A card with a
    live allow hit is let through: its hits are recorded, no case opens. Otherwise, card by
@@ -37,7 +39,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit.services import audit_record
-from casework.transactions import rules
+from casework.transactions import aggregates, rules
 from casework.transactions.monitoring.models import CardCase, RuleHit, RuleVersion
 
 LIVE_CASE_ACTIONS = (RuleVersion.Action.REVIEW, RuleVersion.Action.BLOCK)
@@ -47,7 +49,7 @@ ACTOR = "system"
 def active_versions() -> list[tuple[RuleVersion, list[rules.Condition]]]:
     versions = list(RuleVersion.objects.filter(status=RuleVersion.Status.ACTIVE).select_related("rule")
                     .order_by("rule__name"))
-    return [(v, [rules.Condition.model_validate(c) for c in v.conditions]) for v in versions]
+    return [(v, rules.parse(v.conditions)) for v in versions]
 
 
 def _current(account_id: int, last4: str) -> CardCase | None:
@@ -113,7 +115,7 @@ def transactions_evaluate(ids: list[int], *, now: datetime | None = None) -> dic
     now = now or timezone.now()
     rows = list(Transaction.objects.select_for_update(skip_locked=True, of=("self",))
                 .filter(pk__in=ids, evaluated_at__isnull=True).order_by("pk")
-                .values_list("pk", "account_id", "card_last4", "transaction_id", *rules.ROW_COLUMNS))
+                .values_list("pk", "account_id", "card_last4", "transaction_id", "aggregates", *rules.ROW_COLUMNS))
     if not rows:
         return {"evaluated": 0, "hits": 0, "opened": 0, "joined": 0}
     versions = active_versions()
@@ -121,9 +123,11 @@ def transactions_evaluate(ids: list[int], *, now: datetime | None = None) -> dic
     by_card: dict[tuple[int, str], list[RuleHit]] = defaultdict(list)
     allowed: set[tuple[int, str]] = set()
     txn_ids = {}
-    for pk, account_id, last4, transaction_id, *values in rows:
+    # The aggregates every active rule reads: each transaction's snapshot from when it was stored.
+    read = rules.aggregates_of([c for _, conditions in versions for c in conditions])
+    for pk, account_id, last4, transaction_id, snapshot, *values in rows:
         txn_ids[pk] = transaction_id
-        row = rules.row_from_values(values)
+        row = aggregates.with_aggregates(rules.row_from_values(values), snapshot, read)
         for version, conditions in versions:
             if not rules.rule_matches(conditions, row):
                 continue

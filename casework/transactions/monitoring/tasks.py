@@ -37,6 +37,14 @@ def monitoring_evaluate_pending(now: datetime | str | None = None) -> int:
     return len(ids)
 
 
+@shared_task(ignore_result=True, time_limit=600)
+def aggregates_prune() -> int:
+    """Drop the velocity counters' buckets that no window reads any more."""
+    from casework.transactions.aggregates import prune
+
+    return prune()
+
+
 def evaluate_after_commit(ids: list[int]) -> None:
     """Queue the evaluation of these transactions once the surrounding transaction commits."""
     if not ids:
