@@ -754,6 +754,16 @@ except InvalidOperation:
     TXN_REASSESS_MIN_INCREASE = Decimal(-1)
 if not TXN_REASSESS_MIN_INCREASE.is_finite() or TXN_REASSESS_MIN_INCREASE < 0:
     raise ImproperlyConfigured("TXN_REASSESS_MIN_INCREASE is an amount of at least 0.")
+# Decisions at authorisation time (POST /api/transactions/decide: casework/transactions/decisions):
+# the live rules are evaluated in order until TXN_DECISION_BUDGET_MS (from the request's
+# arrival) has passed; then the answer is TXN_DECISION_FALLBACK (allow or review), marked
+# timed_out, and the worker's full evaluation records what the rules found.
+TXN_DECISION_BUDGET_MS = env.float("TXN_DECISION_BUDGET_MS", default=50.0)
+TXN_DECISION_FALLBACK = env("TXN_DECISION_FALLBACK", default="allow").strip().lower()
+if TXN_DECISION_BUDGET_MS <= 0:
+    raise ImproperlyConfigured("TXN_DECISION_BUDGET_MS must be above 0 (milliseconds).")
+if TXN_DECISION_FALLBACK not in ("allow", "review"):
+    raise ImproperlyConfigured("TXN_DECISION_FALLBACK is allow or review.")
 # An Idempotency-Key is remembered this long (IETF draft: the server says how long).
 IDEMPOTENCY_KEY_HOURS = env.int("IDEMPOTENCY_KEY_HOURS", default=24)
 

@@ -8,8 +8,16 @@ from datetime import datetime, timedelta
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from casework.transactions.lists.lookup import ListLookup
 from casework.transactions.models import Investigation, Transaction
-from casework.transactions.rules import ROW_COLUMNS, Condition, row_from_values, rule_matches
+from casework.transactions.rules import (
+    ROW_COLUMNS,
+    Condition,
+    ListCondition,
+    parse_conditions,
+    row_from_values,
+    rule_matches,
+)
 
 BACKTEST_DAYS = 90
 BACKTEST_MAX_ROWS = 200_000
@@ -28,9 +36,10 @@ def backtest(conditions: list[dict] | list[Condition], *, since: datetime | None
     fraud"; otherwise it is undecided and scores nothing. Precision is fraud among the decided
     transactions it fired on; recall is the fraud it fired on among all the fraud in the window.
     At most BACKTEST_MAX_ROWS transactions are read, newest first; the report says when the
-    window held more.
+    window held more. A list condition is tested against the lists as they are now (their
+    entries' history is in the audit trail, not replayed here).
     """
-    parsed = [c if isinstance(c, Condition) else Condition.model_validate(c) for c in conditions]
+    parsed = parse_conditions(conditions)
     if until is None:
         # The history's own present: its newest transaction (imported history may be old).
         latest = Transaction.objects.aggregate(latest=Max("occurred_at"))["latest"]
@@ -49,19 +58,25 @@ def backtest(conditions: list[dict] | list[Condition], *, since: datetime | None
     rows = kept.order_by("-occurred_at", "-id").values_list("pk", *ROW_COLUMNS)[:BACKTEST_MAX_ROWS + 1]
     considered = fired = fired_fraud = fired_not_fraud = fraud_total = decided_total = 0
     truncated = False
-    for pk, *values in rows.iterator(chunk_size=2000):
-        if considered == BACKTEST_MAX_ROWS:
-            truncated = True
+    lookup = ListLookup(now=timezone.now()) if any(isinstance(c, ListCondition) for c in parsed) else None
+    for chunk in _chunks(rows.iterator(chunk_size=2000), 2000):
+        chunk = [(pk, row_from_values(values)) for pk, *values in chunk]
+        if lookup is not None:
+            lookup.prefetch(row for _, row in chunk)
+        for pk, row in chunk:
+            if considered == BACKTEST_MAX_ROWS:
+                truncated = True
+                break
+            considered += 1
+            label = "fraud" if row["is_fraud"] else decided.get(pk)
+            fraud_total += label == "fraud"
+            decided_total += label is not None
+            if rule_matches(parsed, row, lookup):
+                fired += 1
+                fired_fraud += label == "fraud"
+                fired_not_fraud += label == "not_fraud"
+        if truncated:
             break
-        considered += 1
-        row = row_from_values(values)
-        label = "fraud" if row["is_fraud"] else decided.get(pk)
-        fraud_total += label == "fraud"
-        decided_total += label is not None
-        if rule_matches(parsed, row):
-            fired += 1
-            fired_fraud += label == "fraud"
-            fired_not_fraud += label == "not_fraud"
     scored = fired_fraud + fired_not_fraud
     span = f"{since:%Y-%m-%d} to {until:%Y-%m-%d}"
     return {
@@ -75,3 +90,14 @@ def backtest(conditions: list[dict] | list[Condition], *, since: datetime | None
                     + f": {fired_fraud} fraud, {fired_not_fraud} not fraud, {fired - scored} undecided."
                     + (f" Only the newest {BACKTEST_MAX_ROWS:,} were read." if truncated else "")),
     }
+
+
+def _chunks(iterable, size: int):
+    chunk = []
+    for item in iterable:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

@@ -1,0 +1,68 @@
+"""Decide one transaction at authorisation time (POST /api/transactions/decide): store it as
+ingestion does, answer from the live rules and the lists within the budget, record the
+decision and audit it. What follows (shadow rules, every live rule again, cases, joins,
+card-block actions) is today's evaluation in the worker, queued by the ingestion on commit
+(casework/transactions/monitoring/evaluate.py), which also records its hits on the decision."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from audit.services import audit_record
+from casework.transactions import rules
+from casework.transactions.decisions.engine import evaluate_live, live_rules
+from casework.transactions.decisions.models import Decision
+from casework.transactions.ingest import transactions_import
+from casework.transactions.lists.lookup import ListLookup
+
+
+def _by_field(exc: ValidationError) -> ValidationError:
+    """The import's errors ("row 1: amount") keyed by the field alone: one transaction."""
+    errors = {key.split(": ", 1)[1]: msgs for key, msgs in exc.message_dict.items() if ": " in key}
+    return ValidationError(errors or exc.message_dict)
+
+
+def row_of_transaction(txn) -> dict:
+    return rules.row_of(
+        amount=txn.settlement_amount if txn.settlement_amount is not None else txn.amount, mcc=txn.mcc,
+        country=txn.country, channel=txn.channel, occurred_at=txn.occurred_at, home_country=txn.account.home_country,
+        currency=txn.currency, auth_result=txn.auth_result, three_ds=txn.three_ds_result, avs=txn.avs_result,
+        cvv=txn.cvv_result, bin=txn.bin, merchant_id=txn.merchant_id, card=txn.account.account_id,
+        device=txn.device_id, ip=txn.ip_address or "", email_hash=txn.email_hash)
+
+
+@transaction.atomic
+def transaction_decide(*, actor, data, started: float, started_ns: int | None = None,
+                       clock: Callable[[], float] = time.monotonic) -> Decision:
+    """Steps: store the transaction (validated as ingestion validates it; a ValidationError
+    names the field); read the lists for its values; evaluate the live rules in order until
+    the outcome is settled or the deadline (`started` + TXN_DECISION_BUDGET_MS on `clock`)
+    passes; record the decision with the server's latency; audit it."""
+    started_ns = started_ns if started_ns is not None else time.perf_counter_ns()
+    if not isinstance(data, dict):
+        raise ValidationError({"non_field_errors": ["Send one transaction as a JSON object."]})
+    try:
+        [txn] = transactions_import(actor=actor, rows=[data], via="decide")
+    except ValidationError as exc:
+        raise _by_field(exc) from None
+    now = timezone.now()
+    row = row_of_transaction(txn)
+    answer = evaluate_live(row, live_rules(), ListLookup.for_rows([row], now=now), clock=clock,
+                           deadline=started + settings.TXN_DECISION_BUDGET_MS / 1000,
+                           fallback=settings.TXN_DECISION_FALLBACK)
+    latency_us = (time.perf_counter_ns() - started_ns) // 1000
+    decision = Decision.objects.create(
+        transaction=txn, outcome=answer.outcome, hits=answer.hits, score=answer.score, timed_out=answer.timed_out,
+        rules_evaluated=answer.rules_evaluated, latency_us=latency_us,
+        created_by=actor if getattr(actor, "pk", None) else None, created_at=now)
+    audit_record(actor=actor, action="txn.decided", obj=decision, data={
+        "transaction_id": txn.transaction_id, "decision_id": str(decision.decision_id), "outcome": answer.outcome,
+        "score": answer.score, "timed_out": answer.timed_out,
+        "hits": [h.get("rule") or h.get("list") for h in answer.hits]})
+    return decision
