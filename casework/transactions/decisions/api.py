@@ -20,7 +20,7 @@ from casework.transactions.decisions.services import transaction_decide
 from casework.transactions.schemas import TransactionIn
 
 
-class DecisionHitSerializer(serializers.Serializer):
+class TransactionDecisionHitSerializer(serializers.Serializer):
     rule = serializers.CharField(required=False, help_text="A live rule that hit (with its version).")
     version = serializers.IntegerField(required=False)
     action = serializers.ChoiceField(choices=["allow", "review", "block"], required=False)
@@ -31,9 +31,9 @@ class DecisionHitSerializer(serializers.Serializer):
     reason = serializers.CharField()
 
 
-class DecisionSerializer(serializers.ModelSerializer):
+class TransactionDecisionSerializer(serializers.ModelSerializer):
     transaction_id = serializers.CharField(source="transaction.transaction_id")
-    hits = DecisionHitSerializer(many=True)
+    hits = TransactionDecisionHitSerializer(many=True)
 
     class Meta:
         model = Decision
@@ -60,7 +60,7 @@ class DecideApi(APIView):
                                      description="Retry safely: the same key and body return the first decision "
                                                  "(same decision_id; header Idempotent-Replayed: true); the same "
                                                  "key with another body is a 422.")],
-        responses={201: DecisionSerializer,
+        responses={201: TransactionDecisionSerializer,
                    400: OpenApiResponse(description="Invalid transaction, keyed by field; nothing stored."),
                    401: OpenApiResponse(description="Not authenticated."),
                    403: OpenApiResponse(description="Not allowed for this user's role."),
@@ -77,6 +77,6 @@ class DecideApi(APIView):
         def decide() -> Response:
             decision = transaction_decide(actor=request.user, data=request.data, started=started,
                                           started_ns=started_ns, clock=self.clock)
-            return Response(DecisionSerializer(decision).data, status=status.HTTP_201_CREATED)
+            return Response(TransactionDecisionSerializer(decision).data, status=status.HTTP_201_CREATED)
 
         return idempotent(request, operation="transactions_decide", handle=decide)

@@ -48,7 +48,8 @@ def transaction_decide(*, actor, data, started: float, started_ns: int | None = 
     if not isinstance(data, dict):
         raise ValidationError({"non_field_errors": ["Send one transaction as a JSON object."]})
     try:
-        [txn] = transactions_import(actor=actor, rows=[data], via="decide")
+        # Audited below, in the decision's own entry.
+        [txn] = transactions_import(actor=actor, rows=[data], via="decide", audit=False)
     except ValidationError as exc:
         raise _by_field(exc) from None
     now = timezone.now()
@@ -62,7 +63,7 @@ def transaction_decide(*, actor, data, started: float, started_ns: int | None = 
         rules_evaluated=answer.rules_evaluated, latency_us=latency_us,
         created_by=actor if getattr(actor, "pk", None) else None, created_at=now)
     audit_record(actor=actor, action="txn.decided", obj=decision, data={
-        "transaction_id": txn.transaction_id, "decision_id": str(decision.decision_id), "outcome": answer.outcome,
+        "transaction_id": txn.transaction_id, "account_id": txn.account.account_id, "decision_id": str(decision.decision_id), "outcome": answer.outcome,
         "score": answer.score, "timed_out": answer.timed_out,
         "hits": [h.get("rule") or h.get("list") for h in answer.hits]})
     return decision
