@@ -18,6 +18,8 @@ as real rules are), plus `--shadow` shadow rules (they run in the worker, after 
 Velocity conditions (issue 47 part A) are built on another branch: until they are merged
 this bench has no velocity rules, and says so in its output.
 
+First the decision service alone, in the bench's process (no HTTP): CPU ms, queries and wall
+ms per decision over 190 decisions, the figures that say whether the cost grows with history.
 Then, for each rate in `--rates`, an open-loop driver (httpx's AsyncClient, one event loop)
 sends POST /api/transactions/decide at that rate for `--seconds` (new transactions on the
 cards of the history; about 1 % carry a deny-listed device) and reports the client's latency
@@ -163,6 +165,35 @@ def transaction(k: int, rng: random.Random) -> dict:
             "occurred_at": (T0 + datetime.timedelta(seconds=k)).isoformat()}
 
 
+def in_process_cost(rng: random.Random, count: int = 200) -> dict:
+    """The decision service itself, in this process (no HTTP, no middleware): CPU ms, queries
+    and wall ms per decision, and how many rules it evaluated. Robust to the machine's load in
+    CPU and queries; the wall time is not."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from casework.transactions.decisions.services import transaction_decide
+
+    rows = [transaction(95_000_000 + k, rng) for k in range(count)]
+    for row in rows[:10]:  # warm: the parsed rules' cache, the connection
+        transaction_decide(actor="system", data=row, started=time.monotonic())
+    walls = []
+    evaluated = 0
+    cpu = time.process_time()
+    with CaptureQueriesContext(connection) as queries:
+        for row in rows[10:]:
+            began = time.perf_counter()
+            decision = transaction_decide(actor="system", data=row, started=time.monotonic())
+            walls.append(time.perf_counter() - began)
+            evaluated += decision.rules_evaluated
+    cpu = time.process_time() - cpu
+    n = count - 10
+    walls.sort()
+    return {"cpu_ms": round(cpu * 1000 / n, 2), "queries": round(len(queries) / n, 1),
+            "wall_ms_p50": round(walls[n // 2] * 1000, 2), "wall_ms_p99": round(walls[int(n * 0.99)] * 1000, 2),
+            "rules_evaluated_mean": round(evaluated / n, 1)}
+
+
 class Servers:
     """gunicorn as the README starts it, and one Celery worker."""
 
@@ -279,6 +310,8 @@ def main() -> None:
     rng = random.Random(47)
     loaded = load_history(args.history, rng)
     token = rules_and_lists(args, rng)
+    cost = in_process_cost(rng)
+    print(json.dumps({"in_process": cost}), flush=True)
     from django.db import connections
 
     connections.close_all()
@@ -299,7 +332,7 @@ def main() -> None:
               "live_rules": args.rules, "list_rules": args.list_rules, "velocity_rules": 0,
               "velocity_note": "no velocity conditions on this branch yet (issue 47 part A is another branch)",
               "shadow_rules": args.shadow, "list_entries": args.list_entries * 3,
-              "gunicorn": f"{args.gunicorn_workers} workers x 8 threads", "celery_workers": args.celery_workers,
+              "gunicorn": f"{args.gunicorn_workers} workers x 8 threads", "in_process": cost, "celery_workers": args.celery_workers,
               "decisions": Decision.objects.count(),
               "evaluated_by_worker": Decision.objects.filter(evaluated_at__isnull=False).count(), "runs": runs}
     print(json.dumps(result, indent=1, default=str))

@@ -231,3 +231,32 @@ def test_only_investigators_decide_and_change_lists(mona, alice):
     listed = client_for(mona).get("/api/transaction-lists/").json()
     assert listed == [{"name": "deny-bins", "kind": "deny", "field": "bin", "description": "", "entries": 1,
                        "created_at": listed[0]["created_at"]}]
+
+
+CARD_TESTING = [{"agg": {"fn": "count", "by": "card", "window": "10m"}, "op": "gte", "value": 6},
+                {"field": "amount", "op": "lte", "value": 5}]
+
+
+def _velocity_conditions_exist() -> bool:
+    from casework.transactions import rules
+
+    try:
+        rules.parse_conditions(CARD_TESTING)
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _velocity_conditions_exist(),
+                    reason="velocity conditions (issue 47 part A) are built on branch wt-velocity; this test runs "
+                           "once both are merged")
+def test_card_testing_is_blocked_from_the_sixth_small_authorisation_and_the_case_opens_once(
+        alice, mona, django_capture_on_commit_callbacks):
+    running(alice, mona, name="Card testing", action="block", conditions=CARD_TESTING)
+    api = client_for(alice)
+    # Twelve 1 EUR authorisations on one card in three minutes (15 s apart).
+    outcomes = [decide(api, txn(n), capture=django_capture_on_commit_callbacks).json()["outcome"] for n in range(12)]
+    assert outcomes == ["allow"] * 5 + ["block"] * 7
+    assert Case.objects.filter(case_type="transaction_investigation").count() == 1
+    assert Action.objects.filter(type="transaction.card_block_requested").count() == 1
+    assert list(Decision.objects.order_by("pk").values_list("evaluated_outcome", flat=True)) == outcomes
