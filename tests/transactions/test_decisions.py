@@ -233,6 +233,34 @@ def test_only_investigators_decide_and_change_lists(mona, alice):
                        "created_at": listed[0]["created_at"]}]
 
 
+@pytest.mark.django_db(transaction=True)
+def test_two_authorisations_on_a_new_card_at_once_are_both_decided(alice):
+    """Both create the card's account; on PostgreSQL the second insert waits for the first and
+    fails on the unique account id, and the decision tries once more (SQLite serialises them)."""
+    import threading
+
+    from django.db import connection
+
+    barrier = threading.Barrier(4)
+    answers = []
+
+    def send(n: int) -> None:
+        try:
+            barrier.wait(timeout=30)  # failure guard only: a lost thread fails the test, never hangs it
+            answers.append(decide(client_for(alice), txn(n, card="CARD-NEW")))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=send, args=(n,), daemon=True) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads), "a request never answered"
+    assert sorted(a.status_code for a in answers) == [201] * 4, [a.content for a in answers]
+    assert Decision.objects.count() == 4 and Transaction.objects.values("account").distinct().count() == 1
+
+
 CARD_TESTING = [{"agg": {"fn": "count", "by": "card", "window": "10m"}, "op": "gte", "value": 6},
                 {"field": "amount", "op": "lte", "value": 5}]
 

@@ -50,22 +50,24 @@ class Answer:
     rules_evaluated: int = 0
 
 
-# A version's conditions never change once written, so each is parsed once per process.
-_PARSED: dict[int, tuple[list, str]] = {}
+# A version's conditions never change once written, so each is parsed once per process (keyed
+# by id and creation time: a test database that resets its sequences reuses ids).
+_PARSED: dict[tuple, tuple[list, str]] = {}
 
 
 def live_rules() -> list[LiveRule]:
     """The active live rule versions in evaluation order (one query)."""
     from casework.transactions.monitoring.models import RuleVersion
 
-    found = []
-    for pk, name, number, action, conditions in (
-            RuleVersion.objects.filter(status=RuleVersion.Status.ACTIVE, mode=RuleVersion.Mode.LIVE)
-            .values_list("pk", "rule__name", "number", "action", "conditions")):
-        if pk not in _PARSED:
-            _PARSED[pk] = (rules.parse_conditions(conditions), rules.describe(conditions))
-        parsed, reason = _PARSED[pk]
-        found.append(LiveRule(pk, name, number, action, parsed, reason))
+    active = list(RuleVersion.objects.filter(status=RuleVersion.Status.ACTIVE, mode=RuleVersion.Mode.LIVE)
+                  .values_list("pk", "created_at", "rule__name", "number", "action"))
+    missing = [(pk, created) for pk, created, *_ in active if (pk, created) not in _PARSED]
+    if missing:  # only versions this process has not seen: the JSON is not read and parsed per request
+        for pk, created, conditions in (RuleVersion.objects.filter(pk__in=[pk for pk, _ in missing])
+                                        .values_list("pk", "created_at", "conditions")):
+            _PARSED[(pk, created)] = (rules.parse_conditions(conditions), rules.describe(conditions))
+    found = [LiveRule(pk, name, number, action, *_PARSED[(pk, created)])
+             for pk, created, name, number, action in active]
     return sorted(found, key=lambda r: (ACTION_ORDER[r.action], r.rule))
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit.services import audit_record
@@ -37,6 +37,23 @@ def row_of_transaction(txn) -> dict:
         device=txn.device_id, ip=txn.ip_address or "", email_hash=txn.email_hash)
 
 
+def _store(*, actor, data: dict):
+    """The transaction stored as ingestion stores it (audited below, in the decision's own entry).
+    Two authorisations on a new card at the same moment both create its account: the second
+    insert fails on the unique account id once the first commits, and is tried once more,
+    finding the account. The same transaction id twice at once: the second is told it is stored."""
+    for attempt in (1, 2):
+        try:
+            [txn] = transactions_import(actor=actor, rows=[data], via="decide", audit=False)
+            return txn
+        except ValidationError as exc:
+            raise _by_field(exc) from None
+        except IntegrityError:
+            if attempt == 2:
+                raise ValidationError({"transaction_id": [f"{data.get('transaction_id')} is already stored."]})
+    raise AssertionError("unreachable")
+
+
 @transaction.atomic
 def transaction_decide(*, actor, data, started: float, started_ns: int | None = None,
                        clock: Callable[[], float] = time.monotonic) -> Decision:
@@ -47,11 +64,7 @@ def transaction_decide(*, actor, data, started: float, started_ns: int | None = 
     started_ns = started_ns if started_ns is not None else time.perf_counter_ns()
     if not isinstance(data, dict):
         raise ValidationError({"non_field_errors": ["Send one transaction as a JSON object."]})
-    try:
-        # Audited below, in the decision's own entry.
-        [txn] = transactions_import(actor=actor, rows=[data], via="decide", audit=False)
-    except ValidationError as exc:
-        raise _by_field(exc) from None
+    txn = _store(actor=actor, data=data)
     now = timezone.now()
     row = row_of_transaction(txn)
     answer = evaluate_live(row, live_rules(), ListLookup.for_rows([row], now=now), clock=clock,
