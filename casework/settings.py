@@ -759,6 +759,11 @@ if not TXN_REASSESS_MIN_INCREASE.is_finite() or TXN_REASSESS_MIN_INCREASE < 0:
 # arrival) has passed; then the answer is TXN_DECISION_FALLBACK (allow or review), marked
 # timed_out, and the worker's full evaluation records what the rules found.
 TXN_DECISION_BUDGET_MS = env.float("TXN_DECISION_BUDGET_MS", default=50.0)
+# The worker's evaluation is woken once per TXN_EVALUATE_COALESCE_MS per web process with every
+# transaction committed meanwhile (casework/transactions/monitoring/wake.py); 0: one message per commit.
+TXN_EVALUATE_COALESCE_MS = env.float("TXN_EVALUATE_COALESCE_MS", default=20.0)
+if not 0 <= TXN_EVALUATE_COALESCE_MS <= 1000:
+    raise ImproperlyConfigured("TXN_EVALUATE_COALESCE_MS must be between 0 and 1000.")
 TXN_DECISION_FALLBACK = env("TXN_DECISION_FALLBACK", default="allow").strip().lower()
 if TXN_DECISION_BUDGET_MS <= 0:
     raise ImproperlyConfigured("TXN_DECISION_BUDGET_MS must be above 0 (milliseconds).")
