@@ -501,6 +501,9 @@ REST_FRAMEWORK = {
 # Throttle counters. The default is per process; CACHE_URL=redis://... shares them between
 # gunicorn workers and machines.
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+    # The same, with one client per connection pool instead of one per cache call (casework/redis_cache.py).
+    CACHES["default"]["BACKEND"] = "casework.redis_cache.RedisCache"
 # What every page's navigation reads (pinned views, unread count, teams, investigators;
 # casework/cases/navigation.py). A change made in one process (a Celery worker notifying
 # someone) must reach the pages every other process renders, so this cache is shared: the
