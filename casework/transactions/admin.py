@@ -3,7 +3,10 @@ findings are read-only here (the pipeline and the case page write them)."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from audit.admin_scope import CaseScopedAdmin
 from casework.transactions.models import (
@@ -81,10 +84,47 @@ class DetectionRuleAdmin(ReadOnly):
     list_display = ["name", "created_by", "created_at"]
 
 
+class ValueListForm(forms.ModelForm):
+    """The service's checks, as form errors (never a 500 from save_model)."""
+
+    class Meta:
+        model = ValueList
+        fields = ["name", "kind", "field", "description"]
+
+    def clean_name(self):
+        from casework.transactions.lists.services import NAME
+
+        name = (self.cleaned_data.get("name") or "").strip().lower()
+        if not NAME.fullmatch(name):
+            raise ValidationError("Use lower-case letters, digits, - and _ (up to 60), e.g. deny-devices.")
+        return name
+
+
+class ListEntryForm(forms.ModelForm):
+    class Meta:
+        model = ListEntry
+        fields = ["value_list", "value", "expires_at", "note"]
+
+    def clean(self):
+        from casework.transactions.lists.services import value_normalise
+
+        data = super().clean()
+        value_list = data.get("value_list") or (self.instance.value_list if self.instance.pk else None)
+        if value_list is not None and data.get("value"):
+            try:
+                data["value"] = value_normalise(value_list.field, data["value"])
+            except ValidationError as exc:
+                self.add_error("value", exc.message_dict["value"])
+        if data.get("expires_at") and data["expires_at"] <= timezone.now():
+            self.add_error("expires_at", "The expiry must be in the future.")
+        return data
+
+
 @admin.register(ValueList)
 class ValueListAdmin(admin.ModelAdmin):
     """Lists are made through the audited service; their entries on the list entries page."""
 
+    form = ValueListForm
     list_display = ["name", "kind", "field", "created_by", "created_at"]
     list_filter = ["kind", "field"]
     fields = ["name", "kind", "field", "description"]
@@ -109,6 +149,7 @@ class ValueListAdmin(admin.ModelAdmin):
 class ListEntryAdmin(admin.ModelAdmin):
     """Adding, renewing and removing an entry go through the audited services."""
 
+    form = ListEntryForm
     list_display = ["value", "value_list", "expires_at", "note", "added_by", "added_at"]
     list_filter = ["value_list"]
     search_fields = ["value", "note"]
