@@ -758,8 +758,8 @@ except InvalidOperation:
 if not TXN_REASSESS_MIN_INCREASE.is_finite() or TXN_REASSESS_MIN_INCREASE < 0:
     raise ImproperlyConfigured("TXN_REASSESS_MIN_INCREASE is an amount of at least 0.")
 # Decisions at authorisation time (POST /api/transactions/decide: casework/transactions/decisions):
-# the live rules are evaluated in order until TXN_DECISION_BUDGET_MS (from the request's
-# arrival) has passed; then the answer is TXN_DECISION_FALLBACK (allow or review), marked
+# the live rules are evaluated in order until TXN_DECISION_BUDGET_MS (from the view's
+# entry) has passed; then the answer is TXN_DECISION_FALLBACK (allow or review), marked
 # timed_out, and the worker's full evaluation records what the rules found.
 TXN_DECISION_BUDGET_MS = env.float("TXN_DECISION_BUDGET_MS", default=50.0)
 # The worker's evaluation is woken once per TXN_EVALUATE_COALESCE_MS per web process with every

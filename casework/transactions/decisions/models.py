@@ -27,7 +27,7 @@ class Decision(models.Model):
     # outcome is the fallback (TXN_DECISION_FALLBACK) unless a deny list decided it first.
     timed_out = models.BooleanField(default=False)
     rules_evaluated = models.PositiveIntegerField(default=0)
-    # The server's own time from the request's arrival to the decision (microseconds).
+    # The server's own time from the view's entry (after authentication and the middleware) to the decision, before the commit (microseconds).
     latency_us = models.PositiveIntegerField()
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
                                    related_name="+")
