@@ -331,7 +331,10 @@ from casework.transactions.aggregates.models import (  # noqa: E402,F401
     AggregateSeries,
 )
 
-# Transaction monitoring (rates, detection rules, hits) lives in its own module.
+# Transaction monitoring (rates, detection rules, hits), authorisation-time decisions and
+# allow/deny lists live in their own modules.
+from casework.transactions.decisions.models import Decision  # noqa: E402,F401
+from casework.transactions.lists.models import ListEntry, ValueList  # noqa: E402,F401
 from casework.transactions.monitoring.models import (  # noqa: E402,F401
     CurrencyRate,
     DetectionRule,

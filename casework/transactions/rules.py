@@ -35,6 +35,19 @@ the same on a back-test (which replays the history in time order) and in product
 transaction without the group's value (no device, no IP) has no aggregate: the condition does
 not hold, nor does an average over nothing.
 
+A condition may also test membership of a value list (casework/transactions/lists):
+
+    {"in_list": "deny-devices", "field": "device"}
+
+holds when the transaction's device is an unexpired entry of the list named deny-devices.
+The list fields are card (the card account's id), email_hash, ip, device, merchant
+(merchant_id) and bin; a rule's lookups go through a ListLookup (one indexed query per
+value, remembered for the request or batch), so they too read no history.
+
+So a condition is one of three kinds, told apart by its keys: a field condition ("field",
+"op", "value"), an aggregate condition ("agg", or "than" on a field), or a list condition
+("in_list"). parse() reads all three; rule_matches(parsed, row, lookup) evaluates all three.
+
 The language is safe by construction: no expressions, no eval; at most MAX_CONDITIONS
 conditions of at most MAX_LIST_VALUES values each, so a rule's cost per transaction is bounded.
 """
@@ -44,9 +57,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 MAX_CONDITIONS = 10
 MAX_LIST_VALUES = 200
@@ -221,23 +234,60 @@ class Condition(BaseModel):
 Aggregate.model_rebuild()
 
 
+# The fields a list holds values of, and the row key each is read from.
+LIST_FIELDS = {"card": "card_account", "email_hash": "email_hash", "ip": "ip_address", "device": "device_id",
+               "merchant": "merchant_id", "bin": "bin"}
+
+
+class ListCondition(BaseModel):
+    """The transaction's value of `field` is on the list named `in_list` (unexpired)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    in_list: str = Field(min_length=1, max_length=60, pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    field: Literal["card", "email_hash", "ip", "device", "merchant", "bin"]
+
+    def dump(self) -> dict:
+        return {"in_list": self.in_list, "field": self.field}
+
+    def aggregates(self) -> list[Aggregate]:
+        return []
+
+
+def _kind(value) -> str:
+    if isinstance(value, ListCondition) or (isinstance(value, dict) and "in_list" in value):
+        return "list"
+    return "compare"
+
+
+AnyCondition = Annotated[Annotated[Condition, Tag("compare")] | Annotated[ListCondition, Tag("list")],
+                         Discriminator(_kind)]
+
+
+class ListMembership(Protocol):
+    def contains(self, list_name: str, value: str) -> bool: ...
+
+
 class Rule(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     name: str = Field(min_length=1, max_length=120)
     description: str = Field(default="", max_length=2_000)
-    conditions: list[Condition] = Field(min_length=1, max_length=MAX_CONDITIONS)
+    conditions: list[AnyCondition] = Field(min_length=1, max_length=MAX_CONDITIONS)
 
 
 def _digest(data: dict) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
 
 
-def parse(conditions) -> list[Condition]:
-    return [c if isinstance(c, Condition) else Condition.model_validate(c) for c in conditions]
+def parse(conditions) -> list[Condition | ListCondition]:
+    """Stored conditions (dicts) as condition objects, each of its kind (field or aggregate:
+    Condition; list membership: ListCondition). The one parser of the rule language."""
+    return [c if isinstance(c, Condition | ListCondition)
+            else (ListCondition if _kind(c) == "list" else Condition).model_validate(c) for c in conditions]
 
 
-def aggregates_of(conditions: list[Condition]) -> list[Aggregate]:
+def aggregates_of(conditions: list[Condition | ListCondition]) -> list[Aggregate]:
     """The distinct aggregates these conditions read (by key)."""
     found = {}
     for condition in conditions:
@@ -265,7 +315,10 @@ def _compare(op: str, actual, value) -> bool:
     return False
 
 
-def _holds(condition: Condition, row: dict) -> bool:
+def _holds(condition: Condition | ListCondition, row: dict, lists: ListMembership | None = None) -> bool:
+    if isinstance(condition, ListCondition):
+        value = row.get(LIST_FIELDS[condition.field]) or ""
+        return bool(value) and lists is not None and lists.contains(condition.in_list, str(value))
     if condition.agg is not None:
         actual = (row.get("agg") or {}).get(condition.agg.key)
     else:
@@ -285,15 +338,16 @@ def holds_plain(condition: Condition, row: dict) -> bool:
     return _holds(condition, row)
 
 
-def rule_matches(conditions: list[Condition], row: dict) -> bool:
+def rule_matches(conditions: list[Condition | ListCondition], row: dict, lists: ListMembership | None = None) -> bool:
     """All conditions hold. Aggregates are read from row["agg"] (key -> value), which the
-    caller fills from the transaction's snapshot (casework.transactions.aggregates)."""
-    return all(_holds(c, row) for c in conditions)
+    caller fills from the transaction's snapshot (casework.transactions.aggregates); list
+    conditions ask `lists` (a ListLookup; none given: a list condition fails)."""
+    return all(_holds(c, row, lists) for c in conditions)
 
 
 def row_of(*, amount, mcc, country, channel, occurred_at, home_country, is_fraud=False, currency="",
            auth_result="", three_ds="", avs="", cvv="", bin="", merchant_id="", account=None, card_last4="",
-           device_id="", ip_address=None, email_hash="", merchant="") -> dict:  # noqa: A002
+           device_id="", ip_address=None, email_hash="", merchant="", card_account="") -> dict:  # noqa: A002
     return {"amount": float(amount), "mcc": mcc, "country": country, "channel": channel,
             "hour": occurred_at.hour, "foreign": country != home_country, "is_fraud": bool(is_fraud),
             "currency": currency, "auth_result": auth_result, "three_ds": three_ds, "avs": avs, "cvv": cvv,
@@ -302,24 +356,27 @@ def row_of(*, amount, mcc, country, channel, occurred_at, home_country, is_fraud
             "occurred_at": occurred_at, "account": None if account is None else str(account),
             "card": None if account is None else f"{account}:{card_last4}", "device_id": device_id or None,
             "ip_address": str(ip_address) if ip_address else None, "email_hash": email_hash or None,
-            "merchant_key": merchant_id or (f"name:{merchant}" if merchant else None)}
+            "merchant_key": merchant_id or (f"name:{merchant}" if merchant else None),
+            # What a card list holds: the card account's own id (LIST_FIELDS).
+            "card_account": card_account or None}
 
 
 # The columns a rule reads, in row_of's order after the first six (for values_list).
 ROW_COLUMNS = ("settlement_amount", "amount", "mcc", "country", "channel", "occurred_at", "account__home_country",
                "is_fraud", "currency", "auth_result", "three_ds_result", "avs_result", "cvv_result", "bin",
-               "merchant_id", "account_id", "card_last4", "device_id", "ip_address", "email_hash", "merchant")
+               "merchant_id", "account_id", "card_last4", "device_id", "ip_address", "email_hash", "merchant",
+               "account__account_id")
 
 
 def row_from_values(values) -> dict:
     """row_of over one values_list(*ROW_COLUMNS) tuple (the settlement amount when known)."""
     (settlement, amount, mcc, country, channel, occurred_at, home, is_fraud, currency, auth, three_ds, avs, cvv,
-     bin_, merchant_id, account, last4, device, ip, email_hash, merchant) = values
+     bin_, merchant_id, account, last4, device, ip, email_hash, merchant, card_account) = values
     return row_of(amount=settlement if settlement is not None else amount, mcc=mcc, country=country,
                   channel=channel, occurred_at=occurred_at, home_country=home, is_fraud=is_fraud, currency=currency,
                   auth_result=auth, three_ds=three_ds, avs=avs, cvv=cvv, bin=bin_, merchant_id=merchant_id,
                   account=account, card_last4=last4, device_id=device, ip_address=ip, email_hash=email_hash,
-                  merchant=merchant)
+                  merchant=merchant, card_account=card_account)
 
 
 WORDS = {"gte": "≥", "lte": "≤", "gt": ">", "lt": "<", "eq": "=", "in": "in", "not_in": "not in"}
@@ -329,9 +386,12 @@ def describe(conditions: list[dict]) -> str:
     parts = []
     for c in conditions:
         try:
-            parsed = c if isinstance(c, Condition) else Condition.model_validate(c)
+            parsed = parse([c])[0]
         except ValueError:
             parts.append(json.dumps(c))
+            continue
+        if isinstance(parsed, ListCondition):
+            parts.append(f"{parsed.field} on list {parsed.in_list}")
             continue
         left = parsed.agg.describe() if parsed.agg is not None else parsed.field
         if parsed.than is not None:
@@ -343,11 +403,14 @@ def describe(conditions: list[dict]) -> str:
     return " and ".join(parts)
 
 
-def explain(conditions: list[Condition], row: dict) -> str:
+def explain(conditions: list[Condition | ListCondition], row: dict) -> str:
     """Why a rule matched a row: each condition with the values it compared
     ("count(card, 10m) = 7 ≥ 6 and amount = 1.0 ≤ 5"), for a hit's reason."""
     parts = []
     for c in conditions:
+        if isinstance(c, ListCondition):
+            parts.append(f"{c.field} = {row.get(LIST_FIELDS[c.field])} on list {c.in_list}")
+            continue
         agg = row.get("agg") or {}
         left = f"{c.agg.describe()} = {agg.get(c.agg.key)}" if c.agg is not None else f"{c.field} = {row.get(c.field)}"
         if c.than is not None:

@@ -31,7 +31,26 @@ def _conditions(conditions) -> list[dict]:
         parsed = rules.Rule.model_validate({"name": "x", "conditions": conditions}).conditions
     except PydanticValidationError as exc:
         raise ValidationError({"conditions": [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]})
+    _lists_exist(parsed)
     return [c.dump() for c in parsed]
+
+
+def _lists_exist(parsed) -> None:
+    """A list condition names a list that exists and holds values of its field."""
+    from casework.transactions.lists.models import ValueList
+
+    wanted = {c.in_list: c.field for c in parsed if isinstance(c, rules.ListCondition)}
+    if not wanted:
+        return
+    found = dict(ValueList.objects.filter(name__in=wanted).values_list("name", "field"))
+    errors = []
+    for name, field in wanted.items():
+        if name not in found:
+            errors.append(f"in_list: there is no list named {name!r}.")
+        elif found[name] != field:
+            errors.append(f"in_list: {name} holds {found[name]} values, not {field}.")
+    if errors:
+        raise ValidationError({"conditions": errors})
 
 
 def _choice(name: str, value: str, choices) -> str:

@@ -3,7 +3,6 @@ one function ingestion calls to queue an evaluation (evaluate_after_commit)."""
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime
 
 from celery import shared_task
@@ -14,7 +13,6 @@ from django.utils.dateparse import parse_datetime
 # Transactions evaluated per task when the sweep finds a backlog.
 CHUNK = 1000
 
-logger = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
@@ -46,14 +44,10 @@ def aggregates_prune() -> int:
 
 
 def evaluate_after_commit(ids: list[int]) -> None:
-    """Queue the evaluation of these transactions once the surrounding transaction commits."""
+    """Queue the evaluation of these transactions once the surrounding transaction commits
+    (coalesced with the other commits of the next TXN_EVALUATE_COALESCE_MS: monitoring/wake.py)."""
     if not ids:
         return
+    from casework.transactions.monitoring.wake import evaluation_wake
 
-    def send():
-        try:
-            monitoring_evaluate.delay(ids)
-        except Exception:  # noqa: BLE001 - the sweep evaluates them
-            logger.warning("Could not enqueue rule evaluation; the sweep will run it.", exc_info=True)
-
-    transaction.on_commit(send)
+    transaction.on_commit(lambda: evaluation_wake(ids))

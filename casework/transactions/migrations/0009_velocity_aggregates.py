@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('transactions', '0007_investigation_stopped_rule_proposed'),
+        ('transactions', '0008_decisions_and_value_lists'),
     ]
 
     operations = [
