@@ -250,9 +250,29 @@ def test_a_rule_approved_after_the_history_counts_it_and_a_disabled_one_drops_it
     [late] = transactions_import(actor="system", rows=[txn("S-next", burst_end + timedelta(seconds=20),
                                                             card="CARD-1", amount="2.00")])
     assert late.aggregates == {agg.key: 8}
-    assert aggregates.value(agg, rule_row(late)) == 9  # a read counts the row again: it is stored
+    assert aggregates.value(agg, rule_row(late), counted=True) == 8  # read later: it is stored already
+    assert aggregates.value(agg, rule_row(late)) == 9  # as if a ninth arrived
     rule_disable(actor=mona, rule=version.rule)
     assert not AggregateSeries.objects.exists() and not AggregateBucket.objects.exists()
+
+
+def test_a_rule_activated_after_its_transactions_arrived_reads_the_counters_when_evaluated(alice, mona):
+    """The sweep evaluates transactions stored before the rule ran: their snapshot lacks its
+    aggregate, read then from the counters built at approval (which count them already, so
+    they are not added again)."""
+    from casework.transactions.monitoring.evaluate import transactions_evaluate
+
+    stored = transactions_import(actor="system", rows=stream())  # no evaluation yet (no commit here)
+    assert all(t.aggregates == {} for t in stored)
+    version = running(alice, mona, [{"agg": {"fn": "count", "by": "card", "window": "1d"}, "op": "gte", "value": 17}],
+                      name="busy card", action="review", mode="shadow")
+    transactions_evaluate([t.pk for t in stored], now=WHEN + timedelta(days=1))
+    # CARD-1 has 17 transactions that day (10 ordinary, 7 in the burst): each reads the window
+    # ending with its own minute, so only its last one sees 17, as the back-test says.
+    hits = list(RuleHit.objects.filter(version=version).values_list("transaction__transaction_id", flat=True))
+    last = max((r for r in stream() if r["account_id"] == "CARD-1"), key=lambda r: r["occurred_at"])
+    assert hits == [last["transaction_id"]]
+    assert backtest(version.conditions, until=WHEN + timedelta(days=1))["fired_transaction_ids"] == hits
 
 
 @pytest.mark.parametrize("history", [1_000, 100_000])

@@ -28,9 +28,9 @@ Public functions (the decision endpoint calls these too):
         the database transaction that stores them: each row's values for the aggregates of
         the active rules ({key: value}), then counts them. transactions_import calls it and
         stores the result in Transaction.aggregates; call it once per stored transaction.
-    value(agg, row) -> number | None
+    value(agg, row, counted=False) -> number | None
         One aggregate for one row from the tables, without counting the row (a bounded read:
-        one query). For a rule activated after the row was stored.
+        one query); counted=True for a row already stored (and so counted).
     with_aggregates(row, snapshot, aggs) -> row
         The row with row["agg"] filled for rules.rule_matches: the snapshot, and `value` for
         an aggregate of `aggs` (rules.aggregates_of(conditions)) the snapshot lacks. rules.explain(conditions, row) then says why a rule
@@ -118,15 +118,20 @@ def observe(rows: list[dict]) -> list[dict]:
     return out
 
 
-def value(agg: rules.Aggregate, row: dict, store: DbStore | None = None):
-    return compute(agg, row, store or DbStore())
+def value(agg: rules.Aggregate, row: dict, store: DbStore | None = None, *, counted: bool = False):
+    """One aggregate for one row from the tables (one query). `counted`: the row is stored,
+    so already in the counters (see counters.compute)."""
+    return compute(agg, row, store or DbStore(), counted=counted)
 
 
 def with_aggregates(row: dict, snapshot: dict | None, aggs: list[rules.Aggregate]) -> dict:
+    """For a stored transaction: an aggregate missing from its snapshot (a rule activated
+    after it arrived) is read from the counters as they stand now, which count it already
+    and may count transactions that arrived after it in the same buckets."""
     snapshot = dict(snapshot or {})
     for agg in aggs:
         if agg.key not in snapshot:
-            snapshot[agg.key] = value(agg, row)
+            snapshot[agg.key] = value(agg, row, counted=True)
     row["agg"] = snapshot
     return row
 

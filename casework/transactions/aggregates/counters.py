@@ -218,26 +218,31 @@ class DbStore(MemoryStore):
         self.new_values.clear()
 
 
-def compute(agg: rules.Aggregate, row: dict, store: MemoryStore, series: Series | None = None):
+def compute(agg: rules.Aggregate, row: dict, store: MemoryStore, series: Series | None = None, *,
+            counted: bool = False):
     """The aggregate's value for this transaction: the counters as they stand (everything
     observed before it) over the window ending with it, plus the transaction itself when
     `current` and it passes the filters. None when it has no value for the group, and for
-    an average over nothing."""
+    an average over nothing. `counted`: the row is in the counters already (a stored
+    transaction read later): it is not added again, and taken out for `current: false`
+    (except from a distinct count, whose set cannot tell its value from another's)."""
     series = series or series_of(agg)
     group = series.group(row)
     if group is None:
         return None
     ranges = cover(epoch(row["occurred_at"]), agg.seconds)
-    own = agg.current and series.counts(row)
+    mine = series.counts(row)
     if agg.fn == "count_distinct":
         values = store.distinct(series.key, group, ranges)
-        mine = series.value(row)
-        if own and mine is not None:
-            values = values | {mine}
+        value = series.value(row)
+        if agg.current and mine and not counted and value is not None:
+            values = values | {value}
         return len(values)
     n, cents = store.totals(series.key, group, ranges)
-    if own:
+    if mine and agg.current and not counted:
         n, cents = n + 1, cents + cents_of(row)
+    elif mine and not agg.current and counted:
+        n, cents = n - 1, cents - cents_of(row)
     if agg.fn == "count":
         return n
     if agg.fn == "sum":
