@@ -71,6 +71,14 @@ class StepClock:
         return value
 
 
+@pytest.fixture(autouse=True)
+def counted_clock(settings, monkeypatch):
+    """The budget counted in rules, never in machine time: a step clock, and a budget of a
+    thousand steps (the budget's own test sets three)."""
+    settings.TXN_DECISION_BUDGET_MS = 1_000_000
+    monkeypatch.setattr(DecideApi, "clock", staticmethod(StepClock()))
+
+
 def test_a_deny_listed_device_is_blocked_at_once_and_removing_it_lets_the_next_one_through(
         alice, mona, django_capture_on_commit_callbacks):
     running(alice, mona, name="Big purchase")  # amount >= 500: none of these

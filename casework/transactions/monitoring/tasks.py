@@ -50,4 +50,4 @@ def evaluate_after_commit(ids: list[int]) -> None:
         return
     from casework.transactions.monitoring.wake import evaluation_wake
 
-    transaction.on_commit(lambda: evaluation_wake(ids))
+    transaction.on_commit(lambda: evaluation_wake(ids, send=monitoring_evaluate.delay, chunk=CHUNK))

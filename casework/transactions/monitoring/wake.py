@@ -16,6 +16,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 
 from django.conf import settings
 
@@ -27,10 +28,13 @@ class _Coalescer:
         self._guard = threading.Lock()
         self._cond = threading.Condition()
         self._ids: list[int] = []
+        self._send: Callable[[list[int]], object] = lambda ids: None
+        self._chunk = 1000
         self._pid = 0
         self._thread: threading.Thread | None = None
 
-    def add(self, ids: list[int]) -> None:
+    def add(self, ids: list[int], send: Callable[[list[int]], object], chunk: int) -> None:
+        self._send, self._chunk = send, chunk
         self._ensure_thread()
         with self._cond:
             self._ids.extend(ids)
@@ -61,13 +65,11 @@ class _Coalescer:
             self.flush()
 
     def flush(self) -> None:
-        from casework.transactions.monitoring.tasks import CHUNK, monitoring_evaluate
-
         with self._cond:
             ids, self._ids = self._ids, []
-        for start in range(0, len(ids), CHUNK):
+        for start in range(0, len(ids), self._chunk):
             try:
-                monitoring_evaluate.delay(ids[start:start + CHUNK])
+                self._send(ids[start:start + self._chunk])
             except Exception:  # noqa: BLE001 - the sweep evaluates them
                 logger.warning("Could not enqueue rule evaluation; the sweep will run it.", exc_info=True)
 
@@ -76,14 +78,13 @@ _coalescer = _Coalescer()
 atexit.register(_coalescer.flush)
 
 
-def evaluation_wake(ids: list[int]) -> None:
-    """Called on commit with the transactions just stored."""
-    from casework.transactions.monitoring.tasks import monitoring_evaluate
-
+def evaluation_wake(ids: list[int], *, send: Callable[[list[int]], object], chunk: int) -> None:
+    """Called on commit with the transactions just stored; `send` enqueues one evaluation of
+    at most `chunk` ids (monitoring_evaluate.delay)."""
     if settings.TXN_EVALUATE_COALESCE_MS <= 0 or settings.CELERY_TASK_ALWAYS_EAGER:
         try:
-            monitoring_evaluate.delay(ids)
+            send(ids)
         except Exception:  # noqa: BLE001 - the sweep evaluates them
             logger.warning("Could not enqueue rule evaluation; the sweep will run it.", exc_info=True)
         return
-    _coalescer.add(ids)
+    _coalescer.add(ids, send, chunk)
