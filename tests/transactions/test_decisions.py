@@ -22,15 +22,6 @@ pytestmark = pytest.mark.django_db
 WHEN = datetime(2026, 11, 29, 7, 0, tzinfo=UTC)
 
 
-@pytest.fixture(autouse=True)
-def _budget_never_met_by_machine_time(settings):
-    """The budget is machine time (time.monotonic from the view's entry): a loaded machine can
-    spend 50 ms storing the transaction and observing its aggregates before any rule runs.
-    Tests give a budget that machine time never meets; the budget's own test sets it on a
-    step clock."""
-    settings.TXN_DECISION_BUDGET_MS = 600_000
-
-
 def txn(n: int, *, card: str = "CARD-1", amount: str = "1.00", device: str = "dev-1", **extra) -> dict:
     return {"transaction_id": f"TX-{card}-{n}", "account_id": card, "card_last4": "4242", "amount": amount,
             "currency": "EUR", "merchant": "Web Shop", "mcc": "5999", "country": "NL", "channel": "ecommerce",

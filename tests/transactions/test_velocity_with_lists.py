@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 
 from casework.transactions import rules
 from casework.transactions.backtest import backtest
+from casework.transactions.decisions.api import DecideApi
 from casework.transactions.monitoring.models import RuleHit
 from casework.transactions.monitoring.services import rule_create, rule_version_approve
 
@@ -24,12 +25,12 @@ WATCHED_BURST = [{"in_list": "watch-devices", "field": "device"},
 
 
 @pytest.fixture(autouse=True)
-def _budget_never_met_by_machine_time(settings):
-    """The budget is machine time (time.monotonic from the view's entry): a loaded machine can
-    spend 50 ms storing the transaction and observing its aggregates before any rule runs.
-    Tests give a budget that machine time never meets; the budget's own test sets it on a
-    step clock."""
-    settings.TXN_DECISION_BUDGET_MS = 600_000
+def counted_clock(settings, monkeypatch):
+    """The budget counted in rules on a step clock, never in machine time (as test_decisions)."""
+    from tests.transactions.test_decisions import StepClock
+
+    settings.TXN_DECISION_BUDGET_MS = 1_000_000
+    monkeypatch.setattr(DecideApi, "clock", staticmethod(StepClock()))
 
 
 def txn(n: int, *, card: str, device: str) -> dict:
