@@ -461,6 +461,7 @@ CELERY_TASK_ROUTES = {
     "casework.outbox.tasks.outbox_deliver_due": {"queue": "ops"},
     "casework.outbox.tasks.outbox_email_send_due": {"queue": "ops"},
     "casework.transactions.monitoring.tasks.monitoring_evaluate_pending": {"queue": "ops"},
+    "casework.transactions.monitoring.tasks.aggregates_prune": {"queue": "ops"},
     "casework.idempotency.tasks.idempotency_purge": {"queue": "ops"},
 }
 CELERY_TASK_EAGER_PROPAGATES = True
@@ -504,6 +505,9 @@ REST_FRAMEWORK = {
 # Throttle counters. The default is per process; CACHE_URL=redis://... shares them between
 # gunicorn workers and machines.
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+    # The same, with one client per connection pool instead of one per cache call (casework/redis_cache.py).
+    CACHES["default"]["BACKEND"] = "casework.redis_cache.RedisCache"
 # What every page's navigation reads (pinned views, unread count, teams, investigators;
 # casework/cases/navigation.py). A change made in one process (a Celery worker notifying
 # someone) must reach the pages every other process renders, so this cache is shared: the
@@ -764,6 +768,21 @@ except InvalidOperation:
     TXN_REASSESS_MIN_INCREASE = Decimal(-1)
 if not TXN_REASSESS_MIN_INCREASE.is_finite() or TXN_REASSESS_MIN_INCREASE < 0:
     raise ImproperlyConfigured("TXN_REASSESS_MIN_INCREASE is an amount of at least 0.")
+# Decisions at authorisation time (POST /api/transactions/decide: casework/transactions/decisions):
+# the live rules are evaluated in order until TXN_DECISION_BUDGET_MS (from the view's
+# entry) has passed; then the answer is TXN_DECISION_FALLBACK (allow or review), marked
+# timed_out, and the worker's full evaluation records what the rules found.
+TXN_DECISION_BUDGET_MS = env.float("TXN_DECISION_BUDGET_MS", default=50.0)
+# The worker's evaluation is woken once per TXN_EVALUATE_COALESCE_MS per web process with every
+# transaction committed meanwhile (casework/transactions/monitoring/wake.py); 0: one message per commit.
+TXN_EVALUATE_COALESCE_MS = env.float("TXN_EVALUATE_COALESCE_MS", default=20.0)
+if not 0 <= TXN_EVALUATE_COALESCE_MS <= 1000:
+    raise ImproperlyConfigured("TXN_EVALUATE_COALESCE_MS must be between 0 and 1000.")
+TXN_DECISION_FALLBACK = env("TXN_DECISION_FALLBACK", default="allow").strip().lower()
+if TXN_DECISION_BUDGET_MS <= 0:
+    raise ImproperlyConfigured("TXN_DECISION_BUDGET_MS must be above 0 (milliseconds).")
+if TXN_DECISION_FALLBACK not in ("allow", "review"):
+    raise ImproperlyConfigured("TXN_DECISION_FALLBACK is allow or review.")
 # An Idempotency-Key is remembered this long (IETF draft: the server says how long).
 IDEMPOTENCY_KEY_HOURS = env.int("IDEMPOTENCY_KEY_HOURS", default=24)
 
@@ -1046,6 +1065,12 @@ CELERY_BEAT_SCHEDULE["txn-evaluate-pending"] = {
     "task": "casework.transactions.monitoring.tasks.monitoring_evaluate_pending",
     "schedule": 10.0,
     "options": {"expires": 10.0},
+}
+# Velocity counters: drop the buckets no window reads any more (casework.transactions.aggregates).
+CELERY_BEAT_SCHEDULE["txn-aggregates-prune"] = {
+    "task": "casework.transactions.monitoring.tasks.aggregates_prune",
+    "schedule": 3600.0,
+    "options": {"expires": 3600.0},
 }
 CELERY_BEAT_SCHEDULE["idempotency-purge"] = {
     "task": "casework.idempotency.tasks.idempotency_purge",

@@ -54,8 +54,15 @@ def velocity_pattern(txn: dict, history: list[dict]) -> dict:
     score = min(1.0, len(last_hour) / 5 + max(0.0, ratio - 1) / 8)
     detail = (f"{len(last_hour) + 1} transactions in the hour up to this one and {len(last_day) + 1} in 24 h, "
               f"against {daily:.1f} a day usually.")
-    return _pattern("velocity", flagged, score if flagged else score / 3, detail,
-                    [h["transaction_id"] for h in last_day] if flagged else [])
+    pattern = _pattern("velocity", flagged, score if flagged else score / 3, detail,
+                       [h["transaction_id"] for h in last_day] if flagged else [])
+    # The burst, counted as a velocity rule would (this one included): in the 10 minutes up to
+    # it, or the hour; and how many of those were small test charges.
+    last_10m = [h for h in last_hour if at - timedelta(minutes=10) <= _at(h)]
+    window, burst = ("10m", last_10m) if len(last_10m) >= 2 else ("1h", last_hour)
+    pattern["burst"] = {"window": window, "count": len(burst) + 1,
+                        "small": sum(1 for h in [*burst, txn] if h["amount"] <= SMALL_TEST_AMOUNT)}
+    return pattern
 
 
 def amount_pattern(txn: dict, history: list[dict]) -> dict:

@@ -65,6 +65,9 @@ class Transaction(models.Model):
     settlement_amount = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True)
     # When the detection rules ran on it (null: not yet; the sweep finds these).
     evaluated_at = models.DateTimeField(null=True, blank=True)
+    # The aggregates the active rules read, as they stood when it was stored (key -> value;
+    # casework.transactions.aggregates): what the rules evaluate it with, later, in the worker.
+    aggregates = models.JSONField(default=dict, blank=True)
     # Confirmed fraud: a chargeback from upstream, or a TXN case decided "fraud".
     is_fraud = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -291,6 +294,12 @@ class RuleDraft(models.Model):
     def conditions_json(self) -> str:
         return json.dumps(self.conditions, indent=1)
 
+    @property
+    def described(self) -> str:
+        from casework.transactions.rules import describe
+
+        return describe(self.conditions)
+
     def monitoring_version(self):
         """The newest version of the detection rule it was proposed as, or None (a draft)."""
         if self.status != self.Status.PROMOTED:
@@ -315,7 +324,17 @@ class RuleDraft(models.Model):
         return {"key": "approved", "label": f"Approved ({mode}), not running", "tone": ""}
 
 
-# Transaction monitoring (rates, detection rules, hits) lives in its own module.
+# Counters for the rule language's aggregates.
+from casework.transactions.aggregates.models import (  # noqa: E402,F401
+    AggregateBucket,
+    AggregateDistinct,
+    AggregateSeries,
+)
+
+# Transaction monitoring (rates, detection rules, hits), authorisation-time decisions and
+# allow/deny lists live in their own modules.
+from casework.transactions.decisions.models import Decision  # noqa: E402,F401
+from casework.transactions.lists.models import ListEntry, ValueList  # noqa: E402,F401
 from casework.transactions.monitoring.models import (  # noqa: E402,F401
     CurrencyRate,
     DetectionRule,

@@ -134,7 +134,7 @@ def rule_draft_update(*, actor, rule: RuleDraft, name: str, description: str, co
         raise ValidationError({"conditions": [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]})
     rule = _rule_locked(rule)
     rule.name, rule.description = parsed.name, parsed.description
-    rule.conditions = [c.model_dump() for c in parsed.conditions]
+    rule.conditions = [c.dump() for c in parsed.conditions]
     rule.backtest = backtest(parsed.conditions, exclude_account_ids=[rule.investigation.transaction.account_id])
     rule.full_clean()
     rule.save()

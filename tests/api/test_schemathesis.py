@@ -254,6 +254,10 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
 
     rule_version = rule_create(actor=alice, name="Fuzz's rule", action="review", mode="shadow",
                                conditions=[{"field": "amount", "op": "gte", "value": 100}])
+    from casework.transactions.lists.services import list_entry_add, value_list_create
+
+    deny_devices = value_list_create(actor=alice, name="fuzz-deny-devices", kind="deny", field="device")
+    list_entry_add(actor=alice, value_list=deny_devices, value="fuzz-device")
 
     # A hold on a case the caller sees but does not lead: lifting it meets the 403 (the lift's 200
     # needs a lead: tests/privacy/test_holds.py).
@@ -309,6 +313,8 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
         "/api/transactions/rules/{id}/versions/{number}/{action}/": [
             {"id": rule_version.rule_id, "number": rule_version.number, "action": action}
             for action in ("approve", "reject", "activate")],
+        # A list with an entry: reading it, adding a value, removing one (the second removal meets the 409).
+        "/api/transaction-lists/{name}/": [{"name": deny_devices.name}],
         "/api/transactions/investigations/{reference}/recommendations/{id}/": [
             {"reference": r.investigation.case.reference, "id": r.pk}
             for r in _one_per(Recommendation.objects.select_related("investigation__case"), "status")],

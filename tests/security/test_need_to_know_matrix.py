@@ -44,6 +44,7 @@ EVALS = "evaluation runs and stored scenarios: admins only, no live case"
 CREATE = "creates a case or takes references in its body, no case in the URL"
 ADDRESSED = "a manager's validation request, shown only to the manager it is addressed to (tests/access)"
 WEBHOOKS = "webhook endpoints and deliveries: admins only"
+LISTS = "allow and deny lists are the organisation's values (devices, IPs ...), no case"
 
 TABLE: dict[str, str] = {
     "home": "list", "login": "skip " + SIGN_IN, "logout": "skip " + SIGN_IN,
@@ -100,6 +101,8 @@ TABLE: dict[str, str] = {
     "api-txn-rates": "list", "api-txn-import": "skip " + CREATE, "api-txn-start": "skip " + CREATE,
     "api-txn-detail": "case:txn", "api-txn-resume": "case:txn", "api-txn-recommendation": "case:txn",
     "api-txn-rule-promote": "case:txn",
+    "api-txn-decide": "skip " + CREATE, "api-txn-lists": "list", "api-txn-list-entries": "skip " + LISTS,
+    "api-txn-list-entry-remove": "skip " + LISTS,
     "api-release-submit": "skip " + CREATE, "api-release-detail": "case:release", "api-release-decide": "case:release",
     "api-conversation": "case", "api-conversation-ask": "case", "api-conversation-new": "case",
     "api-case-tasks": "case", "api-case-tasks-from-template": "case", "api-case-task-done": "case",

@@ -116,6 +116,11 @@ MATRIX: dict[str, tuple[str, str]] = {
     "api-txn-resume": ("POST", "L 404 403 404 L"),
     "api-txn-rule-promote": ("POST", "L 403 404 404 L"),
     "api-txn-start": ("POST", "L 415 403 415 L"),
+    "api-txn-decide": ("POST", "L 415 403 415 L"),
+    # Lists: everyone signed in reads; investigators, managers and admins change (placeholder list: 404).
+    "api-txn-lists": ("GET", "L 200 200 200 L"),
+    "api-txn-list-entries": ("GET", "L 404 404 404 L"),
+    "api-txn-list-entry-remove": ("POST", "L 404 404 404 L"),
     # Signature-authenticated, for every caller (a session is no credential here): unsigned is 401.
     "api-action-confirmation": ("POST", "L L L L L"),
     "api-webhook-delivery-replay": ("POST", "L 403 403 404 L"),
@@ -274,7 +279,8 @@ def url_for(route: str, token: str, reference: str) -> str:
     values = {"reference": reference, "token": token, "tab": "answers", "pk": "999999", "run_id": "999999",
               "trace_id": "t-missing", "release_id": "REL-MISSING", "ticket_id": "T-MISSING",
               "article_id": "KB-MISSING", "id": "999999", "message_id": "999999", "number": "1",
-              "action": "approve", "provider": "raw", "scenario_id": "missing", "username": "alice"}
+              "action": "approve", "provider": "raw", "scenario_id": "missing", "username": "alice",
+              "name": "missing-list"}
     url = route
     for name, value in values.items():
         for conv in ("str", "int", "slug", "path"):

@@ -6,6 +6,8 @@ from __future__ import annotations
 from django.template.defaultfilters import pluralize
 
 from casework.transactions.agents.state import assess
+from casework.transactions.analysis import SMALL_TEST_AMOUNT
+from casework.transactions.rules import Condition
 
 
 def _patterns(state: dict) -> dict[str, dict]:
@@ -151,7 +153,11 @@ def draft_rule(state: dict) -> dict:
     txn = state["context"]["transaction"]
     patterns = _patterns(state)
     signals = (state.get("pattern_results") or {}).get("signals", {})
+    top = ((state.get("reasoning") or {}).get("hypotheses") or [{"key": "suspicious"}])[0]
     conditions = []
+    velocity = velocity_condition(patterns.get("velocity") or {}, top["key"])
+    if velocity:
+        conditions.append(velocity)
     if patterns.get("amount", {}).get("flagged") or not conditions:
         conditions.append({"field": "amount", "op": "gte", "value": max(50, int(txn["amount"] * 0.8) // 10 * 10)})
     if signals.get("high_risk_mcc") or patterns.get("mcc", {}).get("flagged"):
@@ -160,7 +166,24 @@ def draft_rule(state: dict) -> dict:
         conditions.append({"field": "foreign", "op": "eq", "value": True})
     if signals.get("card_not_present"):
         conditions.append({"field": "channel", "op": "in", "value": ["ecommerce", "moto"]})
-    top = ((state.get("reasoning") or {}).get("hypotheses") or [{"key": "suspicious"}])[0]
     name = f"{top['key'].replace('_', ' ')}: MCC {txn['mcc']}, {txn['channel']}"
     return {"name": name[:120], "conditions": conditions,
             "description": f"Drafted from {state['transaction_id']}: {top.get('statement', '')}"}
+
+
+def velocity_condition(velocity: dict, hypothesis: str) -> dict | None:
+    """A velocity condition when the case's pattern is a burst on the card (the velocity pattern
+    flagged): the card's transactions in the burst's window (10 minutes or an hour), from one
+    fewer than this burst had (it would have fired on the burst's last but one); for card
+    testing, only the small test charges are counted."""
+    burst = velocity.get("burst")
+    if not velocity.get("flagged") or not burst:
+        return None
+    if hypothesis == "card_testing" and burst["small"] >= 2:
+        condition = {"agg": {"fn": "count", "by": "card", "window": burst["window"],
+                             "where": [{"field": "amount", "op": "lte", "value": SMALL_TEST_AMOUNT}]},
+                     "op": "gte", "value": max(2, burst["small"] - 1)}
+    else:
+        condition = {"agg": {"fn": "count", "by": "card", "window": burst["window"]}, "op": "gte",
+                     "value": max(3, burst["count"] - 1)}
+    return Condition.model_validate(condition).dump()  # the stored form, as the rules API keeps it

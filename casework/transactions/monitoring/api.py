@@ -49,7 +49,15 @@ class DetectionRuleSerializer(serializers.ModelSerializer):
 
 
 class DetectionRuleVersionInSerializer(serializers.Serializer):
-    conditions = serializers.JSONField()
+    conditions = serializers.JSONField(help_text=(
+        'All must hold. A field condition {"field": "amount", "op": "gte", "value": 500}; an aggregate '
+        '{"agg": {"fn": "count", "by": "card", "window": "10m"}, "op": "gte", "value": 6} (fn count, sum, avg, '
+        'count_distinct with "of"; by card, account, device, ip, email, merchant; window 1m to 90d; optional '
+        '"where" filters and "current"); a number against an aggregate times a factor: {"field": "amount", '
+        '"op": "gt", "than": {"agg": {"fn": "avg", "of": "amount", "by": "card", "window": "30d"}, "times": 3}}; '
+        'a list membership {"in_list": "deny-devices", "field": "device"} (field card, email_hash, ip, device, '
+        "merchant or bin; the list must exist and hold that field). See the README's \"Velocity and aggregates "
+        'in rules" and "Allow and deny lists".'))
     action = serializers.ChoiceField(choices=RuleVersion.Action.choices)
     mode = serializers.ChoiceField(choices=RuleVersion.Mode.choices)
     note = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")

@@ -7,10 +7,16 @@ One evaluation, for a batch of transactions:
 1. lock the batch's transactions not yet evaluated (SKIP LOCKED: a duplicate message, or
    the sweep racing the message, evaluates each transaction once);
 2. read the active rule versions (one query) and evaluate each on each transaction, row by
-   row (casework.transactions.rules: declarative, bounded, no history scan);
+   row (casework.transactions.rules: declarative, bounded, no history scan; an aggregate is
+   read from the snapshot the transaction took of the counters when it was stored,
+   casework.transactions.aggregates);
 3. record every hit (shadow and live, all actions) with its rule version;
-4. group the live review/block hits by card (account and last four digits). A card with a
-   live allow hit is let through: its hits are recorded, no case opens. Otherwise, card by
+4. each transaction's outcome from its live hits and the allow and deny lists it is on
+   (casework/transactions/decisions/outcome.py: a deny list blocks; an allow list waives review
+   rules, not block rules). The transactions whose outcome is review or block are grouped by
+   card (account and last four digits), with their live review/block hits. A card with a
+   live allow hit is let through (unless a deny list names it): its hits are recorded, no
+   case opens. Otherwise, card by
    card in one order (account, last four), the hits join the card's current case (its
    CardCase row, locked) if that case is open and had a hit within TXN_HIT_JOIN_MINUTES, or
    open a TXN case for the card's first hit transaction and queue its investigation. One
@@ -21,7 +27,8 @@ One evaluation, for a batch of transactions:
    confirms like any action;
 5. a hit that joined a case and raises the stakes (a larger amount than its investigation
    assessed, a block rule) re-assesses the investigation on it (casework.transactions.reassess);
-6. stamp the transactions evaluated.
+6. stamp the transactions evaluated, and record on each one's authorisation-time decision
+   (if POST /api/transactions/decide made one) the outcome and hits found here.
 
 All of it in one database transaction: a worker that dies leaves the batch unevaluated, and
 the sweep runs it again.
@@ -30,6 +37,7 @@ the sweep runs it again.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -37,17 +45,29 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit.services import audit_record
-from casework.transactions import rules
+from casework.transactions import aggregates, rules
+from casework.transactions.decisions.outcome import outcome_of
+from casework.transactions.lists.lookup import Listed, ListLookup
 from casework.transactions.monitoring.models import CardCase, RuleHit, RuleVersion
 
 LIVE_CASE_ACTIONS = (RuleVersion.Action.REVIEW, RuleVersion.Action.BLOCK)
 ACTOR = "system"
 
 
-def active_versions() -> list[tuple[RuleVersion, list[rules.Condition]]]:
+def active_versions() -> list[tuple[RuleVersion, list[rules.Condition | rules.ListCondition]]]:
     versions = list(RuleVersion.objects.filter(status=RuleVersion.Status.ACTIVE).select_related("rule")
                     .order_by("rule__name"))
-    return [(v, [rules.Condition.model_validate(c) for c in v.conditions]) for v in versions]
+    return [(v, rules.parse(v.conditions)) for v in versions]
+
+
+@dataclass
+class Flagged:
+    """A transaction whose outcome is review or block: its live review/block hits (none when
+    a deny list alone flagged it) and its deny-list entries."""
+
+    pk: int
+    hits: list[RuleHit] = field(default_factory=list)
+    denied: list[Listed] = field(default_factory=list)
 
 
 def _current(account_id: int, last4: str) -> CardCase | None:
@@ -55,7 +75,7 @@ def _current(account_id: int, last4: str) -> CardCase | None:
             .filter(account_id=account_id, card_last4=last4, current=True).first())
 
 
-def _card_case(account_id: int, last4: str, card_hits: list[RuleHit], txn_ids: dict[int, str], *,
+def _card_case(account_id: int, last4: str, first_pk: int, txn_ids: dict[int, str], *,
                now: datetime, since: datetime) -> tuple[object, bool]:
     """The case these hits of one card go to, and whether they opened it.
 
@@ -79,7 +99,7 @@ def _card_case(account_id: int, last4: str, card_hits: list[RuleHit], txn_ids: d
             case = _person_case(account_id, last4, since=since)
             opened = case is None
             if opened:
-                case = _open_case(card_hits, txn_ids)
+                case = _open_case(first_pk, txn_ids)
             CardCase.objects.create(account_id=account_id, card_last4=last4, case=case, opened_at=now,
                                     last_hit_at=now)
             return case, opened
@@ -113,39 +133,59 @@ def transactions_evaluate(ids: list[int], *, now: datetime | None = None) -> dic
     now = now or timezone.now()
     rows = list(Transaction.objects.select_for_update(skip_locked=True, of=("self",))
                 .filter(pk__in=ids, evaluated_at__isnull=True).order_by("pk")
-                .values_list("pk", "account_id", "card_last4", "transaction_id", *rules.ROW_COLUMNS))
+                .values_list("pk", "account_id", "card_last4", "transaction_id", "aggregates", *rules.ROW_COLUMNS))
     if not rows:
         return {"evaluated": 0, "hits": 0, "opened": 0, "joined": 0}
     versions = active_versions()
+    # The aggregates every active rule reads: each transaction's snapshot from when it was stored.
+    read = rules.aggregates_of([c for _, conditions in versions for c in conditions])
+    parsed = [(pk, account_id, last4, transaction_id,
+               aggregates.with_aggregates(rules.row_from_values(values), snapshot, read))
+              for pk, account_id, last4, transaction_id, snapshot, *values in rows]
+    lookup = ListLookup.for_rows([p[-1] for p in parsed], now=now)
     hits: list[RuleHit] = []
-    by_card: dict[tuple[int, str], list[RuleHit]] = defaultdict(list)
+    by_card: dict[tuple[int, str], list[Flagged]] = defaultdict(list)
     allowed: set[tuple[int, str]] = set()
     txn_ids = {}
-    for pk, account_id, last4, transaction_id, *values in rows:
+    verdicts: dict[int, tuple[str, list[RuleHit], list[Listed]]] = {}
+    for pk, account_id, last4, transaction_id, row in parsed:
         txn_ids[pk] = transaction_id
-        row = rules.row_from_values(values)
+        listed = lookup.listed(row)
+        txn_hits = []
         for version, conditions in versions:
-            if not rules.rule_matches(conditions, row):
+            if not rules.rule_matches(conditions, row, lookup):
                 continue
             hit = RuleHit(version=version, transaction_id=pk, mode=version.mode, action=version.action,
                           created_at=now)
             hits.append(hit)
-            if version.mode == RuleVersion.Mode.LIVE:
-                if version.action == RuleVersion.Action.ALLOW:
-                    allowed.add((account_id, last4))
-                else:
-                    by_card[(account_id, last4)].append(hit)
+            txn_hits.append(hit)
+        live = [h for h in txn_hits if h.mode == RuleVersion.Mode.LIVE]
+        outcome = outcome_of(live_actions=[h.action for h in live], listed=listed)
+        verdicts[pk] = (outcome, txn_hits, listed)
+        denied = [e for e in listed if e.kind == "deny"]
+        if not denied and any(h.action == RuleVersion.Action.ALLOW for h in live):
+            allowed.add((account_id, last4))
+        if outcome in LIVE_CASE_ACTIONS:
+            by_card[(account_id, last4)].append(
+                Flagged(pk, [h for h in live if h.action != RuleVersion.Action.ALLOW], denied))
     opened = joined = 0
     joined_cases: list[int] = []
     since = now - timedelta(minutes=settings.TXN_HIT_JOIN_MINUTES)
     # Card by card in one order: two evaluations claiming the same cards never wait on each other
     # in a circle.
-    for card, card_hits in sorted(by_card.items()):
+    for card in sorted(by_card):
         if card in allowed:
+            # A live allow rule lets the card through; a deny list still flags its transaction.
+            by_card[card] = [f for f in by_card[card] if f.denied]
+        flagged = by_card[card]
+        if not flagged:
             continue
-        case, opened_it = _card_case(*card, card_hits, txn_ids, now=now, since=since)
+        card_hits = [h for f in flagged for h in f.hits]
+        case, opened_it = _card_case(*card, min(f.pk for f in flagged), txn_ids, now=now, since=since)
         if opened_it:
-            card_hits[0].opened_case = True
+            first = min(flagged, key=lambda f: f.pk)
+            if first.hits:
+                first.hits[0].opened_case = True
             opened += 1
         else:
             joined += 1
@@ -155,30 +195,30 @@ def transactions_evaluate(ids: list[int], *, now: datetime | None = None) -> dic
         blocking = next((h for h in card_hits if h.action == RuleVersion.Action.BLOCK), None)
         if blocking is not None:
             _request_block(case, blocking, now)
+        _audit_card(case, flagged, txn_ids, opened_it)
     RuleHit.objects.bulk_create(hits, ignore_conflicts=True)
-    _audit_cases(by_card, allowed, txn_ids)
     # A joined hit that raises the stakes (a larger amount, a block) re-assesses the case's
     # investigation on it, now or at the end of the run working on it.
     from casework.transactions.reassess import investigation_reassess_if_raised
 
     for case_id in joined_cases:
         investigation_reassess_if_raised(case_id=case_id)
+    _record_on_decisions(verdicts, now=now)
     # Stamped when the decision is made (the end of this evaluation), unless a test gives the clock.
     Transaction.objects.filter(pk__in=[r[0] for r in rows]).update(evaluated_at=now if given else timezone.now())
     return {"evaluated": len(rows), "hits": len(hits), "opened": opened, "joined": joined}
 
 
-def _open_case(card_hits: list[RuleHit], txn_ids: dict[int, str]):
+def _open_case(first_pk: int, txn_ids: dict[int, str]):
     from casework.errors import Conflict
     from casework.transactions.models import Investigation
     from casework.transactions.services import investigation_start
 
-    first = min(card_hits, key=lambda h: h.transaction_id)
     try:
-        return investigation_start(actor=ACTOR, transaction_id=txn_ids[first.transaction_id]).case
+        return investigation_start(actor=ACTOR, transaction_id=txn_ids[first_pk]).case
     except Conflict:
         # Already under an open investigation (a person started one): the hits join it.
-        return (Investigation.objects.select_related("case").filter(transaction_id=first.transaction_id)
+        return (Investigation.objects.select_related("case").filter(transaction_id=first_pk)
                 .exclude(case__status="closed").order_by("-created_at").first().case)
 
 
@@ -192,15 +232,32 @@ def _request_block(case, hit: RuleHit, now: datetime) -> None:
     card_block_by_rule(case=case, txn=txn, version=hit.version, now=now)
 
 
-def _audit_cases(by_card, allowed, txn_ids) -> None:
-    for card, card_hits in by_card.items():
-        if card in allowed or not card_hits:
-            continue
-        case = card_hits[0].case
-        audit_record(actor=ACTOR, action="txn.rule_hits", case=case, data={
-            "opened": any(h.opened_case for h in card_hits),
-            "hits": [{"rule": h.version.rule.name, "version": h.version.number, "action": h.action,
-                      "transaction_id": txn_ids[h.transaction_id]} for h in card_hits]})
+def _audit_card(case, flagged: list[Flagged], txn_ids, opened: bool) -> None:
+    audit_record(actor=ACTOR, action="txn.rule_hits", case=case, data={
+        "opened": opened,
+        "hits": [{"rule": h.version.rule.name, "version": h.version.number, "action": h.action,
+                  "transaction_id": txn_ids[h.transaction_id]} for f in flagged for h in f.hits],
+        **({"listed": [{**e.as_hit(), "transaction_id": txn_ids[f.pk]} for f in flagged for e in f.denied]}
+           if any(f.denied for f in flagged) else {})})
+
+
+def _hit_data(hit: RuleHit) -> dict:
+    return {"rule": hit.version.rule.name, "version": hit.version.number, "action": hit.action, "mode": hit.mode,
+            "reason": rules.describe(hit.version.conditions)}
+
+
+def _record_on_decisions(verdicts: dict[int, tuple[str, list[RuleHit], list[Listed]]], *, now: datetime) -> None:
+    """The outcome and every hit (live and shadow) on the transactions' authorisation-time
+    decisions, if they have one (one query when none has)."""
+    from casework.transactions.decisions.models import Decision
+
+    decisions = list(Decision.objects.filter(transaction_id__in=list(verdicts), evaluated_at__isnull=True))
+    for decision in decisions:
+        outcome, txn_hits, listed = verdicts[decision.transaction_id]
+        decision.evaluated_outcome = outcome
+        decision.evaluated_hits = [e.as_hit() for e in listed] + [_hit_data(h) for h in txn_hits]
+        decision.evaluated_at = now
+    Decision.objects.bulk_update(decisions, ["evaluated_outcome", "evaluated_hits", "evaluated_at"])
 
 
 def pending_ids(*, now: datetime, older_than_seconds: float = 5.0, limit: int = 5000) -> list[int]:

@@ -16,7 +16,7 @@ from pydantic import ValidationError as PydanticValidationError
 from audit.services import audit_record
 from casework.errors import Conflict
 from casework.people.roles import ADMIN, MANAGER, user_roles
-from casework.transactions import rules
+from casework.transactions import aggregates, rules
 from casework.transactions.monitoring.models import CurrencyRate, DetectionRule, RuleVersion
 
 Status = RuleVersion.Status
@@ -31,7 +31,26 @@ def _conditions(conditions) -> list[dict]:
         parsed = rules.Rule.model_validate({"name": "x", "conditions": conditions}).conditions
     except PydanticValidationError as exc:
         raise ValidationError({"conditions": [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]})
-    return [c.model_dump() for c in parsed]
+    _lists_exist(parsed)
+    return [c.dump() for c in parsed]
+
+
+def _lists_exist(parsed) -> None:
+    """A list condition names a list that exists and holds values of its field."""
+    from casework.transactions.lists.models import ValueList
+
+    wanted = {c.in_list: c.field for c in parsed if isinstance(c, rules.ListCondition)}
+    if not wanted:
+        return
+    found = dict(ValueList.objects.filter(name__in=wanted).values_list("name", "field"))
+    errors = []
+    for name, field in wanted.items():
+        if name not in found:
+            errors.append(f"in_list: there is no list named {name!r}.")
+        elif found[name] != field:
+            errors.append(f"in_list: {name} holds {found[name]} values, not {field}.")
+    if errors:
+        raise ValidationError({"conditions": errors})
 
 
 def _choice(name: str, value: str, choices) -> str:
@@ -95,6 +114,9 @@ def _activate(*, actor, version: RuleVersion, now: datetime, reason: str) -> Rul
     version.save(update_fields=["status", "activated_at"])
     audit_record(actor=actor, action="txn.rule_version_activated", obj=version,
                  data={**_version_data(version), "replaced": previous.number if previous else None, "reason": reason})
+    # Counters for the aggregates it reads (built from the history if new), none for those no
+    # active rule reads any more.
+    aggregates.series_sync()
     return version
 
 
@@ -157,6 +179,7 @@ def rule_disable(*, actor, rule: DetectionRule) -> DetectionRule:
     active.status = Status.APPROVED
     active.save(update_fields=["status"])
     audit_record(actor=actor, action="txn.rule_disabled", obj=active, data=_version_data(active))
+    aggregates.series_sync()
     return rule
 
 

@@ -3,7 +3,6 @@ one function ingestion calls to queue an evaluation (evaluate_after_commit)."""
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime
 
 from celery import shared_task
@@ -14,7 +13,6 @@ from django.utils.dateparse import parse_datetime
 # Transactions evaluated per task when the sweep finds a backlog.
 CHUNK = 1000
 
-logger = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
@@ -37,15 +35,19 @@ def monitoring_evaluate_pending(now: datetime | str | None = None) -> int:
     return len(ids)
 
 
+@shared_task(ignore_result=True, time_limit=600)
+def aggregates_prune() -> int:
+    """Drop the velocity counters' buckets that no window reads any more."""
+    from casework.transactions.aggregates import prune
+
+    return prune()
+
+
 def evaluate_after_commit(ids: list[int]) -> None:
-    """Queue the evaluation of these transactions once the surrounding transaction commits."""
+    """Queue the evaluation of these transactions once the surrounding transaction commits
+    (coalesced with the other commits of the next TXN_EVALUATE_COALESCE_MS: monitoring/wake.py)."""
     if not ids:
         return
+    from casework.transactions.monitoring.wake import evaluation_wake
 
-    def send():
-        try:
-            monitoring_evaluate.delay(ids)
-        except Exception:  # noqa: BLE001 - the sweep evaluates them
-            logger.warning("Could not enqueue rule evaluation; the sweep will run it.", exc_info=True)
-
-    transaction.on_commit(send)
+    transaction.on_commit(lambda: evaluation_wake(ids, send=monitoring_evaluate.delay, chunk=CHUNK))
