@@ -545,6 +545,9 @@ SPECTACULAR_SETTINGS = {
         "CasePriorityEnum": "casework.cases.models.Case.Priority",
         "RuleActionEnum": "casework.transactions.monitoring.models.RuleVersion.Action",
         "RuleModeEnum": "casework.transactions.monitoring.models.RuleVersion.Mode",
+        # Two "kind" choice sets met in the merge of issues 46 and 47: each named for its model.
+        "ValueListKindEnum": "casework.transactions.lists.models.ValueList.Kind",
+        "RunPauseKindEnum": "agents.models.RunPause.Kind",
     },
 }
 

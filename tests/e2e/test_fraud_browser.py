@@ -71,7 +71,8 @@ def test_an_investigator_reads_the_evidence_and_confirms_fraud(page, log_in, ali
     expect(decision.get_by_role("heading", name="What this case taught us")).to_be_visible()
     expect(decision).to_contain_text(pattern.one_sentence_description)
     expect(page.get_by_role("button", name="Confirm Fraud")).to_have_count(0)
-    expect(page.get_by_text(f"{alert.case.reference} closed.")).to_be_visible()
+    # The flash itself (the live region repeats its words for screen readers, visually hidden).
+    expect(page.locator("#main").get_by_text(f"{alert.case.reference} closed.")).to_be_visible()
     expect(page.locator("#case-meta .badge-status-closed")).to_have_text("Closed")  # decided by a person
     assert page.js_errors == []
 
