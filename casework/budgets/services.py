@@ -20,10 +20,10 @@ from casework.budgets.commit import durable
 from casework.budgets.limits import to_musd, type_limits, usd_text
 from casework.budgets.models import CaseBudget, CaseTypeBudget
 from casework.cases.models import Case
+from casework.cases.reasons import REASON_MAX_LENGTH, reason_on_record  # noqa: F401 (REASON_MAX_LENGTH re-exported)
 from casework.cases.visibility import user_leads
 from casework.errors import Conflict
 
-REASON_MAX_LENGTH = 2_000
 # Far above any real case; keeps a typo from meaning "unlimited" by overflow.
 USD_MAX = Decimal("1000000")
 TOKENS_MAX = 10**12
@@ -36,12 +36,7 @@ def _may_change(actor, case: Case) -> None:
 
 
 def _reason(reason: str) -> str:
-    reason = (reason or "").strip()
-    if not reason:
-        raise ValidationError({"reason": "Say why (it is on record)."})
-    if len(reason) > REASON_MAX_LENGTH:
-        raise ValidationError({"reason": f"At most {REASON_MAX_LENGTH} characters."})
-    return reason
+    return reason_on_record(reason)
 
 
 def _usd(value) -> int | None:

@@ -15,10 +15,10 @@ from django.db import transaction
 from audit.services import audit_entry_build, audit_record_many
 from casework.cases.models import Case, CaseRestriction
 from casework.cases.navigation import nav_changed
+from casework.cases.reasons import REASON_MAX_LENGTH, reason_on_record  # noqa: F401 (REASON_MAX_LENGTH re-exported)
 from casework.cases.visibility import case_visible, user_leads
 from casework.people.roles import is_investigator
 
-REASON_MAX_LENGTH = 2_000
 PEOPLE_MAX = 50
 
 
@@ -29,12 +29,7 @@ def _may_restrict(actor, case: Case) -> None:
 
 
 def _reason(reason: str) -> str:
-    reason = (reason or "").strip()
-    if not reason:
-        raise ValidationError({"reason": "Say why (it is on record)."})
-    if len(reason) > REASON_MAX_LENGTH:
-        raise ValidationError({"reason": f"At most {REASON_MAX_LENGTH} characters."})
-    return reason
+    return reason_on_record(reason)
 
 
 def _named(actor: User, people) -> list[User]:

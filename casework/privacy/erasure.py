@@ -50,12 +50,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.services import audit_record
+from casework.cases.reasons import REASON_MAX_LENGTH, reason_on_record  # noqa: F401 (REASON_MAX_LENGTH re-exported)
 from casework.entities.models import Entity, Mention
 from casework.people.roles import is_data_protection
 from casework.privacy.erasure_run import DUTY, ERASED, HELD
 from casework.privacy.models import ErasureRequest
 
-REASON_MAX_LENGTH = 2_000
 MAX_SUBJECTS = 100
 MAX_ENTITIES_PER_SUBJECT = 20
 __all__ = ["DUTY", "ERASED", "HELD", "erasure_approve", "erasure_request", "erasure_resume"]
@@ -65,12 +65,7 @@ S = ErasureRequest.Status
 # --- asking and approving ------------------------------------------------------------------
 
 def _reason(reason: str) -> str:
-    reason = (reason or "").strip()
-    if not reason:
-        raise ValidationError({"reason": "Say why (the subject's request, its date and channel): it is on record."})
-    if len(reason) > REASON_MAX_LENGTH:
-        raise ValidationError({"reason": f"At most {REASON_MAX_LENGTH} characters."})
-    return reason
+    return reason_on_record(reason, ask="Say why (the subject's request, its date and channel): it is on record.")
 
 
 def _subject_ids(subjects: list[list[Entity | int]]) -> list[list[int]]:

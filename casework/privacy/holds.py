@@ -16,13 +16,12 @@ from django.utils import timezone
 
 from audit.services import audit_record
 from casework.cases.models import Case
+from casework.cases.reasons import REASON_MAX_LENGTH, reason_on_record  # noqa: F401 (REASON_MAX_LENGTH re-exported)
 from casework.cases.visibility import case_visible, user_lead_case_types, user_leads
 from casework.entities.models import Entity
 from casework.people.roles import is_data_protection
 from casework.privacy.models import LegalHold
 from casework.privacy.retention import open_holds_q
-
-REASON_MAX_LENGTH = 2_000
 
 
 def may_hold_case(user, case: Case) -> bool:
@@ -34,12 +33,7 @@ def may_hold_entity(user) -> bool:
 
 
 def _reason(reason: str, field: str = "reason") -> str:
-    reason = (reason or "").strip()
-    if not reason:
-        raise ValidationError({field: "Say why (it is on record)."})
-    if len(reason) > REASON_MAX_LENGTH:
-        raise ValidationError({field: f"At most {REASON_MAX_LENGTH} characters."})
-    return reason
+    return reason_on_record(reason, field=field)
 
 
 def legal_holds_open(*, case: Case | None = None, entity: Entity | None = None, now: datetime | None = None):

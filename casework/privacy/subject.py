@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.db.models import QuerySet
@@ -38,12 +38,11 @@ from agents.models import AgentCall, AgentRun
 from audit.services import audit_record
 from casework.cases.attachments.models import Attachment
 from casework.cases.models import Case, Comment, Decision
+from casework.cases.reasons import REASON_MAX_LENGTH, reason_on_record  # noqa: F401 (REASON_MAX_LENGTH re-exported)
 from casework.cases.types import CASE_TYPES
 from casework.entities.models import Entity, Mention
 from casework.outbox.models import Delivery, OutboundEmail, OutboxEvent
 from casework.people.roles import is_data_protection
-
-REASON_MAX_LENGTH = 2_000
 
 
 @dataclass
@@ -118,12 +117,7 @@ def _case_data(held: SubjectHeld, case: Case) -> dict:
 
 
 def _reason(reason: str) -> str:
-    reason = (reason or "").strip()
-    if not reason:
-        raise ValidationError({"reason": "Say why (the request is on record)."})
-    if len(reason) > REASON_MAX_LENGTH:
-        raise ValidationError({"reason": f"At most {REASON_MAX_LENGTH} characters."})
-    return reason
+    return reason_on_record(reason, ask='Say why (the request is on record).')
 
 
 @transaction.atomic
