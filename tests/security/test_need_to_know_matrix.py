@@ -262,6 +262,7 @@ def clients(world):
     return made
 
 
+@pytest.mark.long(seconds=60)
 def test_no_page_or_operation_shows_a_case_outside_need_to_know(world, clients):
     operations = schema_operations()
     leaks: dict[str, list[str]] = {}

@@ -324,6 +324,7 @@ def outcome(response) -> str:
     return str(status)
 
 
+@pytest.mark.long(seconds=30)
 def test_every_caller_gets_the_status_the_table_gives(callers, asked):
     from casework.access.links import link_token
 
