@@ -8,7 +8,7 @@ run's state, each call's input and output, a paused call's arguments, snapshot a
 quote the case whole (an access review's prompts carry the absence details, health data), so
 a database dump must not show them. The ORM reads them whole; the database cannot filter on
 them, so what is counted or filtered lives beside them in clear: the status, the keys, and a
-call's `verdict` (the one enumerated value of its output that reports count, e.g. a fraud
+call's `output_verdict` (the one enumerated value of its output that reports count, e.g. a fraud
 orchestrator's risk level, named by its agent's `verdict_key`).
 """
 
@@ -162,7 +162,7 @@ class AgentCall(models.Model):
     output = EncryptedJSONField(null=True, blank=True)
     # The output's value under its agent's verdict_key (agents.runtime.agent.Agent), in clear
     # for the reports that count it: an enumerated word ("high"), never free text.
-    verdict = models.CharField(max_length=20, blank=True, default="")
+    output_verdict = models.CharField(max_length=20, blank=True, default="")
     status = models.CharField(max_length=8, choices=Status.choices)
     error = models.TextField(blank=True)
     error_type = models.CharField(max_length=40, blank=True)

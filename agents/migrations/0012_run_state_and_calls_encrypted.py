@@ -2,9 +2,9 @@
 input and output, a paused call's arguments, snapshot, approved arguments and reason. The
 columns become text and the existing values are encrypted under the newest key.
 
-First, while the outputs are still JSON the database reads, each call's verdict (AgentCall.
-verdict, what the dashboard counts) is filled from its output: the one agent with a
-verdict_key when this was written is the fraud orchestrator (`risk_level`)."""
+First, while the outputs are still JSON the database reads, each call's output_verdict (what
+the dashboard counts) is filled from its output: the one agent with a verdict_key when this
+was written is the fraud orchestrator (`risk_level`)."""
 
 import casework.security.fields
 from django.db import migrations, models
@@ -12,9 +12,9 @@ from django.db import migrations, models
 from casework.security.encryption import encrypt_columns
 
 VERDICT_SQL = {
-    "postgresql": ("UPDATE agents_agentcall SET verdict = LEFT(output->>'risk_level', 20) "
+    "postgresql": ("UPDATE agents_agentcall SET output_verdict = LEFT(output->>'risk_level', 20) "
                    "WHERE name = 'orchestrator' AND jsonb_typeof(output->'risk_level') = 'string'"),
-    "sqlite": ("UPDATE agents_agentcall SET verdict = substr(json_extract(output, '$.risk_level'), 1, 20) "
+    "sqlite": ("UPDATE agents_agentcall SET output_verdict = substr(json_extract(output, '$.risk_level'), 1, 20) "
                "WHERE name = 'orchestrator' AND json_valid(output) AND json_type(output, '$.risk_level') = 'text'"),
 }
 
@@ -34,7 +34,7 @@ class Migration(migrations.Migration):
     operations = [
         migrations.AddField(
             model_name='agentcall',
-            name='verdict',
+            name='output_verdict',
             field=models.CharField(blank=True, default='', max_length=20),
         ),
         migrations.RunPython(fill_verdicts, migrations.RunPython.noop),

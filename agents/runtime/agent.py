@@ -28,8 +28,8 @@ class Agent:
     timeout: float | None = None
     max_retries: int | None = None
     # The output key whose value (a short enumerated word, e.g. a risk level) is kept in clear
-    # on the call (AgentCall.verdict) for reports to count: the rest of the output is encrypted
-    # at rest. Empty: none.
+    # on the call (AgentCall.output_verdict) for reports to count: the rest of the output is
+    # encrypted at rest. Empty: none.
     verdict_key: str = ""
 
     def output_schema(self) -> dict:

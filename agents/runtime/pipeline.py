@@ -745,7 +745,7 @@ def _save_step(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, Agent
 
 
 def _verdict(spec: CallSpec, output: dict | None) -> str:
-    """The output's value under the agent's verdict_key, when it is a short word (AgentCall.verdict)."""
+    """The output's value under the agent's verdict_key, when it is a short word (AgentCall.output_verdict)."""
     key = spec.agent.verdict_key if spec.agent else ""
     value = output.get(key) if key and isinstance(output, dict) else None
     return value if isinstance(value, str) and len(value) <= 20 else ""
@@ -754,7 +754,7 @@ def _verdict(spec: CallSpec, output: dict | None) -> str:
 def _call_row(run: AgentRun, step: Step, spec: CallSpec, result: AgentResult) -> AgentCall:
     return AgentCall(
         run=run, kind=AgentCall.Kind.AGENT if spec.agent else AgentCall.Kind.TOOL, key=spec.key, name=spec.name,
-        stage=step.name, input=spec.input, output=result.output, verdict=_verdict(spec, result.output),
+        stage=step.name, input=spec.input, output=result.output, output_verdict=_verdict(spec, result.output),
         status=AgentCall.Status.OK if result.ok else AgentCall.Status.ERROR, error=result.error,
         error_type=result.error_type, attempts=result.attempts, attempt_log=result.attempt_log,
         input_tokens=result.input_tokens, output_tokens=result.output_tokens, latency_ms=result.latency_ms,

@@ -275,6 +275,7 @@ def erasure_run(*, request_id: int, now: datetime | None = None) -> ErasureReque
                 request.report["batches"] = request.batches
             else:
                 _finish(request, request.approved_by or request.requested_by, now_)
+            request.progress_at = now_
             request.save()
             if request.status == S.DONE:
                 return request

@@ -15,8 +15,6 @@ from audit.models import AuditEntry
 from audit.services import audit_sequence, audit_verify_chain
 from casework.cases.models import Case, Decision
 from casework.entities.models import Entity
-from casework.people.roles import DATA_PROTECTION
-from casework.people.services import user_create
 from casework.privacy.erasure import DUTY, ERASED, HELD, erasure_approve, erasure_request, erasure_resume
 from casework.privacy.holds import legal_hold_place
 from casework.privacy.models import ErasureRequest
@@ -24,16 +22,6 @@ from casework.support.models import Customer, InboundEmail, TicketMessage
 from tests.audit.guard import behind_the_codes_back
 from tests.privacy.conftest import NOW, closed_case, entity
 from tests.privacy.subject_scenario import OSWIN, ZENOBIA, customer_everywhere, entities_of, inbound_settings
-
-
-@pytest.fixture
-def dora(db):
-    return user_create(actor="system", username="dora", password="dora-pass-123", role=DATA_PROTECTION)
-
-
-@pytest.fixture
-def dirk(db):
-    return user_create(actor="system", username="dirk", password="dirk-pass-123", role=DATA_PROTECTION)
 
 
 def _reload(request: ErasureRequest) -> ErasureRequest:
