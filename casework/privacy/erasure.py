@@ -146,6 +146,16 @@ def _enqueue(request: ErasureRequest) -> None:
     transaction.on_commit(lambda pk=request.pk: privacy_erasure_run.delay(pk))
 
 
+def erasure_cases_addressed(user) -> list[int]:
+    """The cases whose references a data-protection officer may read (casework.cases.visibility
+    ADDRESSED): those erasure requests' plans cover, whose reports name them. Nothing for anyone
+    else; the cases themselves stay behind the visibility rule (a 404 outside their teams)."""
+    if not is_data_protection(user):
+        return []
+    return sorted({item[0] for plan in ErasureRequest.objects.exclude(plan={}).values_list("plan", flat=True)
+                   for item in (plan or {}).get("cases", [])})
+
+
 def erasure_sweep(*, now: datetime) -> list[str]:
     """The beat task's pass: send again every request that should be running and has not moved
     for ERASURE_STALE_AFTER_SECONDS (its worker killed mid-batch, its task message lost); it
