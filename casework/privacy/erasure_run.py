@@ -247,6 +247,8 @@ def _accounts(request: ErasureRequest, report: dict, *, held: bool, actor: Any) 
         report["kept"].append({"what": f"{len(owner)} Casework account(s) of the subject",
                                "why": "a legal hold on a case that names them"})
         return
+    from casework.cases.models import Comment, Decision
+
     for pk in owner:
         user = get_user_model().objects.filter(pk=int(pk)).first()
         if user is None or user.username.startswith("erased-"):
@@ -254,9 +256,13 @@ def _accounts(request: ErasureRequest, report: dict, *, held: bool, actor: Any) 
         user_pseudonymise(actor=actor, user=user, username=f"erased-{request.reference}-{user.pk}",
                           request_ref=request.reference)
         _add(report["entities"], "accounts deactivated and pseudonymised", 1)
+    ids = [int(pk) for pk in owner]
+    decided = Decision.objects.filter(decided_by__in=ids).count()
+    commented = Comment.objects.filter(author__in=ids).count()
     report["kept"].append({
-        "what": "the audit entries and decisions the subject's account made: their user id, and the "
-                "username they had in the entries' actor field",
+        "what": f"what the subject did as a Casework user: {decided} decision(s) and {commented} comment(s) "
+                "by their account (on any case, a release's go / no-go included), and the audit entries "
+                "they made: their user id, and the username they had in the entries' actor field",
         "why": "who did what stays verifiable (the chain commits to the actor; GDPR Art. 17(3)(b) and (e): "
                "records of decisions taken under a legal obligation or for legal claims); the account "
                "itself is deactivated and reads as erased-<request>-<id>"})

@@ -15,8 +15,9 @@ whole of those tables once per erasure; bench/README.md has the cost.
 
 Left out: the audit chain (its payloads are tombstoned, never edited: audit.erasure), the
 access log (who read what: user names, case references, no subject data), the erasure requests
-themselves, and Django's own bookkeeping (users, sessions, permissions, content types): an
-employee's user account is not erased with their data as a subject (the report says so).
+themselves, and Django's own bookkeeping (users, sessions, permissions, content types): a
+subject's Casework account is deactivated and pseudonymised by the erasure's own step
+(casework.people.services.user_pseudonymise), keeping its id for the audit trail.
 """
 
 from __future__ import annotations
