@@ -38,7 +38,7 @@ locked, so that a second delivery of the task waits and then finds the work done
      then the request's own reason is pseudonymised, its identifiers emptied, and the
      erasure's entry written (the request's reference and counts, never the data).
   A request left approved or running without progress (a killed worker, a lost message) is
-  sent again by the beat task's `erasure_sweep`, and continues at its cursor.
+  sent again by the beat task's `erasure_sweep` (erasure_run.py), and continues at its cursor.
   Whatever a hold keeps stays whole, the subject's own records included (a held case needs the
   customer row it points at); the report says so, and why.
 
@@ -48,12 +48,11 @@ changed, what was removed (counts), files, audit entries, entities, and what was
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from audit.services import audit_record
@@ -65,7 +64,7 @@ from casework.privacy.models import ErasureRequest
 
 MAX_SUBJECTS = 100
 MAX_ENTITIES_PER_SUBJECT = 20
-__all__ = ["DUTY", "ERASED", "HELD", "erasure_approve", "erasure_request", "erasure_resume", "erasure_sweep"]
+__all__ = ["DUTY", "ERASED", "HELD", "erasure_approve", "erasure_request", "erasure_resume"]
 S = ErasureRequest.Status
 
 
@@ -160,36 +159,6 @@ def erasure_cases_addressed(user) -> list[int]:
         return []
     return sorted({item[0] for plan in ErasureRequest.objects.exclude(plan={}).values_list("plan", flat=True)
                    for item in (plan or {}).get("cases", [])})
-
-
-def erasure_sweep(*, now: datetime) -> list[str]:
-    """The beat task's pass: send again every request that should be running and has not moved
-    for ERASURE_STALE_AFTER_SECONDS (its worker killed mid-batch, its task message lost); it
-    continues at its cursor. Returns the references sent.
-
-    A request counts as stale when it is approved or running and its last step (`progress_at`,
-    else its approval) is older than that. A worker inside a batch holds the request's row
-    locked, so it is skipped (SKIP LOCKED on PostgreSQL), never sent twice. Each one sent gets
-    `progress_at = now`, so it waits a full period before the next wake-up, and an audit entry
-    `erasure.resumed` (actor system, the cursor, why). A duplicate delivery costs nothing: the
-    run takes the row's lock per step and reads the cursor afresh."""
-    stale = now - timedelta(seconds=settings.ERASURE_STALE_AFTER_SECONDS)
-    sent = []
-    with transaction.atomic():
-        requests = (ErasureRequest.objects.select_for_update(skip_locked=True)
-                    .filter(status__in=(S.APPROVED, S.RUNNING))
-                    .filter(Q(progress_at__lt=stale) | Q(progress_at__isnull=True, approved_at__lt=stale))
-                    .order_by("pk"))
-        for request in requests:
-            since = request.progress_at or request.approved_at
-            request.progress_at = now
-            request.save(update_fields=["progress_at"])
-            audit_record(actor="system", action="erasure.resumed", obj=request,
-                         data={"request": request.reference, "cursor": request.cursor, "status": request.status,
-                               "why": f"no progress since {since.isoformat()}"})
-            _enqueue(request)
-            sent.append(request.reference)
-    return sent
 
 
 @transaction.atomic

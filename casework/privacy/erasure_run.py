@@ -4,6 +4,7 @@ the batches of cases, the sweep of everything else, and the report. The Celery t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -363,6 +364,36 @@ def erasure_run(*, request_id: int, now: datetime | None = None) -> ErasureReque
             request.save()
             if request.status == S.DONE:
                 return request
+
+
+def erasure_sweep(*, now: datetime, send: Callable[[int], object]) -> list[str]:
+    """The beat task's pass: send again every request that should be running and has not moved
+    for ERASURE_STALE_AFTER_SECONDS (its worker killed mid-batch, its task message lost); it
+    continues at its cursor. Returns the references sent.
+
+    A request counts as stale when it is approved or running and its last step (`progress_at`,
+    else its approval) is older than that. A worker inside a batch holds the request's row
+    locked, so it is skipped (SKIP LOCKED on PostgreSQL), never sent twice. Each one sent gets
+    `progress_at = now`, so it waits a full period before the next wake-up, and an audit entry
+    `erasure.resumed` (actor system, the cursor, why). A duplicate delivery costs nothing: the
+    run takes the row's lock per step and reads the cursor afresh."""
+    stale = now - timedelta(seconds=settings.ERASURE_STALE_AFTER_SECONDS)
+    sent = []
+    with transaction.atomic():
+        requests = (ErasureRequest.objects.select_for_update(skip_locked=True)
+                    .filter(status__in=(S.APPROVED, S.RUNNING))
+                    .filter(Q(progress_at__lt=stale) | Q(progress_at__isnull=True, approved_at__lt=stale))
+                    .order_by("pk"))
+        for request in requests:
+            since = request.progress_at or request.approved_at
+            request.progress_at = now
+            request.save(update_fields=["progress_at"])
+            audit_record(actor="system", action="erasure.resumed", obj=request,
+                         data={"request": request.reference, "cursor": request.cursor, "status": request.status,
+                               "why": f"no progress since {since.isoformat()}"})
+            transaction.on_commit(lambda pk=request.pk: send(pk))
+            sent.append(request.reference)
+    return sent
 
 
 def erasure_failed(*, request_id: int, error: BaseException) -> None:

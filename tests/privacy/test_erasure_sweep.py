@@ -11,11 +11,18 @@ from rest_framework.test import APIClient
 
 from audit.models import AuditEntry
 from casework.cases.models import Decision
-from casework.privacy.erasure import ERASED, erasure_request, erasure_sweep
+from casework.privacy.erasure import ERASED, erasure_request
 from casework.privacy.erasure_run import erasure_run
+from casework.privacy.erasure_run import erasure_sweep as _sweep
 from casework.privacy.models import ErasureRequest
+from casework.privacy.tasks import privacy_erasure_run
 from tests.privacy.conftest import NOW, closed_case, entity
 from tests.privacy.test_erasure import _fail_on_update_of, _repair
+
+
+def erasure_sweep(*, now):
+    """The beat task's pass at `now`, sending the requests to the real task (Celery is eager)."""
+    return _sweep(now=now, send=privacy_erasure_run.delay)
 
 
 def _crashed(settings, dora, dirk):
