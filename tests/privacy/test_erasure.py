@@ -233,6 +233,7 @@ def test_the_schema_documents_the_erasure_operations(client):
     assert {"post"} <= set(paths["/api/erasure-requests/"])
     assert {"get"} <= set(paths["/api/erasure-requests/{id}/"])
     assert {"post"} <= set(paths["/api/erasure-requests/{id}/approve/"])
+    assert {"post"} <= set(paths["/api/erasure-requests/{id}/resume/"])
 
 
 @pytest.mark.django_db(transaction=True)
