@@ -14,8 +14,6 @@ import pytest
 from audit.models import AuditEntry
 from audit.services import audit_sequence, audit_verify_chain
 from casework.access.models import Employee, EmployeeClaim, SickLeave, Vacation
-from casework.cases.types import Found
-from casework.entities.extraction import entities_record
 from casework.entities.models import Entity
 from casework.people.roles import DATA_PROTECTION
 from casework.people.services import user_create
@@ -64,9 +62,9 @@ def test_a_manager_with_an_account_is_erased_and_their_account_pseudonymised(
 def test_an_employee_named_by_a_claim_loses_their_absence_records_and_the_claim(
         awaiting_manager, org, dora, django_capture_on_commit_callbacks):
     case = awaiting_manager.mutation.case
-    # Kees, whose sick leave the claim is about, named on the case (as the extraction of a
-    # claim's colleague, or a backfill, records him).
-    entities_record(case=case, found=[Found("employee", "u002", "claim.colleague")])
+    # Kees, whose sick leave the claim is about, is named by the case since the claim came in.
+    assert case.entity_mentions.filter(entity__kind="employee", entity__value="u002",
+                                       source_field="claim.colleague").exists()
     claim = EmployeeClaim.objects.get(request__mutation=awaiting_manager.mutation)
     request = _erase(dora, Entity.objects.get(kind="employee", value="u002"), django_capture_on_commit_callbacks)
 
