@@ -637,8 +637,15 @@ if RETENTION_CHECK_HOURS <= 0 or RETENTION_BATCH < 1:
 # approval before it runs; it runs ERASURE_BATCH cases per transaction, keeping its place.
 ERASURE_FOUR_EYES_CASES = env.int("ERASURE_FOUR_EYES_CASES", default=20)
 ERASURE_BATCH = env.int("ERASURE_BATCH", default=50)
+# A request approved or running whose run has committed no step for ERASURE_STALE_AFTER_SECONDS
+# (its worker killed, its message lost) is sent again by a beat task every ERASURE_SWEEP_SECONDS;
+# it continues at its cursor. Longer than a batch ever takes.
+ERASURE_STALE_AFTER_SECONDS = env.int("ERASURE_STALE_AFTER_SECONDS", default=900)
+ERASURE_SWEEP_SECONDS = env.int("ERASURE_SWEEP_SECONDS", default=300)
 if ERASURE_FOUR_EYES_CASES < 0 or ERASURE_BATCH < 1:
     raise ImproperlyConfigured("ERASURE_FOUR_EYES_CASES must be at least 0 and ERASURE_BATCH at least 1.")
+if ERASURE_STALE_AFTER_SECONDS < 60 or ERASURE_SWEEP_SECONDS < 10:
+    raise ImproperlyConfigured("ERASURE_STALE_AFTER_SECONDS must be at least 60 and ERASURE_SWEEP_SECONDS at least 10.")
 
 # --- Access changes (casework/access) ---------------------------------------------------
 # The employee's answer link works once and expires after ACCESS_LINK_MAX_AGE_DAYS. A request
@@ -929,6 +936,12 @@ CELERY_BEAT_SCHEDULE["privacy-retention"] = {
     "task": "casework.privacy.tasks.privacy_retention_enforce",
     "schedule": RETENTION_CHECK_HOURS * 3600.0,
     "options": {"expires": RETENTION_CHECK_HOURS * 3600.0},
+}
+# Erasure requests stuck approved or running (a killed worker) are sent again (casework/privacy/tasks.py).
+CELERY_BEAT_SCHEDULE["privacy-erasure-sweep"] = {
+    "task": "casework.privacy.tasks.privacy_erasure_sweep",
+    "schedule": float(ERASURE_SWEEP_SECONDS),
+    "options": {"expires": float(ERASURE_SWEEP_SECONDS)},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 

@@ -122,6 +122,7 @@ TABLE: dict[str, str] = {
     "api-erasure-request-detail": "skip an erasure request's id, not a case: 404 but for data-protection officers "
     "and admins (tests/privacy/test_erasure.py)",
     "api-erasure-request-approve": "skip as api-erasure-request-detail",
+    "api-erasure-request-resume": "skip as api-erasure-request-detail",
     "schema": "skip the API's description: its examples name made-up references (FRA-000002 ...)",
     "swagger-ui": "list", "audit:key": "list",
     "scim:users": "skip " + SIGNED, "scim:user": "skip " + SIGNED, "scim:groups": "skip " + SIGNED,

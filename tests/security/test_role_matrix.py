@@ -87,6 +87,7 @@ MATRIX: dict[str, tuple[str, str]] = {
     "api-erasure-request": ("POST", "L 403 403 400 L"),
     "api-erasure-request-approve": ("POST", "L 404 404 404 L"),
     "api-erasure-request-detail": ("GET", "L 404 404 404 L"),
+    "api-erasure-request-resume": ("POST", "L 404 404 404 L"),
     "api-legal-hold-lift": ("POST", "L 404 404 404 L"),
     "api-legal-hold-place": ("POST", "L 400 400 400 L"),
     "api-fraud-alert-capture-retry": ("POST", "L 404 403 404 L"),
