@@ -132,7 +132,7 @@ def test_an_expired_entry_does_not_match_and_an_allow_list_waives_review_but_not
     assert huge["outcome"] == "block" and {h.get("rule") for h in huge["hits"]} == {None, "Huge purchase"}
     review = decide(api, txn(1, card="CARD-8", amount="900.00")).json()
     assert review["outcome"] == "review" and review["hits"][0]["rule"] == "Big purchase"
-    assert review["hits"][0]["reason"] == "amount ≥ 500" and review["score"] == 50
+    assert review["hits"][0]["reason"] == "amount = 900.0 ≥ 500" and review["score"] == 50  # rules.explain
 
 
 def test_a_rule_tests_list_membership(alice, mona, django_capture_on_commit_callbacks):
