@@ -1,7 +1,7 @@
 """The active rule versions, compiled once per process per rule set.
 
-One small query per call reads which versions are active (id, creation time, rule name,
-number, action, mode: no conditions); that list is the rule set's version. The compiled
+One small query per call reads which versions are active (id and creation time, in raw
+SQL); that list is the rule set's version. The compiled
 form (parsed conditions, the live rules in evaluation order, the aggregates every active
 rule reads) is kept in the process for that version and rebuilt only when the list changes
 (a version approved, rolled back or disabled). A version's conditions never change once
@@ -36,7 +36,7 @@ class CompiledRule:
 
 @dataclass(frozen=True)
 class RuleSet:
-    key: tuple
+    ids: tuple  # the active versions' (id, creation time): the rule set's version
     live: tuple[CompiledRule, ...]  # in evaluation order
     shadow: tuple[CompiledRule, ...]
     aggregates: tuple[rules.Aggregate, ...]  # read by any active rule, one per key
@@ -46,7 +46,7 @@ class RuleSet:
 _CACHE: dict[str, RuleSet] = {}
 
 
-def _compile(key: tuple, conditions: dict[int, list]) -> RuleSet:
+def _compile(ids: tuple, key: tuple, conditions: dict[int, list]) -> RuleSet:
     compiled = []
     for pk, _created, name, number, action, mode in key:
         parsed = rules.parse(conditions[pk])
@@ -55,22 +55,31 @@ def _compile(key: tuple, conditions: dict[int, list]) -> RuleSet:
     shadow = sorted((r for r in compiled if r.mode != "live"), key=lambda r: r.rule)
     every = rules.aggregates_of([c for r in compiled for c in r.conditions])
     read_live = rules.aggregates_of([c for r in live for c in r.conditions])
-    return RuleSet(key, tuple(live), tuple(shadow), tuple(every), tuple(read_live))
+    return RuleSet(ids, tuple(live), tuple(shadow), tuple(every), tuple(read_live))
 
 
 def active() -> RuleSet:
-    """The active rule set (one query; the conditions are read and parsed only when it changed)."""
+    """The active rule set (one query of a few integers; the versions are read and parsed
+    only when the set changed)."""
     from django.db import connection
 
     from casework.transactions.monitoring.models import RuleVersion
 
-    key = tuple(RuleVersion.objects.filter(status=RuleVersion.Status.ACTIVE).order_by("pk")
-                .values_list("pk", "created_at", "rule__name", "number", "action", "mode"))
+    table = RuleVersion._meta.db_table
+    with connection.cursor() as cursor:  # no ORM: this runs on every decision and every batch
+        # The creation time too (as text: nothing to parse): a test database that rolls back
+        # reuses ids (SQLite's sequence rolls back with the transaction).
+        cursor.execute(f"SELECT id, CAST(created_at AS TEXT) FROM {table} WHERE status = %s ORDER BY id",
+                       [RuleVersion.Status.ACTIVE])
+        ids = tuple(cursor.fetchall())
     # Per database (a test run may switch between them) and per rule set.
     slot = connection.settings_dict.get("NAME") or ""
     cached = _CACHE.get(slot)
-    if cached is not None and cached.key == key:
+    if cached is not None and cached.ids == ids:
         return cached
-    conditions = dict(RuleVersion.objects.filter(pk__in=[row[0] for row in key]).values_list("pk", "conditions"))
-    _CACHE[slot] = ruleset = _compile(key, conditions)
+    pks = [pk for pk, _created in ids]
+    key = tuple(RuleVersion.objects.filter(pk__in=pks).order_by("pk")
+                .values_list("pk", "created_at", "rule__name", "number", "action", "mode"))
+    conditions = dict(RuleVersion.objects.filter(pk__in=pks).values_list("pk", "conditions"))
+    _CACHE[slot] = ruleset = _compile(ids, key, conditions)
     return ruleset
