@@ -222,13 +222,20 @@ def exchange(rows: list[dict], readable, series: list[Series], *, count: bool = 
     trip. None for a row when the counters are not built."""
     conn, script = _connection()
     plans = [_plan(row, readable, series, count=count) for row in rows]
-    if len(plans) == 1:
-        reads, writes, keys = plans[0]
-        return [_answers(script(args=_args(reads, writes)), keys)]
-    pipe = conn.pipeline(transaction=False)
-    for reads, writes, _keys in plans:
-        script(args=_args(reads, writes), client=pipe)
-    return [_answers(reply, plan[2]) for reply, plan in zip(pipe.execute(), plans, strict=True)]
+    try:
+        if len(plans) == 1:
+            reads, writes, keys = plans[0]
+            return [_answers(script(args=_args(reads, writes)), keys)]
+        pipe = conn.pipeline(transaction=False)
+        for reads, writes, _keys in plans:
+            script(args=_args(reads, writes), client=pipe)
+        return [_answers(reply, plan[2]) for reply, plan in zip(pipe.execute(), plans, strict=True)]
+    except redis.RedisError:
+        # Redis down: the decision goes on without velocity values (a routine infrastructure
+        # event costs detection until the rebuild, never an error); the rows are in the
+        # database, and the rebuild counts them.
+        logger.warning("velocity counters unavailable in Redis", exc_info=True)
+        return [None] * len(plans)
 
 
 def undo(rows: list[dict], series: list[Series]) -> None:
