@@ -7,7 +7,9 @@ in time buckets (buckets.py), kept in the database (models.py: AggregateBucket,
 AggregateDistinct) for each series an active rule reads (AggregateSeries), and updated in
 the same database transaction that stores the transactions: they are never stale, and
 reading one costs a bounded number of rows (about 200 buckets for a 90-day window) whatever
-the size of the history.
+the size of the history. With TXN_AGGREGATES_REDIS_URL they are kept in Redis instead
+(redis_store.py: the same buckets, one round trip per transaction for every read and
+increment, rebuilt from the database when Redis loses them; the tables are then unused).
 
 Semantics: a transaction's aggregate is computed when it is stored, from the counters as they
 stand (every transaction stored before it, in arrival order; within a batch, in time order)
