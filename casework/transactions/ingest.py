@@ -26,7 +26,8 @@ CENT = Decimal("0.01")
 
 @transaction.atomic
 def transactions_import(*, actor, rows: Sequence[Any], via: str = "api", numbers: Sequence[int] | None = None,
-                        label: str = "row", audit: bool = True, aggs=None) -> list[Transaction]:
+                        label: str = "row", audit: bool = True, aggs=None,
+                        look_for_stored: bool = True) -> list[Transaction]:
     """Store card transactions, all or nothing.
 
     Steps: validate every row (errors name the row and the field, "row 3: amount", or
@@ -34,6 +35,8 @@ def transactions_import(*, actor, rows: Sequence[Any], via: str = "api", numbers
     create the accounts that are new (they need a home_country); insert; audit once (unless
     the caller audits the import in its own entry: `audit=False`, the decision endpoint).
     `aggs`: the active rules' aggregates when the caller has read the rule set already.
+    `look_for_stored=False`: no query for ids already stored; the unique index refuses them
+    (an IntegrityError: the decision endpoint asks again, naming the id, on that rare path).
     """
     if not rows:
         raise ValidationError({"__all__": ["Send at least one transaction."]})
@@ -42,7 +45,8 @@ def transactions_import(*, actor, rows: Sequence[Any], via: str = "api", numbers
     valid, errors = transactions_validate(rows, numbers=numbers, label=label)
     accounts = {a.account_id: a for a in CardAccount.objects.filter(account_id__in={t.account_id for t in valid})}
     if not errors:
-        errors = _refuse_duplicates_and_unknown_accounts(valid, set(accounts), numbers=numbers, label=label)
+        errors = _refuse_duplicates_and_unknown_accounts(valid, set(accounts), numbers=numbers, label=label,
+                                                         look_for_stored=look_for_stored)
     rates = settlement_rates({row.currency for row in valid})
     if not errors:
         errors = _refuse_unknown_currencies(valid, rates, numbers=numbers, label=label)
@@ -103,10 +107,11 @@ def rule_row(txn: Transaction) -> dict:
 
 
 def _refuse_duplicates_and_unknown_accounts(valid: list[TransactionIn], known: set[str], *, numbers,
-                                            label) -> dict[str, list[str]]:
+                                            label, look_for_stored: bool = True) -> dict[str, list[str]]:
     errors: dict[str, list[str]] = {}
     ids = [row.transaction_id for row in valid]
-    stored = set(Transaction.objects.filter(transaction_id__in=ids).values_list("transaction_id", flat=True))
+    stored = (set(Transaction.objects.filter(transaction_id__in=ids).values_list("transaction_id", flat=True))
+              if look_for_stored else set())
     seen: set[str] = set()
     for index, row in enumerate(valid):
         number = numbers[index] if numbers else index + 1
