@@ -213,6 +213,31 @@ def in_process_cost(rng: random.Random, count: int = 200) -> dict:
             "rules_evaluated_mean": round(evaluated / n, 1)}
 
 
+def process_cpu(roots: list[int]) -> float:
+    """CPU seconds (user + system) used so far by these processes and their children (from
+    /proc: gunicorn's workers, the Celery worker's)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    used: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry.name)] = int(fields[1])
+        used[int(entry.name)] = (int(fields[11]) + int(fields[12])) / ticks
+    wanted, total = set(roots), 0.0
+    for pid in sorted(used):
+        ancestor = pid
+        while ancestor and ancestor not in wanted:
+            ancestor = parents.get(ancestor, 0)
+        if ancestor:
+            total += used[pid]
+    return total
+
+
 class Servers:
     """gunicorn as the README starts it, and one Celery worker."""
 
@@ -354,11 +379,20 @@ def main() -> None:
     try:
         servers.wait_ready(token)
         asyncio.run(drive(token, 10, 3, 90_000_000, rng))  # warm-up: every gunicorn thread connects
+        web, worker = [servers.procs[0].pid], [p.pid for p in servers.procs[1:]]
         for n, rate in enumerate(float(r) for r in args.rates.split(",")):
+            cpu_web, cpu_worker = process_cpu(web), process_cpu(worker)
             runs.append(asyncio.run(drive(token, rate, args.seconds, n * 10_000_000, rng)))
+            time.sleep(3)  # the worker's evaluations of this phase
+            answered = sum(runs[-1]["outcomes"].values()) or 1
+            # CPU per answered decision: the web server's (HTTP, middleware, the decision) and
+            # the worker's (the full evaluation after it). The machine's load does not change these
+            # much; they say what rate two idle cores would sustain.
+            runs[-1]["cpu_ms_per_decision"] = {
+                "web": round((process_cpu(web) - cpu_web) * 1000 / answered, 2),
+                "worker": round((process_cpu(worker) - cpu_worker) * 1000 / answered, 2)}
             runs[-1]["load_average"] = [round(x, 1) for x in os.getloadavg()]
             print(json.dumps(runs[-1]), flush=True)
-            time.sleep(3)  # let the worker's evaluations catch up before the next rate
     finally:
         servers.stop()
     from casework.transactions.models import Decision
