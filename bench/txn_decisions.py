@@ -358,6 +358,7 @@ def main() -> None:
     parser.add_argument("--gunicorn-workers", type=int, default=4)
     parser.add_argument("--celery-workers", type=int, default=1)
     parser.add_argument("--counters", choices=["redis", "db"], default="redis")
+    parser.add_argument("--in-process-only", action="store_true", help="Only the decision service's own cost.")
     args = parser.parse_args()
     var = tempfile.mkdtemp(prefix="txndec_bench_")
     setup(var, args.counters)
@@ -370,7 +371,9 @@ def main() -> None:
     aggregates.rebuild(grace=0)  # Redis: the first generation from the history (db: built at approval)
     counters_built = time.perf_counter() - began
     cost = in_process_cost(rng)
-    print(json.dumps({"in_process": cost}), flush=True)
+    print(json.dumps({"in_process": cost, "load_average": [round(x, 1) for x in os.getloadavg()]}), flush=True)
+    if args.in_process_only:
+        return
     from django.db import connections
 
     connections.close_all()
