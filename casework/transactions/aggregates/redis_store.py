@@ -380,12 +380,14 @@ def series_build(series: Series, *, grace: float | None = None) -> int:
     gen = conn.get(PREFIX + "gen")
     if gen is None:
         return 0  # not built: the next rebuild builds every series
+    # Empty first (what a decision counted since the approval committed is in the history read
+    # below), then from this instant the decisions' increments and the history add up.
+    _delete(f"{PREFIX}{gen.decode()}:?:{series.key}:*")
     started = timezone.now()
     if grace is None:
         grace = settings.TXN_AGGREGATES_REBUILD_GRACE_S
     if grace:
         time.sleep(grace)
-    _delete(f"{PREFIX}{gen.decode()}:?:{series.key}:*")
     return _count_history([series], gen.decode(), before=started)
 
 
