@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 import uuid
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
@@ -104,6 +105,8 @@ class DecisionDetailApi(APIView):
 
     @extend_schema(
         operation_id="transactions_decision_detail",
+        parameters=[OpenApiParameter("decision_id", OpenApiTypes.UUID, OpenApiParameter.PATH,
+                                     description="The decision_id the decide call answered.")],
         responses={200: TransactionDecisionSerializer,
                    401: OpenApiResponse(description="Not authenticated."),
                    403: OpenApiResponse(description="Not allowed for this user's role."),
