@@ -462,6 +462,7 @@ CELERY_TASK_ROUTES = {
     "casework.outbox.tasks.outbox_email_send_due": {"queue": "ops"},
     "casework.transactions.monitoring.tasks.monitoring_evaluate_pending": {"queue": "ops"},
     "casework.transactions.monitoring.tasks.aggregates_prune": {"queue": "ops"},
+    "casework.transactions.monitoring.tasks.aggregates_ensure": {"queue": "ops"},
     "casework.idempotency.tasks.idempotency_purge": {"queue": "ops"},
 }
 CELERY_TASK_EAGER_PROPAGATES = True
@@ -783,6 +784,16 @@ if not TXN_REASSESS_MIN_INCREASE.is_finite() or TXN_REASSESS_MIN_INCREASE < 0:
 # entry) has passed; then the answer is TXN_DECISION_FALLBACK (allow or review), marked
 # timed_out, and the worker's full evaluation records what the rules found.
 TXN_DECISION_BUDGET_MS = env.float("TXN_DECISION_BUDGET_MS", default=50.0)
+# Velocity counters (casework/transactions/aggregates): empty keeps them in the database, in the
+# transaction that stores each transaction (never stale; about 6 queries per decision). A Redis
+# URL keeps them there: one round trip per decision for every read and increment, rebuilt from
+# the database after Redis loses them (README "Velocity and aggregates in rules": how stale).
+TXN_AGGREGATES_REDIS_URL = env("TXN_AGGREGATES_REDIS_URL", default="").strip()
+if TXN_AGGREGATES_REDIS_URL and not TXN_AGGREGATES_REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ImproperlyConfigured("TXN_AGGREGATES_REDIS_URL is a redis:// URL (or empty: counters in the database).")
+# Seconds a rebuild of the Redis counters waits after it starts double-counting new transactions
+# into the generation it builds, before it reads the database: longer than any request's transaction.
+TXN_AGGREGATES_REBUILD_GRACE_S = env.float("TXN_AGGREGATES_REBUILD_GRACE_S", default=2.0)
 # The worker's evaluation is woken once per TXN_EVALUATE_COALESCE_MS per web process with every
 # transaction committed meanwhile (casework/transactions/monitoring/wake.py); 0: one message per commit.
 TXN_EVALUATE_COALESCE_MS = env.float("TXN_EVALUATE_COALESCE_MS", default=20.0)
@@ -1087,6 +1098,12 @@ CELERY_BEAT_SCHEDULE["txn-aggregates-prune"] = {
     "task": "casework.transactions.monitoring.tasks.aggregates_prune",
     "schedule": 3600.0,
     "options": {"expires": 3600.0},
+}
+# Redis velocity counters lost (a Redis restart): rebuild them from the database.
+CELERY_BEAT_SCHEDULE["txn-aggregates-ensure"] = {
+    "task": "casework.transactions.monitoring.tasks.aggregates_ensure",
+    "schedule": 30.0,
+    "options": {"expires": 30.0},
 }
 CELERY_BEAT_SCHEDULE["idempotency-purge"] = {
     "task": "casework.idempotency.tasks.idempotency_purge",

@@ -118,6 +118,7 @@ MATRIX: dict[str, tuple[str, str]] = {
     "api-txn-rule-promote": ("POST", "L 403 404 404 L"),
     "api-txn-start": ("POST", "L 415 403 415 L"),
     "api-txn-decide": ("POST", "L 415 403 415 L"),
+    "api-txn-decision": ("GET", "L 404 403 404 L"),
     # Lists: everyone signed in reads; investigators, managers and admins change (placeholder list: 404).
     "api-txn-lists": ("GET", "L 200 200 200 L"),
     "api-txn-list-entries": ("GET", "L 404 404 404 L"),
@@ -281,7 +282,7 @@ def url_for(route: str, token: str, reference: str) -> str:
               "trace_id": "t-missing", "release_id": "REL-MISSING", "ticket_id": "T-MISSING",
               "article_id": "KB-MISSING", "id": "999999", "message_id": "999999", "number": "1",
               "action": "approve", "provider": "raw", "scenario_id": "missing", "username": "alice",
-              "name": "missing-list"}
+              "name": "missing-list", "decision_id": "00000000-0000-4000-8000-000000000000"}
     url = route
     for name, value in values.items():
         for conv in ("str", "int", "slug", "path"):
