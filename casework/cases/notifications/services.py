@@ -42,7 +42,7 @@ def notification_send(*, actor, kind: str, subject: str, body: str, url: str = "
     once the transaction commits. `target`: the object the notification asks them to act on.
     None, and nothing sent, when `case` is one the person may not see (notification_may_reach)."""
     if not notification_may_reach(user, case, target):
-        logger.info("Notification %r about %s not sent to %s: not in their need-to-know.", kind,
+        logger.info("Notification %r about %s not sent to %s: not in their need-to-know.", str(kind),
                     case.reference, user.get_username())
         return None
     email = email or (user.email if user else "")
