@@ -272,6 +272,17 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
     first, second = Entity.objects.order_by("pk")[:2]
     erasure = erasure_request(actor=dpo, subjects=[[first], [second]], reason="Seeded for the contract test.")
 
+    # A decision at authorisation time, made as a payment system makes one (its GET reads it back).
+    from rest_framework.test import APIClient
+
+    payments = APIClient()
+    payments.force_authenticate(alice)
+    decided = payments.post("/api/transactions/decide", {
+        "transaction_id": "TX-FUZZ-1", "account_id": "ACC-FUZZ", "card_last4": "4242", "amount": "12.00",
+        "currency": "EUR", "merchant": "Web Shop", "mcc": "5999", "country": "NL", "channel": "ecommerce",
+        "device_id": "dev-fuzz", "occurred_at": "2026-11-20T10:00:00+00:00", "home_country": "NL"}, format="json")
+    assert decided.status_code == 200, decided.content
+
     def task(t):
         return {"reference": t.case.reference, "id": t.pk}
 
@@ -309,6 +320,7 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
         "/api/transactions/investigations/{reference}/": [
             {"reference": i.case.reference}
             for i in _one_per(Investigation.objects.select_related("case"), "status", "case__status")],
+        "/api/transactions/decisions/{decision_id}": [{"decision_id": decided.json()["decision_id"]}],
         "/api/transactions/rules/{id}/versions/": [{"id": rule_version.rule_id}],
         "/api/transactions/rules/{id}/versions/{number}/{action}/": [
             {"id": rule_version.rule_id, "number": rule_version.number, "action": action}
