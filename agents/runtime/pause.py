@@ -151,7 +151,7 @@ def pauses_answered(run: AgentRun) -> dict[str, dict]:
             continue
         answered[pause.call_key] = {
             "pause": pause.pk, "kind": pause.kind, "snapshot": pause.snapshot,
-            "answer": {"approved": pause.status == RunPause.Status.APPROVED, "by": pause.decided_by,
+            "answer": {"approved": pause.status == RunPause.Status.APPROVED, "pause": pause.pk, "by": pause.decided_by,
                        "arguments": pause.approved_arguments, "reason": pause.answer}}
     return answered
 

@@ -48,6 +48,7 @@ from agents.models import AgentCall, AgentRun
 from agents.runtime import aio
 from agents.runtime.agent import Agent, AgentResult
 from agents.runtime.approval import ApprovalPolicies, policy_load
+from agents.runtime.effects import approval_effect_base, effect_scope
 from agents.runtime.pause import WAITING_STATUS, pause_open, pauses_answered, pauses_mark_resumed
 from agents.runtime.runner import arun_agent, arun_tool_loop
 from agents.runtime.signals import run_ended, run_failed
@@ -582,8 +583,9 @@ async def _acall(spec: CallSpec, metadata: dict, policies: ApprovalPolicies | No
             "kind": "approval", "tool": spec.tool.name, "arguments": arguments,
             "reason": str(arguments.get("reason", "")) if isinstance(arguments, dict) else "",
             "rule": decision.rule, "snapshot": {}})
-    outcome = await ToolRegistry([spec.tool]).aexecute(ToolCall(id=spec.key, name=spec.tool.name,
-                                                                arguments=arguments))
+    with effect_scope(approval_effect_base(answer)):  # an approved call's effects: once (agents.runtime.effects)
+        outcome = await ToolRegistry([spec.tool]).aexecute(ToolCall(id=spec.key, name=spec.tool.name,
+                                                                    arguments=arguments))
     content = outcome.content if isinstance(outcome.content, dict) else {"result": outcome.content}
     return AgentResult(agent_id=spec.tool.name, output=content if outcome.success else None,
                        error="" if outcome.success else str(outcome.content), error_type=outcome.error_type,

@@ -32,6 +32,7 @@ from agents.runtime import aio, charging, semconv
 from agents.runtime.agent import Agent, AgentResult
 from agents.runtime.approval import Decision
 from agents.runtime.context import manage_context
+from agents.runtime.effects import approval_effect_base, effect_scope
 from agents.runtime.prompting import fence_data, system_prompt_for
 from agents.runtime.retry import Attempt, RetryPolicy, acall_with_retry
 from agents.runtime.structured import OutputError, parse_output, repair_prompt
@@ -374,7 +375,10 @@ async def _answered_tool(registry: ToolRegistry, tool_call: ToolCall, answer: di
     if answer.get("approved"):
         arguments = answer.get("arguments") if answer.get("arguments") is not None else tool_call.arguments
         tool_call.arguments = arguments  # the conversation shows the call that ran
-        return await _execute_tool(registry, tool_call, turn, result)
+        # Its effects are keyed by the approval: made again after a worker's death, they are not
+        # made twice (agents.runtime.effects).
+        with effect_scope(approval_effect_base(answer)):
+            return await _execute_tool(registry, tool_call, turn, result)
     outcome = ToolResult(tool_call.id, tool_call.name, False,
                          f"A person ({answer.get('by') or 'a reviewer'}) denied this call: "
                          f"{answer.get('reason') or 'no reason given'}. It was not run.", "ApprovalDenied", 0,
