@@ -21,6 +21,7 @@ from agents.tasks import pipeline_enqueue, run_pipeline
 from casework.cases.models import Case
 from casework.cases.notifications.models import Notification
 from casework.cases.services import case_create
+from casework.outbox.models import OutboxEvent
 from tests.agents.test_durable_runs import WorkerKilled, make_stale
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -34,14 +35,18 @@ class RemindArgs(BaseModel):
 
 
 def remind_employee(args: RemindArgs) -> dict:
-    """E-mail the employee a reminder (acts: it talks to a person outside Casework)."""
+    """E-mail the employee a reminder and tell the subscribers (acts: it talks to a person and a
+    system outside Casework)."""
     from casework.cases.notifications.services import notification_send
+    from casework.outbox.services import event_record
 
     MADE.append(args.subject)
-    note = notification_send(actor="agent:reminder", kind=Notification.Kind.REQUEST,
-                             case=Case.objects.get(reference=args.case), email="priya@example.com",
-                             name="Priya", subject=args.subject, body="Please answer the request.")
-    return {"notification": note.pk}
+    case = Case.objects.get(reference=args.case)
+    note = notification_send(actor="agent:reminder", kind=Notification.Kind.REQUEST, case=case,
+                             email="priya@example.com", name="Priya", subject=args.subject,
+                             body="Please answer the request.")
+    event = event_record(type="case.assigned", case=case, data={"case": {"reference": case.reference}})
+    return {"notification": note.pk, "event": event.pk}
 
 
 REMIND = Tool("remind_employee", remind_employee.__doc__.strip(), RemindArgs, remind_employee, consequence="acts")
@@ -86,7 +91,8 @@ def test_an_approved_call_made_again_after_its_worker_died_does_not_send_twice(a
     assert len(inbox) == 1 and inbox[0].to == ["priya@example.com"]  # ... and acted once
     (note,) = Notification.objects.filter(case=case, kind=Notification.Kind.REQUEST)
     assert note.effect_key == f"approval-{pause.pk}/1" and note.emailed_at is not None
+    (event,) = OutboxEvent.objects.filter(case=case, type="case.assigned")  # the outbox's event: once too
     call = AgentCall.objects.get(run=run, kind=AgentCall.Kind.TOOL)
-    assert call.status == AgentCall.Status.OK and call.output == {"notification": note.pk}
+    assert call.status == AgentCall.Status.OK and call.output == {"notification": note.pk, "event": event.pk}
     pause.refresh_from_db()
     assert pause.resumed_at is not None
