@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import json
 import os
 import threading
@@ -64,6 +65,33 @@ class Settlement:
     released: bool = False
 
 
+@dataclass(eq=False)
+class _Lease:
+    """A share of a case's headroom reserved in the ledger by this process (one conditional
+    UPDATE, the charger's areserve_leasing) and handed out here to the case's calls in memory:
+    a call that fits in it is reserved with no statement and no wait. Every call handed out is
+    inside what the ledger holds reserved, so the guarantee is the ledger's: the calls that pass
+    fit the limit together. What is left is given back when the case's calls here pause for
+    CASE_BUDGET_LEASE_IDLE_SECONDS, when a call does not fit in it, and at flush."""
+
+    reference: str
+    case_id: int
+    musd: int = 0
+    tokens: int = 0
+    in_flight: int = 0
+
+
+@dataclass(frozen=True)
+class Leased:
+    """A reservation taken from a lease (or a lease's remainder given back): settled as any
+    other, by case id and amounts."""
+
+    case_id: int
+    musd: int
+    tokens: int
+    lease: _Lease | None = None
+
+
 class Charger(Protocol):
     def reserve_many(self, requests: list[ReserveRequest], before_fallback: Callable[[], None]) -> list[Any]:
         """For each request, in order: a reservation, None (nothing to charge), or the
@@ -86,6 +114,10 @@ def charger_register(charger: Charger | None) -> None:
 
 def charging_on() -> bool:
     return _charger is not None and settings.CASE_BUDGETS_ENABLED
+
+
+def _leasing() -> bool:
+    return settings.CASE_BUDGET_LEASE_CALLS > 0 and hasattr(_charger, "areserve_leasing")
 
 
 @dataclass
@@ -203,6 +235,36 @@ class _LoopWriter:
         self.task: asyncio.Task | None = None
         self.conn = None
         self.loop: asyncio.AbstractEventLoop | None = None
+        # Per case reference: the share of its headroom this process reserved in the ledger and
+        # hands out to its calls in memory (see _Lease).
+        self.leases: dict[str, _Lease] = {}
+
+    def take(self, request: ReserveRequest) -> Leased | None:
+        """The request's reservation from its case's lease, with no statement and no wait; None
+        when the case has no lease here or the lease is too small (then what is left of it is
+        given back, before any of the case's calls could be refused: see _drain)."""
+        lease = self.leases.get(request.case)
+        if lease is None:
+            return None
+        musd, tokens = _charger.estimate(request)
+        if lease.musd >= musd and lease.tokens >= tokens:
+            lease.musd -= musd
+            lease.tokens -= tokens
+            lease.in_flight += 1
+            return Leased(case_id=lease.case_id, musd=musd, tokens=tokens, lease=lease)
+        self._lease_return(request.case)
+        return None
+
+    def _lease_return(self, reference: str) -> None:
+        lease = self.leases.pop(reference, None)
+        if lease is not None and (lease.musd or lease.tokens):
+            self.settlements.append(Settlement(Leased(case_id=lease.case_id, musd=lease.musd, tokens=lease.tokens),
+                                               released=True))
+            self._wake()
+
+    def _lease_idle(self, reference: str, lease: _Lease) -> None:
+        if self.leases.get(reference) is lease and lease.in_flight == 0:
+            self._lease_return(reference)
 
     def _wake(self) -> None:
         if self.task is None or self.task.done():
@@ -215,8 +277,23 @@ class _LoopWriter:
         return future
 
     def settle(self, settlement: Settlement) -> None:
-        self.settlements.append(settlement)
-        self._wake()
+        if self.leases and not settlement.released:
+            settlement = self._absorb_excess(settlement)
+        lease = getattr(settlement.reservation, "lease", None)
+        if lease is not None:
+            lease.in_flight -= 1
+            current = self.leases.get(lease.reference) is lease
+            if settlement.released and current:
+                # A failed call's share goes back to the lease: the ledger never saw it apart.
+                lease.musd += settlement.reservation.musd
+                lease.tokens += settlement.reservation.tokens
+                settlement = None
+            if current and lease.in_flight == 0:
+                asyncio.get_running_loop().call_later(settings.CASE_BUDGET_LEASE_IDLE_SECONDS, self._lease_idle,
+                                                      lease.reference, lease)
+        if settlement is not None:
+            self.settlements.append(settlement)
+            self._wake()
 
     async def _connection(self):
         if self.conn is None or self.conn.closed or self.loop is not asyncio.get_running_loop():
@@ -246,9 +323,15 @@ class _LoopWriter:
                     settled[0] = True
 
             if reserves:
+                requests = [r for r, _ in reserves]
                 try:
-                    results = await self._with_connection(_charger.areserve_many, [r for r, _ in reserves],
-                                                          settle_now)
+                    if _leasing():
+                        results, leases = await self._with_connection(
+                            _charger.areserve_leasing, requests, settle_now, settings.CASE_BUDGET_LEASE_CALLS)
+                        for reference, got in leases.items():
+                            self._lease_add(reference, got)
+                    else:
+                        results = await self._with_connection(_charger.areserve_many, requests, settle_now)
                 except Exception as exc:  # noqa: BLE001 - each waiting call gets the failure
                     results = [exc] * len(reserves)
                 for (_, future), result in zip(reserves, results, strict=True):
@@ -258,10 +341,43 @@ class _LoopWriter:
             except Exception:  # noqa: BLE001 - logged; the reservations stay (they can only refuse early)
                 logging.getLogger(__name__).exception("Settling %d budget reservations failed", len(settlements))
 
+    def _absorb_excess(self, settlement: Settlement) -> Settlement:
+        """A call that used more than its estimate (the prompt's count is an estimate) takes the
+        excess from its case's lease, in the ledger too (the settlement gives back that much more
+        of the reserved): the lease never hands out headroom the case no longer has, so calls
+        still pass the limit only by their own estimate's error, as without leases."""
+        reservation = settlement.reservation
+        lease = next((lease for lease in self.leases.values() if lease.case_id == reservation.case_id), None)
+        if lease is None:
+            return settlement
+        used_musd, used_tokens = _charger.usage(settlement)
+        more_musd = min(max(used_musd - reservation.musd, 0), lease.musd)
+        more_tokens = min(max(used_tokens - reservation.tokens, 0), lease.tokens)
+        if not more_musd and not more_tokens:
+            return settlement
+        lease.musd -= more_musd
+        lease.tokens -= more_tokens
+        return dataclasses.replace(settlement, reservation=Leased(
+            case_id=reservation.case_id, musd=reservation.musd + more_musd, tokens=reservation.tokens + more_tokens,
+            lease=getattr(reservation, "lease", None)))
+
+    def _lease_add(self, reference: str, got: Any) -> None:
+        lease = self.leases.get(reference)
+        if lease is None:
+            lease = self.leases[reference] = _Lease(reference=reference, case_id=got.case_id)
+            # Given back once the case's calls here stop for a moment (none may be leased yet).
+            asyncio.get_running_loop().call_later(settings.CASE_BUDGET_LEASE_IDLE_SECONDS, self._lease_idle,
+                                                  reference, lease)
+        lease.musd += got.musd
+        lease.tokens += got.tokens
+
     def flush(self, timeout: float = 30.0) -> None:
+        """Give back every lease and wait until everything queued is written."""
         from agents.runtime import aio
 
         async def idle() -> None:
+            for reference in list(self.leases):
+                self._lease_return(reference)
             while self.task is not None and not self.task.done():
                 await asyncio.wait([self.task], timeout=timeout)
 
@@ -340,8 +456,12 @@ async def areserve(case: str | None, provider: Provider, request: LLMRequest) ->
     if not case or not charging_on():
         return None
     prompt, most = request_estimate(request)
-    future = _get_writer().reserve(ReserveRequest(case=case, provider=provider.name, model=provider.model or "",
-                                            input_tokens=prompt, max_output_tokens=most))
+    wanted = ReserveRequest(case=case, provider=provider.name, model=provider.model or "", input_tokens=prompt,
+                            max_output_tokens=most)
+    writer = _get_writer()
+    if isinstance(writer, _LoopWriter) and (leased := writer.take(wanted)) is not None:
+        return leased
+    future = writer.reserve(wanted)
     try:
         return await asyncio.shield(future)
     except asyncio.CancelledError:
