@@ -25,6 +25,12 @@ The writer is a task on the event loop when the charger can write asynchronously
 psycopg's async connection: `_LoopWriter`), else one thread with its own Django connection
 (SQLite: `_Writer`). A thread was tried on PostgreSQL too and lost: while the loop's calls hold
 the GIL, the thread waits for it (up to the 5 ms switch interval) at every step of every statement.
+
+Leases (the loop's writer, CASE_BUDGET_LEASE_CALLS > 0): the batch's UPDATE also reserves, for
+each case whose budget leaves room for twice as much again, a share of its headroom (that many
+calls' estimates) which this process then hands out to the case's next calls in memory (_Lease):
+most calls then wait for no statement at all. The guarantee is the ledger's still: every call
+handed out is inside what the ledger holds reserved.
 """
 
 from __future__ import annotations
@@ -79,6 +85,7 @@ class _Lease:
     musd: int = 0
     tokens: int = 0
     in_flight: int = 0
+    used_at: float = 0.0  # the loop's clock when its last call here ended
 
 
 @dataclass(frozen=True)
@@ -263,8 +270,16 @@ class _LoopWriter:
             self._wake()
 
     def _lease_idle(self, reference: str, lease: _Lease) -> None:
-        if self.leases.get(reference) is lease and lease.in_flight == 0:
-            self._lease_return(reference)
+        """Give the lease back if none of its calls ran here for CASE_BUDGET_LEASE_IDLE_SECONDS
+        (a timer set when its last call in flight ended: one used since waits its turn again)."""
+        if self.leases.get(reference) is not lease or lease.in_flight:
+            return
+        loop = asyncio.get_running_loop()
+        quiet = loop.time() - lease.used_at
+        if quiet < settings.CASE_BUDGET_LEASE_IDLE_SECONDS:
+            loop.call_later(settings.CASE_BUDGET_LEASE_IDLE_SECONDS - quiet, self._lease_idle, reference, lease)
+            return
+        self._lease_return(reference)
 
     def _wake(self) -> None:
         if self.task is None or self.task.done():
@@ -289,6 +304,7 @@ class _LoopWriter:
                 lease.tokens += settlement.reservation.tokens
                 settlement = None
             if current and lease.in_flight == 0:
+                lease.used_at = asyncio.get_running_loop().time()
                 asyncio.get_running_loop().call_later(settings.CASE_BUDGET_LEASE_IDLE_SECONDS, self._lease_idle,
                                                       lease.reference, lease)
         if settlement is not None:
@@ -364,7 +380,8 @@ class _LoopWriter:
     def _lease_add(self, reference: str, got: Any) -> None:
         lease = self.leases.get(reference)
         if lease is None:
-            lease = self.leases[reference] = _Lease(reference=reference, case_id=got.case_id)
+            lease = self.leases[reference] = _Lease(reference=reference, case_id=got.case_id,
+                                                    used_at=asyncio.get_running_loop().time())
             # Given back once the case's calls here stop for a moment (none may be leased yet).
             asyncio.get_running_loop().call_later(settings.CASE_BUDGET_LEASE_IDLE_SECONDS, self._lease_idle,
                                                   reference, lease)

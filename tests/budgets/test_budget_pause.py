@@ -82,3 +82,26 @@ def test_a_tool_loop_refused_mid_way_goes_on_from_its_turn_once_the_budget_is_ra
     for action in ("agent.budget_requested", "agent.run_budget_reached", "agent.budget_released",
                    "agent.run_resumed", "agent.run_completed"):
         assert action in actions, action
+
+
+def test_a_run_that_waited_under_the_old_flag_waits_on_a_pause_after_the_migration(lena):
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("agents.migrations.0012_budget_waits_as_pauses")
+    case = case_create(actor=lena, case_type="fraud_alert", title="Waited before the pauses")
+    run = AgentRun.objects.create(case=case, pipeline="test_budget_loop", mode="full",
+                                  status=AgentRun.Status.BUDGET_REACHED, state={"budget_reached": {
+                                      "since": "2026-11-29T08:00:00+00:00", "message": "This case has reached "
+                                      "its budget of $1.00; a lead can raise it.", "step": "read", "calls": ["reader"]}})
+
+    migration.forwards(apps, None)
+
+    run.refresh_from_db()
+    (pause,) = RunPause.objects.filter(run=run)
+    assert (pause.kind, pause.status, pause.call_key, pause.step) == ("budget", "pending", "reader", "read")
+    assert pause.snapshot == {"calls": {"reader": {}}} and "$1.00" in pause.reason
+    assert run.state == {"paused": True}
+    migration.forwards(apps, None)  # twice: nothing more
+    assert RunPause.objects.filter(run=run).count() == 1
