@@ -245,6 +245,8 @@ class _LoopWriter:
         # Per case reference: the share of its headroom this process reserved in the ledger and
         # hands out to its calls in memory (see _Lease).
         self.leases: dict[str, _Lease] = {}
+        self.leases_by_case: dict[int, _Lease] = {}
+        self.sweeping = False
 
     def take(self, request: ReserveRequest) -> Leased | None:
         """The request's reservation from its case's lease, with no statement and no wait; None
@@ -264,22 +266,25 @@ class _LoopWriter:
 
     def _lease_return(self, reference: str) -> None:
         lease = self.leases.pop(reference, None)
-        if lease is not None and (lease.musd or lease.tokens):
+        if lease is None:
+            return
+        self.leases_by_case.pop(lease.case_id, None)
+        if lease.musd or lease.tokens:
             self.settlements.append(Settlement(Leased(case_id=lease.case_id, musd=lease.musd, tokens=lease.tokens),
                                                released=True))
             self._wake()
 
-    def _lease_idle(self, reference: str, lease: _Lease) -> None:
-        """Give the lease back if none of its calls ran here for CASE_BUDGET_LEASE_IDLE_SECONDS
-        (a timer set when its last call in flight ended: one used since waits its turn again)."""
-        if self.leases.get(reference) is not lease or lease.in_flight:
-            return
+    def _leases_sweep(self) -> None:
+        """Every CASE_BUDGET_LEASE_IDLE_SECONDS while any lease is held (one timer, not one per
+        call): give back the leases none of whose calls ran here for that long."""
         loop = asyncio.get_running_loop()
-        quiet = loop.time() - lease.used_at
-        if quiet < settings.CASE_BUDGET_LEASE_IDLE_SECONDS:
-            loop.call_later(settings.CASE_BUDGET_LEASE_IDLE_SECONDS - quiet, self._lease_idle, reference, lease)
-            return
-        self._lease_return(reference)
+        idle = settings.CASE_BUDGET_LEASE_IDLE_SECONDS
+        for reference, lease in list(self.leases.items()):
+            if not lease.in_flight and loop.time() - lease.used_at >= idle:
+                self._lease_return(reference)
+        self.sweeping = bool(self.leases)
+        if self.sweeping:
+            loop.call_later(idle, self._leases_sweep)
 
     def _wake(self) -> None:
         if self.task is None or self.task.done():
@@ -305,8 +310,6 @@ class _LoopWriter:
                 settlement = None
             if current and lease.in_flight == 0:
                 lease.used_at = asyncio.get_running_loop().time()
-                asyncio.get_running_loop().call_later(settings.CASE_BUDGET_LEASE_IDLE_SECONDS, self._lease_idle,
-                                                      lease.reference, lease)
         if settlement is not None:
             self.settlements.append(settlement)
             self._wake()
@@ -363,7 +366,7 @@ class _LoopWriter:
         of the reserved): the lease never hands out headroom the case no longer has, so calls
         still pass the limit only by their own estimate's error, as without leases."""
         reservation = settlement.reservation
-        lease = next((lease for lease in self.leases.values() if lease.case_id == reservation.case_id), None)
+        lease = self.leases_by_case.get(reservation.case_id)
         if lease is None:
             return settlement
         used_musd, used_tokens = _charger.usage(settlement)
@@ -380,11 +383,12 @@ class _LoopWriter:
     def _lease_add(self, reference: str, got: Any) -> None:
         lease = self.leases.get(reference)
         if lease is None:
-            lease = self.leases[reference] = _Lease(reference=reference, case_id=got.case_id,
-                                                    used_at=asyncio.get_running_loop().time())
-            # Given back once the case's calls here stop for a moment (none may be leased yet).
-            asyncio.get_running_loop().call_later(settings.CASE_BUDGET_LEASE_IDLE_SECONDS, self._lease_idle,
-                                                  reference, lease)
+            loop = asyncio.get_running_loop()
+            lease = self.leases[reference] = _Lease(reference=reference, case_id=got.case_id, used_at=loop.time())
+            self.leases_by_case[got.case_id] = lease
+            if not self.sweeping:  # given back once the case's calls here stop for a moment
+                self.sweeping = True
+                loop.call_later(settings.CASE_BUDGET_LEASE_IDLE_SECONDS, self._leases_sweep)
         lease.musd += got.musd
         lease.tokens += got.tokens
 

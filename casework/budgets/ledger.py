@@ -24,7 +24,6 @@ warning) read and write more, and only then.
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
 
 from django.db import IntegrityError, connection, transaction
@@ -47,11 +46,35 @@ class Reservation:
 
 
 def estimate_musd(provider: str, model: str, input_tokens: int, output_tokens: int) -> int:
-    """The call's price in whole micro-dollars, rounded up (0 for a model with no price)."""
-    price = price_for(provider, model)
-    if price is None:
+    """The call's price in whole micro-dollars, rounded up (0 for a model with no price).
+    Exact: integer arithmetic on the prices' ratios (found once per table, provider and model:
+    every call and every settlement asks)."""
+    ratios = _ratios(provider, model)
+    if ratios is None:
         return 0
-    return math.ceil(input_tokens * price.input_per_million + output_tokens * price.output_per_million)
+    in_num, in_den, out_num, out_den = ratios
+    return -((-(input_tokens * in_num * out_den + output_tokens * out_num * in_den)) // (in_den * out_den))
+
+
+_ratio_cache: dict = {}
+
+
+def _ratios(provider: str, model: str) -> tuple[int, int, int, int] | None:
+    """The model's prices (US$ per million tokens = µ$ per token) as integer ratios, or None."""
+    from django.conf import settings
+
+    key = (id(settings.LLM_PRICES), provider, model)
+    try:
+        return _ratio_cache[key]
+    except KeyError:
+        pass
+    price = price_for(provider, model)
+    ratios = None if price is None else (*price.input_per_million.as_integer_ratio(),
+                                         *price.output_per_million.as_integer_ratio())
+    if len(_ratio_cache) > 1000:
+        _ratio_cache.clear()
+    _ratio_cache[key] = ratios
+    return ratios
 
 
 def _tables() -> tuple[str, str]:

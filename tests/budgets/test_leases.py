@@ -47,9 +47,9 @@ def test_a_case_s_calls_take_their_reservations_from_its_lease_and_the_ledger_ad
             (lease,) = charging._writer.leases.values()
             assert lease.musd == 4 * musd and lease.tokens == 4 * tokens  # four more calls' worth
 
-    # The first call took a lease of four calls; calls 2-5 were handed out of it without a
-    # statement; the sixth took a new lease, and so on: three reservation statements for ten calls.
-    assert statements == [1, 1, 1]
+    # The first call's statement took a lease of four calls besides; calls 2-5 were handed out of
+    # it without a statement; the sixth took a new lease, for calls 7-10: two statements, ten calls.
+    assert statements == [1, 1]
     charging.flush()  # the leases are given back, the settlements written
     budget = CaseBudget.objects.get(case=case)
     assert budget.reserved_musd == 0 and budget.reserved_tokens == 0
