@@ -69,6 +69,10 @@ class Settlement:
     output_tokens: int = 0
     # A failed call: its reservation is given back, nothing spent.
     released: bool = False
+    # Calls settled together in memory (a lease's, _Lease): what they spent, already priced.
+    spent_musd: int | None = None
+    spent_tokens: int = 0
+    calls: int = 0
 
 
 @dataclass(eq=False)
@@ -86,6 +90,22 @@ class _Lease:
     tokens: int = 0
     in_flight: int = 0
     used_at: float = 0.0  # the loop's clock when its last call here ended
+    # Its calls' settlements, summed here and written as one row (at the sweep, at its return):
+    # until then the ledger holds their estimates reserved, which can only refuse early.
+    settled_musd: int = 0  # reserved to give back
+    settled_tokens: int = 0
+    spent_musd: int = 0
+    spent_tokens: int = 0
+    calls: int = 0
+
+    def settled(self) -> Settlement | None:
+        """What its calls settled since the last time, as one settlement; None if nothing."""
+        if not self.calls:
+            return None
+        settlement = Settlement(Leased(case_id=self.case_id, musd=self.settled_musd, tokens=self.settled_tokens),
+                                spent_musd=self.spent_musd, spent_tokens=self.spent_tokens, calls=self.calls)
+        self.settled_musd = self.settled_tokens = self.spent_musd = self.spent_tokens = self.calls = 0
+        return settlement
 
 
 @dataclass(frozen=True)
@@ -269,10 +289,13 @@ class _LoopWriter:
         if lease is None:
             return
         self.leases_by_case.pop(lease.case_id, None)
+        settled = lease.settled()
+        if settled is not None:
+            self.settlements.append(settled)
         if lease.musd or lease.tokens:
             self.settlements.append(Settlement(Leased(case_id=lease.case_id, musd=lease.musd, tokens=lease.tokens),
                                                released=True))
-            self._wake()
+        self._wake()
 
     def _leases_sweep(self) -> None:
         """Every CASE_BUDGET_LEASE_IDLE_SECONDS while any lease is held (one timer, not one per
@@ -282,6 +305,9 @@ class _LoopWriter:
         for reference, lease in list(self.leases.items()):
             if not lease.in_flight and loop.time() - lease.used_at >= idle:
                 self._lease_return(reference)
+            elif (settled := lease.settled()) is not None:  # the ledger shows the spend a moment later
+                self.settlements.append(settled)
+                self._wake()
         self.sweeping = bool(self.leases)
         if self.sweeping:
             loop.call_later(idle, self._leases_sweep)
@@ -297,22 +323,35 @@ class _LoopWriter:
         return future
 
     def settle(self, settlement: Settlement) -> None:
-        if self.leases and not settlement.released:
-            settlement = self._absorb_excess(settlement)
-        lease = getattr(settlement.reservation, "lease", None)
+        reservation = settlement.reservation
+        lease = getattr(reservation, "lease", None)
+        if lease is not None and self.leases.get(lease.reference) is lease:
+            # A call of a lease held here settles in memory, summed into the lease.
+            lease.in_flight -= 1
+            if settlement.released:
+                # A failed call's share goes back to the lease: the ledger never saw it apart.
+                lease.musd += reservation.musd
+                lease.tokens += reservation.tokens
+            else:
+                used_musd, used_tokens = _charger.usage(settlement)
+                more_musd = min(max(used_musd - reservation.musd, 0), lease.musd)
+                more_tokens = min(max(used_tokens - reservation.tokens, 0), lease.tokens)
+                lease.musd -= more_musd
+                lease.tokens -= more_tokens
+                lease.settled_musd += reservation.musd + more_musd
+                lease.settled_tokens += reservation.tokens + more_tokens
+                lease.spent_musd += used_musd
+                lease.spent_tokens += used_tokens
+                lease.calls += 1
+            if not lease.in_flight:
+                lease.used_at = asyncio.get_running_loop().time()
+            return
         if lease is not None:
             lease.in_flight -= 1
-            current = self.leases.get(lease.reference) is lease
-            if settlement.released and current:
-                # A failed call's share goes back to the lease: the ledger never saw it apart.
-                lease.musd += settlement.reservation.musd
-                lease.tokens += settlement.reservation.tokens
-                settlement = None
-            if current and lease.in_flight == 0:
-                lease.used_at = asyncio.get_running_loop().time()
-        if settlement is not None:
-            self.settlements.append(settlement)
-            self._wake()
+        if self.leases and not settlement.released:
+            settlement = self._absorb_excess(settlement)
+        self.settlements.append(settlement)
+        self._wake()
 
     async def _connection(self):
         if self.conn is None or self.conn.closed or self.loop is not asyncio.get_running_loop():

@@ -322,7 +322,11 @@ def _settle_rows(settlements: list[Settlement]) -> list[tuple]:
         total = sums.setdefault(reservation.case_id, [0, 0, 0, 0, 0])
         total[0] += reservation.musd
         total[1] += reservation.tokens
-        if not s.released:
+        if s.spent_musd is not None:  # calls settled together (a lease's), priced already
+            total[2] += s.spent_musd
+            total[3] += s.spent_tokens
+            total[4] += s.calls
+        elif not s.released:
             total[2] += estimate_musd(s.provider, s.model, s.input_tokens, s.output_tokens)
             total[3] += s.input_tokens + s.output_tokens
             total[4] += 1
