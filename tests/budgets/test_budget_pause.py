@@ -46,7 +46,7 @@ register_pipeline(Pipeline(name="test_budget_loop", modes={"full": [
 ]}))
 
 
-def test_a_tool_loop_refused_mid_way_goes_on_from_its_turn_once_the_budget_is_raised(budgets_on, fake_openai,
+def test_a_tool_loop_refused_mid_way_goes_on_from_its_turn_once_the_budget_is_raised(fake_openai, budgets_on,
                                                                                       lena):
     READ.clear()
     # The first answer spends far past the limit: the loop's second request is refused.
