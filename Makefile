@@ -33,16 +33,18 @@ var/field_encryption_key:
 run: $(STAMP) var/secret_key var/audit_signing_key var/field_encryption_key
 	@bash bin/run
 
-# The whole suite, one pytest-xdist worker per core (TEST_WORKERS=0: in this process), on the
-# PostgreSQL answering on 127.0.0.1:5432 or DATABASE_URL, else on SQLite, said loudly (bin/test-db).
+# The whole suite on the PostgreSQL answering on 127.0.0.1:5432 or DATABASE_URL, else on SQLite,
+# said loudly (bin/test-db). Two pytest-xdist workers per core, at most 8 (TEST_WORKERS=0: in this
+# process): a worker spends much of its time waiting (a browser, a live server, a real worker,
+# SMTP, a subprocess starting), and another worker's test uses the core meanwhile.
 # One part: make test PYTEST_ARGS=tests/fraud (or .venv/bin/python -m pytest tests/fraud).
-TEST_WORKERS ?= auto
+TEST_WORKERS ?= $(shell n=$$(( $$(nproc) * 2 )); [ $$n -gt 8 ] && n=8; echo $$n)
 # Bytecode, and pytest's rewritten test modules, are kept under var/pycache even where the
 # environment says PYTHONDONTWRITEBYTECODE: otherwise every worker process, and every worker or
 # command a test starts, compiles the project and rewrites ~400 modules' asserts again (about
 # 15 s of CPU a process here).
 PYTEST = env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/var/pycache \
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist load $(PYTEST_ARGS)
 
 test: $(STAMP)
 	@bash bin/browser

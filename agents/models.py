@@ -2,12 +2,22 @@
 
 A run's `state` is saved after every step, so a run whose worker died resumes from its last
 saved step without repeating a finished call (see agents.runtime.pipeline).
+
+What a pipeline read and wrote is encrypted at rest (issue 42; casework.security.fields): a
+run's state, each call's input and output, a paused call's arguments, snapshot and reason. They
+quote the case whole (an access review's prompts carry the absence details, health data), so
+a database dump must not show them. The ORM reads them whole; the database cannot filter on
+them, so what is counted or filtered lives beside them in clear: the status, the keys, and a
+call's `output_verdict` (the one enumerated value of its output that reports count, e.g. a fraud
+orchestrator's risk level, named by its agent's `verdict_key`).
 """
 
 from __future__ import annotations
 
 from django.db import models
 from django.db.models import Q
+
+from casework.security.fields import EncryptedJSONField, EncryptedTextField
 
 
 class AgentRun(models.Model):
@@ -45,8 +55,8 @@ class AgentRun(models.Model):
     mode = models.CharField(max_length=40, blank=True)
     status = models.CharField(max_length=24, choices=Status.choices, default=Status.QUEUED)  # indexed by agentrun_status_created (leading column): no index of its own to update on every write
     requested_by = models.CharField(max_length=150, blank=True)
-    # {"stage_index": n, "results": {key: {...}}, "input": {...}, ...}
-    state = models.JSONField(default=dict, blank=True)
+    # {"stage_index": n, "results": {key: {...}}, "input": {...}, ...}; encrypted (module docstring)
+    state = EncryptedJSONField(default=dict, blank=True)
     step_count = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -146,8 +156,13 @@ class AgentCall(models.Model):
     key = models.CharField(max_length=80, help_text="The call's key within its run (e.g. the agent id).")
     name = models.CharField(max_length=80, help_text="Agent id or tool name.")
     stage = models.CharField(max_length=40, blank=True)
-    input = models.JSONField(default=dict, blank=True)
-    output = models.JSONField(null=True, blank=True)
+    # The agent's messages' data (or a tool's arguments) and its answer (or a tool's result):
+    # encrypted at rest (module docstring).
+    input = EncryptedJSONField(default=dict, blank=True)
+    output = EncryptedJSONField(null=True, blank=True)
+    # The output's value under its agent's verdict_key (agents.runtime.agent.Agent), in clear
+    # for the reports that count it: an enumerated word ("high"), never free text.
+    output_verdict = models.CharField(max_length=20, blank=True, default="")
     status = models.CharField(max_length=8, choices=Status.choices)
     error = models.TextField(blank=True)
     error_type = models.CharField(max_length=40, blank=True)
@@ -209,16 +224,17 @@ class RunPause(models.Model):
     step = models.CharField(max_length=80, blank=True)
     agent = models.CharField(max_length=80, blank=True)
     tool = models.CharField(max_length=80, blank=True)
-    arguments = models.JSONField(default=dict, blank=True)
+    # Encrypted at rest, as the run's calls are (module docstring): the arguments quote the case.
+    arguments = EncryptedJSONField(default=dict, blank=True)
     # What the agent said with the call (the model's text beside it), and the policy that asked.
-    reason = models.TextField(blank=True)
+    reason = EncryptedTextField(blank=True)
     policy = models.CharField(max_length=200, blank=True)
     # Where the agent's loop stood (its conversation, the calls still to make): the resume's input.
-    snapshot = models.JSONField(default=dict, blank=True)
+    snapshot = EncryptedJSONField(default=dict, blank=True)
     # The answer: who, when, the arguments approved (as edited), a denial's reason.
     decided_by = models.CharField(max_length=150, blank=True)
     decided_at = models.DateTimeField(null=True, blank=True)
-    approved_arguments = models.JSONField(null=True, blank=True)
+    approved_arguments = EncryptedJSONField(null=True, blank=True)
     answer = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(null=True, blank=True)

@@ -17,8 +17,10 @@ condition, one indexed lookup) and the rest compare fields (2 to 4 conditions ea
 as real rules are), plus `--shadow` shadow rules (they run in the worker, after the answer).
 `--velocity-rules` of the field rules (default 10) also read a velocity aggregate (a count by
 card over 10 minutes, a sum by card over an hour, distinct devices by account over 7 days):
-their counters are built from the history when they are approved (one scan) and kept by each
-decision's ingest (observe()), in the request.
+their counters are kept in Redis (TXN_AGGREGATES_REDIS_URL, the bench's Redis db), built from
+the history once after the set-up (aggregates.rebuild(), timed), and read and counted by each
+decision in one round trip (`--counters db` keeps them in the database tables instead, as
+before).
 
 First the decision service alone, in the bench's process (no HTTP): CPU ms, queries and wall
 ms per decision over 190 decisions, the figures that say whether the cost grows with history.
@@ -63,7 +65,7 @@ DRAIN = 15.0  # seconds after the last request was due before the unanswered one
 T0 = datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC)
 
 
-def setup(var_dir: str) -> None:
+def setup(var_dir: str, counters: str = "redis") -> None:
     import redis
 
     pg_admin(f'DROP DATABASE IF EXISTS "{DB}" WITH (FORCE)', f'CREATE DATABASE "{DB}"')
@@ -74,7 +76,9 @@ def setup(var_dir: str) -> None:
         "DATABASE_URL": f"{PG}/{DB}", "CELERY_BROKER_URL": REDIS, "CACHE_URL": REDIS, "LLM_PROVIDER": "offline",
         "DEBUG": "false", "ALLOWED_HOSTS": "127.0.0.1,localhost",
         # A payment system's service account calls far above the default per-user throttle (1,200/min).
-        "API_THROTTLE_USER": "10000000/min"})
+        "API_THROTTLE_USER": "10000000/min",
+        # The velocity counters: in Redis (one round trip per decision) or in the database.
+        "TXN_AGGREGATES_REDIS_URL": REDIS if counters == "redis" else ""})
     os.environ.pop("CELERY_TASK_ALWAYS_EAGER", None)
     import django
 
@@ -209,6 +213,31 @@ def in_process_cost(rng: random.Random, count: int = 200) -> dict:
             "rules_evaluated_mean": round(evaluated / n, 1)}
 
 
+def process_cpu(roots: list[int]) -> float:
+    """CPU seconds (user + system) used so far by these processes and their children (from
+    /proc: gunicorn's workers, the Celery worker's)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    used: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry.name)] = int(fields[1])
+        used[int(entry.name)] = (int(fields[11]) + int(fields[12])) / ticks
+    wanted, total = set(roots), 0.0
+    for pid in sorted(used):
+        ancestor = pid
+        while ancestor and ancestor not in wanted:
+            ancestor = parents.get(ancestor, 0)
+        if ancestor:
+            total += used[pid]
+    return total
+
+
 class Servers:
     """gunicorn as the README starts it, and one Celery worker."""
 
@@ -328,14 +357,23 @@ def main() -> None:
     parser.add_argument("--list-entries", type=int, default=10_000)
     parser.add_argument("--gunicorn-workers", type=int, default=4)
     parser.add_argument("--celery-workers", type=int, default=1)
+    parser.add_argument("--counters", choices=["redis", "db"], default="redis")
+    parser.add_argument("--in-process-only", action="store_true", help="Only the decision service's own cost.")
     args = parser.parse_args()
     var = tempfile.mkdtemp(prefix="txndec_bench_")
-    setup(var)
+    setup(var, args.counters)
     rng = random.Random(47)
     loaded = load_history(args.history, rng)
     token = rules_and_lists(args, rng)
+    from casework.transactions import aggregates
+
+    began = time.perf_counter()
+    aggregates.rebuild(grace=0)  # Redis: the first generation from the history (db: built at approval)
+    counters_built = time.perf_counter() - began
     cost = in_process_cost(rng)
-    print(json.dumps({"in_process": cost}), flush=True)
+    print(json.dumps({"in_process": cost, "load_average": [round(x, 1) for x in os.getloadavg()]}), flush=True)
+    if args.in_process_only:
+        return
     from django.db import connections
 
     connections.close_all()
@@ -344,15 +382,27 @@ def main() -> None:
     try:
         servers.wait_ready(token)
         asyncio.run(drive(token, 10, 3, 90_000_000, rng))  # warm-up: every gunicorn thread connects
+        web, worker = [servers.procs[0].pid], [p.pid for p in servers.procs[1:]]
         for n, rate in enumerate(float(r) for r in args.rates.split(",")):
+            cpu_web, cpu_worker = process_cpu(web), process_cpu(worker)
             runs.append(asyncio.run(drive(token, rate, args.seconds, n * 10_000_000, rng)))
+            time.sleep(3)  # the worker's evaluations of this phase
+            answered = sum(runs[-1]["outcomes"].values()) or 1
+            # CPU per answered decision: the web server's (HTTP, middleware, the decision) and
+            # the worker's (the full evaluation after it). The machine's load does not change these
+            # much; they say what rate two idle cores would sustain.
+            runs[-1]["cpu_ms_per_decision"] = {
+                "web": round((process_cpu(web) - cpu_web) * 1000 / answered, 2),
+                "worker": round((process_cpu(worker) - cpu_worker) * 1000 / answered, 2)}
+            runs[-1]["load_average"] = [round(x, 1) for x in os.getloadavg()]
             print(json.dumps(runs[-1]), flush=True)
-            time.sleep(3)  # let the worker's evaluations catch up before the next rate
     finally:
         servers.stop()
     from casework.transactions.models import Decision
 
     result = {"machine": machine(), "history": args.history, "history_load_s": round(loaded, 1),
+              "counters": args.counters, "counters_build_s": round(counters_built, 1),
+              "load_average": os.getloadavg(),
               "live_rules": args.rules, "list_rules": args.list_rules, "velocity_rules": args.velocity_rules,
               "shadow_rules": args.shadow, "list_entries": args.list_entries * 3,
               "gunicorn": f"{args.gunicorn_workers} workers x 8 threads", "in_process": cost, "celery_workers": args.celery_workers,

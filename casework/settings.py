@@ -462,6 +462,7 @@ CELERY_TASK_ROUTES = {
     "casework.outbox.tasks.outbox_email_send_due": {"queue": "ops"},
     "casework.transactions.monitoring.tasks.monitoring_evaluate_pending": {"queue": "ops"},
     "casework.transactions.monitoring.tasks.aggregates_prune": {"queue": "ops"},
+    "casework.transactions.monitoring.tasks.aggregates_ensure": {"queue": "ops"},
     "casework.idempotency.tasks.idempotency_purge": {"queue": "ops"},
 }
 CELERY_TASK_EAGER_PROPAGATES = True
@@ -637,8 +638,15 @@ if RETENTION_CHECK_HOURS <= 0 or RETENTION_BATCH < 1:
 # approval before it runs; it runs ERASURE_BATCH cases per transaction, keeping its place.
 ERASURE_FOUR_EYES_CASES = env.int("ERASURE_FOUR_EYES_CASES", default=20)
 ERASURE_BATCH = env.int("ERASURE_BATCH", default=50)
+# A request approved or running whose run has committed no step for ERASURE_STALE_AFTER_SECONDS
+# (its worker killed, its message lost) is sent again by a beat task every ERASURE_SWEEP_SECONDS;
+# it continues at its cursor. Longer than a batch ever takes.
+ERASURE_STALE_AFTER_SECONDS = env.int("ERASURE_STALE_AFTER_SECONDS", default=900)
+ERASURE_SWEEP_SECONDS = env.int("ERASURE_SWEEP_SECONDS", default=300)
 if ERASURE_FOUR_EYES_CASES < 0 or ERASURE_BATCH < 1:
     raise ImproperlyConfigured("ERASURE_FOUR_EYES_CASES must be at least 0 and ERASURE_BATCH at least 1.")
+if ERASURE_STALE_AFTER_SECONDS < 60 or ERASURE_SWEEP_SECONDS < 10:
+    raise ImproperlyConfigured("ERASURE_STALE_AFTER_SECONDS must be at least 60 and ERASURE_SWEEP_SECONDS at least 10.")
 
 # --- Access changes (casework/access) ---------------------------------------------------
 # The employee's answer link works once and expires after ACCESS_LINK_MAX_AGE_DAYS. A request
@@ -776,6 +784,16 @@ if not TXN_REASSESS_MIN_INCREASE.is_finite() or TXN_REASSESS_MIN_INCREASE < 0:
 # entry) has passed; then the answer is TXN_DECISION_FALLBACK (allow or review), marked
 # timed_out, and the worker's full evaluation records what the rules found.
 TXN_DECISION_BUDGET_MS = env.float("TXN_DECISION_BUDGET_MS", default=50.0)
+# Velocity counters (casework/transactions/aggregates): empty keeps them in the database, in the
+# transaction that stores each transaction (never stale; about 6 queries per decision). A Redis
+# URL keeps them there: one round trip per decision for every read and increment, rebuilt from
+# the database after Redis loses them (README "Velocity and aggregates in rules": how stale).
+TXN_AGGREGATES_REDIS_URL = env("TXN_AGGREGATES_REDIS_URL", default="").strip()
+if TXN_AGGREGATES_REDIS_URL and not TXN_AGGREGATES_REDIS_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ImproperlyConfigured("TXN_AGGREGATES_REDIS_URL is a redis:// URL (or empty: counters in the database).")
+# Seconds a rebuild of the Redis counters waits after it starts double-counting new transactions
+# into the generation it builds, before it reads the database: longer than any request's transaction.
+TXN_AGGREGATES_REBUILD_GRACE_S = env.float("TXN_AGGREGATES_REBUILD_GRACE_S", default=2.0)
 # The worker's evaluation is woken once per TXN_EVALUATE_COALESCE_MS per web process with every
 # transaction committed meanwhile (casework/transactions/monitoring/wake.py); 0: one message per commit.
 TXN_EVALUATE_COALESCE_MS = env.float("TXN_EVALUATE_COALESCE_MS", default=20.0)
@@ -930,6 +948,12 @@ CELERY_BEAT_SCHEDULE["privacy-retention"] = {
     "schedule": RETENTION_CHECK_HOURS * 3600.0,
     "options": {"expires": RETENTION_CHECK_HOURS * 3600.0},
 }
+# Erasure requests stuck approved or running (a killed worker) are sent again (casework/privacy/tasks.py).
+CELERY_BEAT_SCHEDULE["privacy-erasure-sweep"] = {
+    "task": "casework.privacy.tasks.privacy_erasure_sweep",
+    "schedule": float(ERASURE_SWEEP_SECONDS),
+    "options": {"expires": float(ERASURE_SWEEP_SECONDS)},
+}
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 # --- Audit trail (audit/) ---------------------------------------------------------------
@@ -1074,6 +1098,12 @@ CELERY_BEAT_SCHEDULE["txn-aggregates-prune"] = {
     "task": "casework.transactions.monitoring.tasks.aggregates_prune",
     "schedule": 3600.0,
     "options": {"expires": 3600.0},
+}
+# Redis velocity counters lost (a Redis restart): rebuild them from the database.
+CELERY_BEAT_SCHEDULE["txn-aggregates-ensure"] = {
+    "task": "casework.transactions.monitoring.tasks.aggregates_ensure",
+    "schedule": 30.0,
+    "options": {"expires": 30.0},
 }
 CELERY_BEAT_SCHEDULE["idempotency-purge"] = {
     "task": "casework.idempotency.tasks.idempotency_purge",

@@ -125,11 +125,19 @@ def prepared_statements() -> list[str]:
         return [row[0] for row in cursor.fetchall()]
 
 
+def _weight(item) -> float:
+    """How long a test is expected to take, for the order below: a `long` test's
+    `@pytest.mark.long(seconds=...)` hint (its share of an idle run, roughly), else 1."""
+    marker = item.get_closest_marker("long")
+    return marker.kwargs.get("seconds", 1) if marker else 0
+
+
 def pytest_collection_modifyitems(items):
-    """The long tests first (marked `long`): under pytest-xdist's worksteal each starts at once
-    on a worker while the others share the short ones, instead of one starting last and
-    leaving every other worker idle until it ends."""
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+    """The long tests first (marked `long`), the longest of them first: `make test` runs
+    pytest-xdist with `--dist load`, which deals its first quarter of the tests round robin, so
+    each long test starts at once on a worker of its own while the others share the short ones,
+    instead of one starting last and leaving every other worker idle until it ends."""
+    items.sort(key=lambda item: -_weight(item))
 
 
 def pytest_terminal_summary(terminalreporter):

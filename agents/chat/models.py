@@ -11,6 +11,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from casework.security.fields import EncryptedJSONField, EncryptedTextField
+
 
 def _new_trace_id() -> str:
     return secrets.token_hex(16)
@@ -50,7 +52,10 @@ class ChatMessage(models.Model):
 
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
     role = models.CharField(max_length=10, choices=Role.choices)
-    content = models.TextField()
+    # The question and the answer, and the tools the answer called with their arguments and
+    # results: encrypted at rest (issue 42), as the runs' calls are (agents.models): they quote
+    # the case, an access review's absence details included.
+    content = EncryptedTextField()
     # An answer's record: provider, model, tokens, window and budget, pruning, tools, trace.
     provider = models.CharField(max_length=40, blank=True)
     model = models.CharField(max_length=80, blank=True)
@@ -59,7 +64,7 @@ class ChatMessage(models.Model):
     window_tokens = models.PositiveIntegerField(default=0)
     budget_tokens = models.PositiveIntegerField(default=0)
     context_events = models.JSONField(default=list, blank=True)
-    tool_calls = models.JSONField(default=list, blank=True)
+    tool_calls = EncryptedJSONField(default=list, blank=True)
     error = models.TextField(blank=True)
     trace_id = models.CharField(max_length=32, blank=True)
     latency_ms = models.PositiveIntegerField(default=0)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from casework.security.fields import EncryptedTextField
+
 
 class EvalRun(models.Model):
     suite = models.CharField(max_length=40)
@@ -61,7 +63,9 @@ class StoredScenario(models.Model):
 
     suite = models.CharField(max_length=40)
     scenario_id = models.CharField(max_length=100)
-    text = models.TextField(help_text="The scenario as YAML, validated against the scenario schema.")
+    # Encrypted at rest (issue 42): a scenario made from a real case carries its data (an access
+    # review's one, the claim and the absence records it was checked against).
+    text = EncryptedTextField(help_text="The scenario as YAML, validated against the scenario schema.")
     source = models.CharField(max_length=40, blank=True, help_text="The case it was made from.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     created_by = models.ForeignKey("auth.User", on_delete=models.PROTECT, related_name="+")

@@ -27,6 +27,10 @@ class Agent:
     # LLM_RATE_LIMIT_RETRIES (a planner that falls back on a timeout wants a short one, no retry).
     timeout: float | None = None
     max_retries: int | None = None
+    # The output key whose value (a short enumerated word, e.g. a risk level) is kept in clear
+    # on the call (AgentCall.output_verdict) for reports to count: the rest of the output is
+    # encrypted at rest. Empty: none.
+    verdict_key: str = ""
 
     def output_schema(self) -> dict:
         return _schema_of(self.output_model)

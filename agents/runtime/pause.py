@@ -49,7 +49,7 @@ from pydantic import ValidationError as PydanticValidationError
 from agents.llm.base import Message, ToolCall
 from agents.models import AgentRun, RunPause
 from agents.runtime.signals import run_paused, run_resumed
-from agents.runtime.tools import Tool
+from agents.runtime.tools import Tool, argument_names
 from audit.services import audit_record
 
 logger = logging.getLogger(__name__)
@@ -130,7 +130,9 @@ def pause_open(*, run: AgentRun, kind: str, call_key: str, step: str = "", agent
         policy=policy[:200], snapshot=snapshot or {}, expires_at=now + timedelta(seconds=ttl) if ttl else None)
     audit_record(actor=f"agent:{agent}" if agent else "system", action=f"agent.{kind}_requested", case=case,
                  obj=pause, data={"run": run.pk, "call": call_key, "step": step, "tool": tool,
-                                  "arguments": arguments or {}, "reason": reason[:1000], "policy": policy,
+                                  # The values and the agent's reason stay on the pause, encrypted
+                                  # at rest (agents.models); the trail names the arguments.
+                                  "arguments": argument_names(arguments), "policy": policy,
                                   "expires_at": pause.expires_at.isoformat() if pause.expires_at else None})
     transaction.on_commit(lambda: run_paused.send(sender=RunPause, pause=pause))
     return pause
@@ -218,8 +220,8 @@ def pause_answer(*, pause: RunPause, actor, approve: bool, arguments: dict | Non
             raise InvalidArguments("reason", "A denial says why: the agent reads it.")
         pause = _claim(pause, RunPause.Status.DENIED, actor, answer=reason.strip()[:2000])
     audit_record(actor=actor, action=f"agent.approval_{pause.status}", case=pause.case, obj=pause,
-                 data={"run": pause.run_id, "tool": pause.tool, "arguments": pause.arguments,
-                       "approved_arguments": pause.approved_arguments,
+                 data={"run": pause.run_id, "tool": pause.tool, "arguments": argument_names(pause.arguments),
+                       "approved_arguments": argument_names(pause.approved_arguments),
                        "edited": bool(approve and pause.approved_arguments != pause.arguments),
                        "reason": pause.answer})
     _resume_if_ready(pause, actor)

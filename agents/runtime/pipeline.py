@@ -52,7 +52,7 @@ from agents.runtime.effects import approval_effect_base, effect_scope
 from agents.runtime.pause import WAITING_STATUS, pause_open, pauses_answered, pauses_mark_resumed
 from agents.runtime.runner import arun_agent, arun_tool_loop
 from agents.runtime.signals import run_ended, run_failed
-from agents.runtime.tools import Tool, ToolRegistry
+from agents.runtime.tools import Tool, ToolRegistry, argument_names
 from agents.runtime.transient import is_transient
 from audit.context import correlation, log_fields
 from audit.rowsql import row_get, rows_insert
@@ -694,9 +694,12 @@ def _save_step(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, Agent
     entries = []
     for (spec, result), call in zip(outcomes, calls, strict=True):
         actor = f"agent:{spec.name}"
-        for tc in result.tool_calls:
+        for number, tc in enumerate(result.tool_calls, 1):
+            # The arguments quote the case (an absence's dates): they stay in the tool call's row,
+            # encrypted at rest, which the entry names by key; the trail holds only their names.
             entries.append(audit_entry_build(actor=actor, action="agent.tool_called", case=ctx.case, obj=call,
-                                             data={"tool": tc["name"], "arguments": tc["arguments"],
+                                             data={"tool": tc["name"], "call": _tool_key(spec, number, tc),
+                                                   "arguments": argument_names(tc["arguments"]),
                                                    "success": tc["success"], "error_type": tc["error_type"]}))
         entries.append(audit_entry_build(
             actor=actor, action="agent.call_completed" if result.ok else "agent.call_failed", case=ctx.case,
@@ -733,10 +736,17 @@ def _save_step(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, Agent
     return fields
 
 
+def _verdict(spec: CallSpec, output: dict | None) -> str:
+    """The output's value under the agent's verdict_key, when it is a short word (AgentCall.output_verdict)."""
+    key = spec.agent.verdict_key if spec.agent else ""
+    value = output.get(key) if key and isinstance(output, dict) else None
+    return value if isinstance(value, str) and len(value) <= 20 else ""
+
+
 def _call_row(run: AgentRun, step: Step, spec: CallSpec, result: AgentResult) -> AgentCall:
     return AgentCall(
         run=run, kind=AgentCall.Kind.AGENT if spec.agent else AgentCall.Kind.TOOL, key=spec.key, name=spec.name,
-        stage=step.name, input=spec.input, output=result.output,
+        stage=step.name, input=spec.input, output=result.output, output_verdict=_verdict(spec, result.output),
         status=AgentCall.Status.OK if result.ok else AgentCall.Status.ERROR, error=result.error,
         error_type=result.error_type, attempts=result.attempts, attempt_log=result.attempt_log,
         input_tokens=result.input_tokens, output_tokens=result.output_tokens, latency_ms=result.latency_ms,
@@ -745,9 +755,13 @@ def _call_row(run: AgentRun, step: Step, spec: CallSpec, result: AgentResult) ->
     )
 
 
+def _tool_key(spec: CallSpec, number: int, tc: dict) -> str:
+    return f"{spec.key}.{tc['name']}.{number}"
+
+
 def _tool_row(run: AgentRun, step: Step, spec: CallSpec, result: AgentResult, number: int, tc: dict) -> AgentCall:
     return AgentCall(
-        run=run, kind=AgentCall.Kind.TOOL, key=f"{spec.key}.{tc['name']}.{number}", name=tc["name"],
+        run=run, kind=AgentCall.Kind.TOOL, key=_tool_key(spec, number, tc), name=tc["name"],
         stage=step.name, input=tc["arguments"], output={"result": tc["result"]},
         status=AgentCall.Status.OK if tc["success"] else AgentCall.Status.ERROR,
         error="" if tc["success"] else str(tc["result"]), error_type=tc["error_type"],

@@ -186,3 +186,10 @@ def _run_handler(handler: Callable[..., Any], args: BaseModel) -> Any:
     finally:
         # The handler ran on a pool thread: close the connection it may have opened there.
         connection.close()
+
+
+def argument_names(arguments) -> list[str]:
+    """What the audit trail keeps of a tool call's arguments: their names, never their values.
+    The values quote the case (an absence's dates); they stay on the call's row or the pause,
+    encrypted at rest (agents.models), which the entry names."""
+    return sorted(arguments) if isinstance(arguments, dict) else []

@@ -138,6 +138,14 @@ export; the decision, its outcome and reason stay."""
     # entity designates, beyond the entity's own value (a customer's name and e-mail address, a
     # card holder's name): what an erasure replaces by a pseudonym (casework.privacy.erasure).
     identifiers: Callable[[Any], list[str]] | None = None
+    # `accounts(entity)` the ids of the Casework user accounts of the subject an entity
+    # designates (an employee who signs in as a manager): an erasure deactivates and
+    # pseudonymises them (casework.privacy.erasure).
+    accounts: Callable[[Any], list[int]] | None = None
+    # `subject_erase(entity)` removes the type's records of the subject that belong to no case
+    # (an employee's sick leave and vacation records) and returns {"what": count}; in the
+    # erasure's transaction, never for a subject a legal hold keeps.
+    subject_erase: Callable[[Any], dict[str, int]] | None = None
 
 
 @dataclass(frozen=True)

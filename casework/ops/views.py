@@ -80,8 +80,11 @@ def _llm_breaker(database_ok: bool) -> dict | None:
     if database_ok:
         AgentRun = apps.get_model("agents", "AgentRun")
         try:
-            waiting = AgentRun.objects.filter(status=AgentRun.Status.QUEUED,
-                                              state__has_key="waiting_for_model").count()
+            # A run's state is encrypted at rest: the database cannot look into it, so the runs
+            # scheduled for later (a wait for the model sets not_before) are read and counted here.
+            waiting = sum(1 for state in AgentRun.objects.filter(
+                status=AgentRun.Status.QUEUED, not_before__isnull=False).values_list("state", flat=True).iterator()
+                if "waiting_for_model" in state)
         except Exception:  # noqa: BLE001 - a health probe answers whatever the count does
             logger.exception("/healthz could not count runs waiting for the model")
     status["runs_waiting"] = waiting

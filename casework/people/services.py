@@ -95,6 +95,23 @@ def user_deactivate(*, actor, user: User, reason: str = "") -> dict:
 
 
 @transaction.atomic
+def user_pseudonymise(*, actor, user: User, username: str, request_ref: str) -> User:
+    """An erasure of the person as a data subject (casework.privacy.erasure): the account is
+    deactivated as user_deactivate does (sessions, tokens, open cases back to the queue), then
+    its username becomes `username` (a pseudonym), its names and e-mail address are emptied and
+    its password made unusable. The row and its id stay: the audit trail and the decisions that
+    name the account keep pointing at it. Audited (`user.pseudonymised`: the request and the
+    new username, never the old values)."""
+    user_deactivate(actor=actor, user=user, reason=f"erasure {request_ref}")
+    user = User.objects.select_for_update().get(pk=user.pk)
+    user.username, user.first_name, user.last_name, user.email = username, "", "", ""
+    user.set_unusable_password()
+    user.save(update_fields=["username", "first_name", "last_name", "email", "password"])
+    audit_record(actor=actor, action="user.pseudonymised", obj=user, data={"username": username, "request": request_ref})
+    return user
+
+
+@transaction.atomic
 def user_reactivate(*, actor, user: User) -> User:
     if not user.is_active:
         user.is_active = True

@@ -180,17 +180,31 @@ class EntityAdmin(DataProtectionOpens, CaseScopedAdmin, admin.ModelAdmin):
 
 
 class ErasureRequestForm(forms.ModelForm):
-    """Asking for an erasure: the subjects as entity ids (one subject's entities separated by
-    commas, subjects by semicolons: "12, 13; 40") and the reason."""
+    """Asking for an erasure: the subject's entities, chosen by search (the entities admin's
+    autocomplete: its need-to-know applies), more subjects as entity ids for bulk, and the reason."""
 
+    entities = forms.ModelMultipleChoiceField(
+        queryset=Entity.objects.all(), required=False, label="Subject",
+        help_text="The entities naming the subject: type a customer id, account, card, e-mail or employee id. "
+                  "The run widens them to those their identifiers name (the e-mail of a customer, the "
+                  "accounts they wrote, the cards on an account).")
     subjects_text = forms.CharField(
-        label="Subjects", help_text="Entity ids naming each subject: one subject's separated by commas, subjects "
-                                    "by semicolons (\"12, 13; 40\"). More than one subject waits for a second "
-                                    "person's approval.")
+        label="More subjects", required=False,
+        help_text="For a bulk request: entity ids naming each further subject, one subject's separated by commas, "
+                  "subjects by semicolons (\"12, 13; 40\"). More than one subject waits for a second person's "
+                  "approval.")
 
     class Meta:
         model = ErasureRequest
         fields = ["reason"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from django.contrib.admin.widgets import AutocompleteSelectMultiple
+
+        field = self.fields["entities"]
+        field.widget = AutocompleteSelectMultiple(ErasureRequest._meta.get_field("entity"), admin.site)
+        field.widget.choices = field.choices
 
     def clean_subjects_text(self):
         text = self.cleaned_data["subjects_text"]
@@ -198,7 +212,7 @@ class ErasureRequestForm(forms.ModelForm):
             subjects = [[int(x) for x in part.split(",") if x.strip()] for part in text.split(";") if part.strip()]
         except ValueError:
             raise ValidationError("Entity ids are numbers: \"12, 13; 40\".") from None
-        if not subjects or not all(subjects):
+        if not all(subjects):
             raise ValidationError("Name at least one entity per subject.")
         return subjects
 
@@ -206,6 +220,11 @@ class ErasureRequestForm(forms.ModelForm):
         data = super().clean()
         if not is_data_protection(self.request.user):
             raise ValidationError("Only admins and data-protection officers may ask for an erasure.")
+        first = [entity.pk for entity in data.get("entities") or []]
+        subjects = ([first] if first else []) + list(data.get("subjects_text") or [])
+        if not subjects and "subjects_text" not in self.errors:
+            raise ValidationError({"entities": "Choose the entities naming the subject."})
+        data["subjects"] = subjects
         return data
 
 
@@ -245,23 +264,57 @@ class ErasureRequestAdmin(admin.ModelAdmin):
 
     def get_fields(self, request, obj=None):
         if obj is None:
-            return ["subjects_text", "reason"]
+            return ["entities", "subjects_text", "reason"]
         return ["reference", "status", "reason", "subjects", "case_count", "four_eyes", "requested_by",
                 "requested_at", "approved_by", "approved_at", "cursor", "batches", "error", "finished_at",
-                "report_text"]
+                "report_cases", "report_text"]
 
     def get_readonly_fields(self, request, obj=None):
         return [] if obj is None else self.get_fields(request, obj)
+
+    def get_object(self, request, object_id, from_field=None):
+        obj = super().get_object(request, object_id, from_field)
+        if obj is not None:
+            obj._viewer = request.user  # the report's cases are linked or not by who reads them
+        return obj
+
+    @admin.display(description="Cases")
+    def report_cases(self, obj):
+        """Each case the erasure covered, by its own reference: what happened to it and why. A case
+        the reader may open is linked; one outside their teams is named by its reference only (their
+        role's need-to-know: casework.privacy.erasure.erasure_cases_addressed), never its content."""
+        from django.urls import reverse
+        from django.utils.html import format_html, format_html_join
+
+        from casework.cases.visibility import references_visible
+
+        cases = [(ref, what, why) for what, by_ref in (obj.report.get("cases") or {}).items()
+                 for ref, why in by_ref.items()]
+        if not cases:
+            return "-"
+        viewer = getattr(obj, "_viewer", None)
+        visible = references_visible(viewer, [ref for ref, _, _ in cases]) if viewer is not None else set()
+
+        def named(ref: str):
+            if ref in visible:
+                return format_html('<a href="{}">{}</a>', reverse("cases:detail", args=[ref]), ref)
+            return format_html('{} <span class="help">(outside your teams: reference only)</span>', ref)
+
+        rows = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                                ((named(ref), what, why) for ref, what, why in sorted(cases)))
+        return format_html("<table><thead><tr><th>Case</th><th>What happened</th><th>Why</th></tr></thead>"
+                           "<tbody>{}</tbody></table>", rows)
 
     @admin.display(description="Report")
     def report_text(self, obj):
         from django.utils.html import format_html
 
-        return format_html("<pre style=\"white-space: pre-wrap\">{}</pre>", json.dumps(obj.report, indent=2))
+        rest = {key: value for key, value in obj.report.items() if key != "cases"}
+        return format_html("<pre style=\"white-space: pre-wrap\">{}</pre>", json.dumps(rest, indent=2))
 
     def save_model(self, request, obj, form, change):
         # Asking goes through the service (permission, four eyes, audit entry, the run on commit).
-        made = erasure_request(actor=request.user, subjects=form.cleaned_data["subjects_text"],
+        made = erasure_request(actor=request.user, subjects=form.cleaned_data["subjects"],
                                reason=form.cleaned_data["reason"])
         obj.pk = made.pk
 

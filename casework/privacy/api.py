@@ -252,3 +252,17 @@ class ErasureRequestApproveApi(APIView):
         made = erasure.erasure_approve(actor=request.user, request=_erasure_get(request.user, pk))
         made = ErasureRequest.objects.select_related("requested_by", "approved_by").get(pk=made.pk)
         return Response(_erasure_output(made))
+
+
+class ErasureRequestResumeApi(APIView):
+    """Start again a request whose run failed or whose worker died: it continues at its cursor
+    (audited, `erasure.resumed`); 400 for a request done or awaiting approval. A beat task does
+    the same by itself for a request without progress (ERASURE_STALE_AFTER_SECONDS)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses=ErasureOutputSerializer)
+    def post(self, request, pk: int):
+        made = erasure.erasure_resume(actor=request.user, request=_erasure_get(request.user, pk))
+        made = ErasureRequest.objects.select_related("requested_by", "approved_by").get(pk=made.pk)
+        return Response(_erasure_output(made))

@@ -12,4 +12,6 @@ urlpatterns = [
     path("erasure-requests/<int:pk>/", api.ErasureRequestDetailApi.as_view(), name="api-erasure-request-detail"),
     path("erasure-requests/<int:pk>/approve/", api.ErasureRequestApproveApi.as_view(),
          name="api-erasure-request-approve"),
+    path("erasure-requests/<int:pk>/resume/", api.ErasureRequestResumeApi.as_view(),
+         name="api-erasure-request-resume"),
 ]

@@ -15,6 +15,11 @@ class PrivacyConfig(AppConfig):
     def ready(self) -> None:
         from django.core import checks
 
+        from casework.cases.visibility import addressed_register
         from casework.privacy.checks import retention_check
+        from casework.privacy.erasure import erasure_cases_addressed
 
         checks.register(retention_check)
+        # A data-protection officer reads the references of the cases an erasure request
+        # covers (its report names each one), not the cases: their role is the need-to-know.
+        addressed_register(erasure_cases_addressed)

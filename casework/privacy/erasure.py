@@ -28,11 +28,17 @@ locked, so that a second delivery of the task waits and then finds the work done
      nothing (a pseudonym matches no identifier). Per batch: the rows of every model that leads
      to the cases (casework.privacy.rows), the trace files of their runs, their attachments, and
      their audit entries that quote the subject (tombstoned: casework.privacy.tombstones).
-  3. Last, everything not tied to those cases: every table searched for the subjects' strong
-     identifiers (a customer or account row, another subject's case quoting them), the
-     entities themselves, audit entries anywhere, every trace file; then the request's own
-     reason is pseudonymised, its identifiers emptied, and the erasure's entry written (the
-     request's reference and counts, never the data).
+  3. Last, everything not tied to those cases: the types' records of the subject that belong
+     to no case (Retention.subject_erase: an employee's absence records); every table
+     searched for the subjects' strong identifiers (a customer or account row, an employee
+     row, another subject's case quoting them; encrypted columns read and searched here), the
+     entities themselves, the subject's Casework accounts (Retention.accounts, or an e-mail
+     address of theirs: deactivated and pseudonymised, their ids kept, so the decisions and
+     audit entries they made still point at them), audit entries anywhere, every trace file;
+     then the request's own reason is pseudonymised, its identifiers emptied, and the
+     erasure's entry written (the request's reference and counts, never the data).
+  A request left approved or running without progress (a killed worker, a lost message) is
+  sent again by the beat task's `erasure_sweep` (erasure_run.py), and continues at its cursor.
   Whatever a hold keeps stays whole, the subject's own records included (a held case needs the
   customer row it points at); the report says so, and why.
 
@@ -143,6 +149,16 @@ def _enqueue(request: ErasureRequest) -> None:
     from casework.privacy.tasks import privacy_erasure_run
 
     transaction.on_commit(lambda pk=request.pk: privacy_erasure_run.delay(pk))
+
+
+def erasure_cases_addressed(user) -> list[int]:
+    """The cases whose references a data-protection officer may read (casework.cases.visibility
+    ADDRESSED): those erasure requests' plans cover, whose reports name them. Nothing for anyone
+    else; the cases themselves stay behind the visibility rule (a 404 outside their teams)."""
+    if not is_data_protection(user):
+        return []
+    return sorted({item[0] for plan in ErasureRequest.objects.exclude(plan={}).values_list("plan", flat=True)
+                   for item in (plan or {}).get("cases", [])})
 
 
 @transaction.atomic

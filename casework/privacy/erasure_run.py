@@ -4,10 +4,12 @@ the batches of cases, the sweep of everything else, and the report. The Celery t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
@@ -31,13 +33,30 @@ S = ErasureRequest.Status
 
 # --- planning ------------------------------------------------------------------------------
 
-def _type_identifiers(entity: Entity) -> list[str]:
-    found = []
+def _type_hooks(hook: str):
+    """Each case type's Retention hook of this name (identifiers, accounts, subject_erase)."""
     for case_type in CASE_TYPES.values():
-        retention = case_type.retention
-        if retention is not None and retention.identifiers is not None:
-            found += retention.identifiers(entity)
-    return found
+        found = getattr(case_type.retention, hook, None) if case_type.retention is not None else None
+        if found is not None:
+            yield found
+
+
+def _type_identifiers(entity: Entity) -> list[str]:
+    return [value for hook in _type_hooks("identifiers") for value in hook(entity)]
+
+
+def subject_accounts(entity_ids: list[int], ids: Identifiers) -> list[int]:
+    """The Casework user accounts of a subject: those a type links to one of their entities (an
+    employee's login), and those whose e-mail address is one of the subject's."""
+    found = {pk for entity in Entity.objects.filter(pk__in=entity_ids)
+             for hook in _type_hooks("accounts") for pk in hook(entity)}
+    emails = [value for value in ids.strong if "@" in value]
+    if emails:
+        q = Q()
+        for email in emails:
+            q |= Q(email__iexact=email)
+        found |= set(get_user_model().objects.filter(q).values_list("pk", flat=True))
+    return sorted(found)
 
 
 def _own_identifiers(entity: Entity) -> list[str]:
@@ -110,7 +129,7 @@ def _holds_by_case(case_ids: list[int], now: datetime) -> dict[int, list[int]]:
 
 
 def _plan(request: ErasureRequest, now: datetime) -> None:
-    subjects, all_entities, owner = [], [], {}
+    subjects, all_entities, owner, accounts = [], [], {}, {}
     for i, entity_ids in enumerate(request.subjects, start=1):
         pseudonym = (f"[erased subject {request.pk}]" if len(request.subjects) == 1
                      else f"[erased subject {request.pk}.{i}]")
@@ -119,6 +138,8 @@ def _plan(request: ErasureRequest, now: datetime) -> None:
         all_entities += entities
         for pk in entities:
             owner.setdefault(str(pk), i - 1)
+        for pk in subject_accounts(entities, ids):
+            accounts.setdefault(str(pk), i - 1)
     case_ids = sorted(set(Mention.objects.filter(entity__in=all_entities).values_list("case_id", flat=True)))
     holds = _holds_by_case(case_ids, now)
     cases = []
@@ -127,7 +148,8 @@ def _plan(request: ErasureRequest, now: datetime) -> None:
         cases.append([case.pk, case.reference, what, why])
     request.identifiers = {"subjects": subjects}
     # Entity id -> the index of the subject it names (whose pseudonym it takes).
-    request.plan = {"entities": owner, "cases": cases, "planned_at": now.isoformat()}
+    # User id -> the index of the subject whose Casework account it is.
+    request.plan = {"entities": owner, "accounts": accounts, "cases": cases, "planned_at": now.isoformat()}
     request.report = {"request": request.reference, "subjects": len(subjects),
                       "cases": {ERASED: {}, DUTY: {}, HELD: {}}, "changed": {}, "removed": {}, "files": {},
                       "audit": {}, "entities": {}, "kept": [], "batches": 0}
@@ -204,10 +226,71 @@ def _held_case_ids(request: ErasureRequest) -> list[int]:
     return [c[0] for c in request.plan["cases"] if c[2] == HELD]
 
 
+def _subject_records(request: ErasureRequest, entities, report: dict) -> None:
+    """The types' records of the subject that belong to no case (Retention.subject_erase)."""
+    for entity in entities:
+        for hook in _type_hooks("subject_erase"):
+            for name, n in hook(entity).items():
+                _add(report["removed"], name, n)
+
+
+def _accounts(request: ErasureRequest, report: dict, *, held: bool, actor: Any) -> None:
+    """The subject's Casework accounts: deactivated (sessions ended, tokens revoked, open cases
+    back to the queue) and pseudonymised (username `erased-<request>-<id>`, no name, no e-mail,
+    no usable password). The row and its id stay, so every audit entry and decision naming the
+    account still points at it (module casework.privacy.erasure: what is kept and why)."""
+    from casework.people.services import user_pseudonymise
+
+    owner = request.plan.get("accounts") or {}
+    if not owner:
+        return
+    if held:
+        report["kept"].append({"what": f"{len(owner)} Casework account(s) of the subject",
+                               "why": "a legal hold on a case that names them"})
+        return
+    from casework.cases.models import Comment, Decision
+
+    for pk in owner:
+        user = get_user_model().objects.filter(pk=int(pk)).first()
+        if user is None or user.username.startswith("erased-"):
+            continue
+        user_pseudonymise(actor=actor, user=user, username=f"erased-{request.reference}-{user.pk}",
+                          request_ref=request.reference)
+        _add(report["entities"], "accounts deactivated and pseudonymised", 1)
+    ids = [int(pk) for pk in owner]
+    decided = Decision.objects.filter(decided_by__in=ids).count()
+    commented = Comment.objects.filter(author__in=ids).count()
+    report["kept"].append({
+        "what": f"what the subject did as a Casework user: {decided} decision(s) and {commented} comment(s) "
+                "by their account (on any case, a release's go / no-go included), and the audit entries "
+                "they made: their user id, and the username they had in the entries' actor field",
+        "why": "who did what stays verifiable (the chain commits to the actor; GDPR Art. 17(3)(b) and (e): "
+               "records of decisions taken under a legal obligation or for legal claims); the account "
+               "itself is deactivated and reads as erased-<request>-<id>"})
+
+
+def _kept_decisions(request: ErasureRequest, report: dict) -> None:
+    """What an erased or pseudonymised case keeps by design, counted: its decisions."""
+    from casework.cases.models import Decision
+
+    done = [c[0] for c in request.plan["cases"] if c[2] != HELD]
+    n = Decision.objects.filter(case_id__in=done).count() if done else 0
+    if n:
+        report["kept"].append({
+            "what": f"{n} decision(s) on the subject's cases: outcome, date and who decided; their reasons "
+                    "with the subject's identifiers replaced by the pseudonym",
+            "why": "the record of what was decided and why (the issue's rule: decisions stay, counts stay)"})
+
+
 def _finish(request: ErasureRequest, actor: Any, now: datetime) -> None:
     """Everything not tied to the subject's cases (module docstring, step 3), and the end."""
     report, subjects, ref = request.report, _subjects(request), request.reference
     held = _held_case_ids(request)
+    if not held:
+        # First, while the entities and the rows they name still hold their values: the types
+        # find the subject's own records (an employee's absences) by them.
+        _subject_records(request, Entity.objects.filter(pk__in=[int(pk) for pk in request.plan["entities"]]),
+                         report)
     for place in rows.places():
         if held and not place.case_path:
             # A held case still points at the subject's own records (a customer, an account).
@@ -228,6 +311,8 @@ def _finish(request: ErasureRequest, actor: Any, now: datetime) -> None:
             Entity.objects.filter(pk=entity.pk).update(value=f"erased:{ref}:{entity.pk}",
                                                        display=subjects[owner[str(entity.pk)]].pseudonym)
             _add(report["entities"], "pseudonymised", 1)
+    _accounts(request, report, held=bool(held), actor=actor)
+    _kept_decisions(request, report)
     terms = sorted({t for ids in subjects for t in ids.search_terms()})
     anywhere = Q()
     for term in terms:
@@ -275,9 +360,40 @@ def erasure_run(*, request_id: int, now: datetime | None = None) -> ErasureReque
                 request.report["batches"] = request.batches
             else:
                 _finish(request, request.approved_by or request.requested_by, now_)
+            request.progress_at = now_
             request.save()
             if request.status == S.DONE:
                 return request
+
+
+def erasure_sweep(*, now: datetime, send: Callable[[int], object]) -> list[str]:
+    """The beat task's pass: send again every request that should be running and has not moved
+    for ERASURE_STALE_AFTER_SECONDS (its worker killed mid-batch, its task message lost); it
+    continues at its cursor. Returns the references sent.
+
+    A request counts as stale when it is approved or running and its last step (`progress_at`,
+    else its approval) is older than that. A worker inside a batch holds the request's row
+    locked, so it is skipped (SKIP LOCKED on PostgreSQL), never sent twice. Each one sent gets
+    `progress_at = now`, so it waits a full period before the next wake-up, and an audit entry
+    `erasure.resumed` (actor system, the cursor, why). A duplicate delivery costs nothing: the
+    run takes the row's lock per step and reads the cursor afresh."""
+    stale = now - timedelta(seconds=settings.ERASURE_STALE_AFTER_SECONDS)
+    sent = []
+    with transaction.atomic():
+        requests = (ErasureRequest.objects.select_for_update(skip_locked=True)
+                    .filter(status__in=(S.APPROVED, S.RUNNING))
+                    .filter(Q(progress_at__lt=stale) | Q(progress_at__isnull=True, approved_at__lt=stale))
+                    .order_by("pk"))
+        for request in requests:
+            since = request.progress_at or request.approved_at
+            request.progress_at = now
+            request.save(update_fields=["progress_at"])
+            audit_record(actor="system", action="erasure.resumed", obj=request,
+                         data={"request": request.reference, "cursor": request.cursor, "status": request.status,
+                               "why": f"no progress since {since.isoformat()}"})
+            transaction.on_commit(lambda pk=request.pk: send(pk))
+            sent.append(request.reference)
+    return sent
 
 
 def erasure_failed(*, request_id: int, error: BaseException) -> None:

@@ -114,6 +114,10 @@ class ErasureRequest(models.Model):
     error = models.CharField(max_length=300, blank=True, default="", editable=False)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When its run last committed a step (the plan, a batch, the end), or when the sweep last
+    # woke it: a request approved or running with none for ERASURE_STALE_AFTER_SECONDS lost its
+    # worker or its task message, and the sweep (erasure_sweep) sends it again.
+    progress_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-requested_at", "-id"]

@@ -8,12 +8,16 @@ imports a type). A model reaches a case when a chain of foreign keys leads to ca
 delivery through its event); its rows on the subject's cases are read and scrubbed whole, weak
 patterns included, encrypted columns included (the ORM decrypts and re-encrypts them). Anywhere
 else, a row is found by a database search for a strong identifier (`sweep`) and then scrubbed in
-Python; an encrypted column cannot be searched, so only the case walk reaches it.
+Python. An encrypted column cannot be searched by the database: its rows are read and decrypted
+here, a chunk at a time, and searched in Python (`encrypted_matches`; the agents' runs and calls
+are encrypted, and a fraud run quotes look-alike alerts of other customers). That reads the
+whole of those tables once per erasure; bench/README.md has the cost.
 
 Left out: the audit chain (its payloads are tombstoned, never edited: audit.erasure), the
 access log (who read what: user names, case references, no subject data), the erasure requests
-themselves, and Django's own bookkeeping (users, sessions, permissions, content types): an
-employee's user account is not erased with their data as a subject (the report says so).
+themselves, and Django's own bookkeeping (users, sessions, permissions, content types): a
+subject's Casework account is deactivated and pseudonymised by the erasure's own step
+(casework.people.services.user_pseudonymise), keeping its id for the audit trail.
 """
 
 from __future__ import annotations
@@ -162,12 +166,47 @@ def case_rows(place: Place, case_ids: list[int]):
         "pk", *place.fields).order_by("pk")
 
 
-def search_q(place: Place, terms: list[str]) -> Q | None:
-    """Rows whose searchable columns hold one of `terms`, without regard to case."""
+def _strings(value) -> Iterable[str]:
+    """Every string in a decrypted value (a JSON document's keys and values, or a text)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+
+
+def encrypted_matches(place: Place, terms: list[str], *, exclude_case_ids: list[int] = ()) -> list:
+    """The primary keys of the place's rows (but those on the excluded cases) whose encrypted
+    columns hold one of `terms` (as icontains would: case-insensitively), read and decrypted
+    2,000 rows at a time."""
+    encrypted = sorted(place.encrypted)
+    if not encrypted or not terms:
+        return []
+    lowered = [t.lower() for t in terms]
+    rows = place.model._default_manager.all()
+    if place.case_path and exclude_case_ids:
+        rows = rows.exclude(**{f"{place.case_path}__in": exclude_case_ids})
+    found = []
+    for pk, *values in rows.values_list("pk", *encrypted).order_by("pk").iterator(chunk_size=2000):
+        if any(term in text.lower() for value in values for text in _strings(value) for term in lowered):
+            found.append(pk)
+    return found
+
+
+def search_q(place: Place, terms: list[str], *, exclude_case_ids: list[int] = ()) -> Q | None:
+    """Rows whose columns hold one of `terms`, without regard to case: the searchable ones by
+    the database, the encrypted ones in Python (encrypted_matches)."""
     q = Q()
     for name in place.searchable:
         for term in terms:
             q |= Q(**{f"{name}__icontains": term})
+    matched = encrypted_matches(place, terms, exclude_case_ids=exclude_case_ids)
+    if matched:
+        q |= Q(pk__in=matched)
     return q if q else None
 
 
@@ -176,7 +215,7 @@ def sweep(place: Place, subjects: list[Identifiers], *, exclude_case_ids: list[i
     """Find, anywhere in the place's table but on the excluded cases, rows holding a strong
     identifier of one of the subjects; scrub and write them (scrub_rows' answer)."""
     terms = sorted({t for ids in subjects for t in ids.search_terms()})
-    q = search_q(place, terms) if terms else None
+    q = search_q(place, terms, exclude_case_ids=exclude_case_ids) if terms else None
     if q is None:
         return 0, set()
     rows = place.model._default_manager.filter(q)

@@ -36,3 +36,21 @@ def privacy_erasure_run(request_id: int) -> str:
         erasure_failed(request_id=request_id, error=error)
         logger.exception("erasure request %s failed; it resumes at its cursor", request_id)
         raise
+
+
+@shared_task(soft_time_limit=60, time_limit=90)
+def privacy_erasure_sweep(now: str | None = None) -> list[str]:
+    """The beat task: send again the erasure requests stuck approved or running (a worker killed
+    mid-batch, a lost message), at `now` (ISO; the clock when not given). They continue at their
+    cursor (casework/privacy/erasure_run.py, erasure_sweep)."""
+    from datetime import datetime
+
+    from django.utils import timezone
+
+    from casework.privacy.erasure_run import erasure_sweep
+
+    sent = erasure_sweep(now=datetime.fromisoformat(now) if now else timezone.now(),
+                         send=privacy_erasure_run.delay)
+    if sent:
+        logger.warning("erasure requests without progress sent again: %s", ", ".join(sent))
+    return sent

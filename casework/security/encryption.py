@@ -134,30 +134,38 @@ def field_keys_rotate(*, actor: Any, batch: int = 500) -> dict[str, int]:
     return counts
 
 
-def encrypt_existing(schema_editor, table: str, columns: list[str], pk: str = "id") -> None:
-    """For a data migration: encrypt the plaintext values of these columns (those that are not
-    Fernet tokens already, and not empty), row by row with raw SQL (the model state's field
-    would try to decrypt them)."""
+def _convert_existing(schema_editor, table: str, columns: list[str], pk: str, convert, *, batch: int = 2000) -> None:
+    """Rewrite each value of these columns that `convert` changes (it returns None to leave it),
+    reading `batch` rows at a time in primary-key order with raw SQL (the model state's field
+    would try to decrypt them): a table of millions of agent calls is never held in memory."""
     qn = schema_editor.quote_name
     with schema_editor.connection.cursor() as cursor:
         for column in columns:
-            cursor.execute(f"SELECT {qn(pk)}, {qn(column)} FROM {qn(table)}")
-            updates = [(encrypt_text(str(value)), key) for key, value in cursor.fetchall()
-                       if value not in (None, "") and not str(value).startswith(TOKEN_PREFIX)]
-            if updates:
-                cursor.executemany(f"UPDATE {qn(table)} SET {qn(column)} = %s WHERE {qn(pk)} = %s", updates)
+            last = None
+            while True:
+                where = f"WHERE {qn(pk)} > %s " if last is not None else ""
+                cursor.execute(f"SELECT {qn(pk)}, {qn(column)} FROM {qn(table)} {where}ORDER BY {qn(pk)} LIMIT {batch}",
+                               [last] if last is not None else [])
+                rows = cursor.fetchall()
+                updates = [(new, key) for key, value in rows if (new := convert(value)) is not None]
+                if updates:
+                    cursor.executemany(f"UPDATE {qn(table)} SET {qn(column)} = %s WHERE {qn(pk)} = %s", updates)
+                if len(rows) < batch:
+                    break
+                last = rows[-1][0]
+
+
+def encrypt_existing(schema_editor, table: str, columns: list[str], pk: str = "id") -> None:
+    """For a data migration: encrypt the plaintext values of these columns (those that are not
+    Fernet tokens already, and not empty)."""
+    _convert_existing(schema_editor, table, columns, pk, lambda value: encrypt_text(str(value)) if value not in (
+        None, "") and not str(value).startswith(TOKEN_PREFIX) else None)
 
 
 def decrypt_existing(schema_editor, table: str, columns: list[str], pk: str = "id") -> None:
     """For a data migration reversed: the plaintext of these columns back (encrypt_existing undone)."""
-    qn = schema_editor.quote_name
-    with schema_editor.connection.cursor() as cursor:
-        for column in columns:
-            cursor.execute(f"SELECT {qn(pk)}, {qn(column)} FROM {qn(table)}")
-            updates = [(decrypt_text(value, where=f"{table}.{column}"), key) for key, value in cursor.fetchall()
-                       if value and str(value).startswith(TOKEN_PREFIX)]
-            if updates:
-                cursor.executemany(f"UPDATE {qn(table)} SET {qn(column)} = %s WHERE {qn(pk)} = %s", updates)
+    _convert_existing(schema_editor, table, columns, pk, lambda value: decrypt_text(
+        value, where=table) if value and str(value).startswith(TOKEN_PREFIX) else None)
 
 
 def encrypt_columns(table: str, *columns: str):

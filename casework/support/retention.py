@@ -41,13 +41,24 @@ def ticket_held(case) -> dict:
     }
 
 def customer_identifiers(entity) -> list[str]:
-    """A customer's name and e-mail address (for a customer entity); for an e-mail entity (stored
+    """A customer's name and e-mail address and the account ids they wrote (for a customer
+    entity); for an e-mail entity (stored
     as a keyed hash) the addresses in clear that the tickets naming it hold and that hash to it."""
     from casework.entities.kinds import normalise
 
     if entity.kind == "customer":
         customer = Customer.objects.filter(customer_id=entity.value).first()
-        return [v for v in (customer.name, customer.email) if v] if customer is not None else []
+        if customer is None:
+            return []
+        # The accounts the customer named in their own messages ("someone used my account
+        # ACC-1043": casework/support/entities.py): the erasure widens to those entities, and
+        # from them to the cards on the account, so the account need not be named by hand.
+        from casework.entities.models import Entity
+
+        accounts = list(Entity.objects.filter(kind="account", mentions__source_field="message",
+                                              mentions__case__support_ticket__customer=customer)
+                        .values_list("value", flat=True).distinct()[:20])
+        return [v for v in (customer.name, customer.email) if v] + accounts
     if entity.kind != "email":
         return []
     tickets = Ticket.objects.filter(case__entity_mentions__entity=entity)

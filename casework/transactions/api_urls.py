@@ -16,6 +16,8 @@ urlpatterns = [
     path("transactions/rates/", monitoring.RateApi.as_view(), name="api-txn-rates"),
     path("transactions/", api.TransactionImportApi.as_view(), name="api-txn-import"),
     path("transactions/decide", decisions.DecideApi.as_view(), name="api-txn-decide"),
+    path("transactions/decisions/<str:decision_id>", decisions.DecisionDetailApi.as_view(),
+         name="api-txn-decision"),
     path("transaction-lists/", lists.ValueListApi.as_view(), name="api-txn-lists"),
     path("transaction-lists/<slug:name>/entries/", lists.ListEntriesApi.as_view(), name="api-txn-list-entries"),
     path("transaction-lists/<slug:name>/entries/remove/", lists.ListEntryRemoveApi.as_view(),

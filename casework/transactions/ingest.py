@@ -11,7 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from audit.services import audit_record
 from casework.transactions import aggregates
@@ -26,13 +26,17 @@ CENT = Decimal("0.01")
 
 @transaction.atomic
 def transactions_import(*, actor, rows: Sequence[Any], via: str = "api", numbers: Sequence[int] | None = None,
-                        label: str = "row", audit: bool = True) -> list[Transaction]:
+                        label: str = "row", audit: bool = True, aggs=None,
+                        look_for_stored: bool = True) -> list[Transaction]:
     """Store card transactions, all or nothing.
 
     Steps: validate every row (errors name the row and the field, "row 3: amount", or
     "line 4: amount" for a CSV file); refuse ids already stored or repeated in the batch;
     create the accounts that are new (they need a home_country); insert; audit once (unless
     the caller audits the import in its own entry: `audit=False`, the decision endpoint).
+    `aggs`: the active rules' aggregates when the caller has read the rule set already.
+    `look_for_stored=False`: no query for ids already stored; the unique index refuses them
+    (an IntegrityError: the decision endpoint asks again, naming the id, on that rare path).
     """
     if not rows:
         raise ValidationError({"__all__": ["Send at least one transaction."]})
@@ -41,7 +45,8 @@ def transactions_import(*, actor, rows: Sequence[Any], via: str = "api", numbers
     valid, errors = transactions_validate(rows, numbers=numbers, label=label)
     accounts = {a.account_id: a for a in CardAccount.objects.filter(account_id__in={t.account_id for t in valid})}
     if not errors:
-        errors = _refuse_duplicates_and_unknown_accounts(valid, set(accounts), numbers=numbers, label=label)
+        errors = _refuse_duplicates_and_unknown_accounts(valid, set(accounts), numbers=numbers, label=label,
+                                                         look_for_stored=look_for_stored)
     rates = settlement_rates({row.currency for row in valid})
     if not errors:
         errors = _refuse_unknown_currencies(valid, rates, numbers=numbers, label=label)
@@ -70,9 +75,14 @@ def transactions_import(*, actor, rows: Sequence[Any], via: str = "api", numbers
     ]
     # The velocity counters count them (in this transaction: never stale), and each keeps the
     # aggregates the active rules read as they stood when it arrived.
-    for txn, values in zip(txns, aggregates.observe([rule_row(t) for t in txns]), strict=True):
+    observed = [rule_row(t) for t in txns]
+    for txn, values in zip(txns, aggregates.observe(observed, aggs), strict=True):
         txn.aggregates = values
-    created = Transaction.objects.bulk_create(txns, batch_size=1000)
+    try:
+        created = Transaction.objects.bulk_create(txns, batch_size=1000)
+    except IntegrityError:  # stored meanwhile by a concurrent request: not counted twice in Redis
+        aggregates.forget(observed, aggs)
+        raise
     if audit:
         audit_record(actor=actor, action="txn.transactions_imported", data={
             "via": via, "count": len(created), "accounts": sorted(accounts)[:50],
@@ -97,10 +107,11 @@ def rule_row(txn: Transaction) -> dict:
 
 
 def _refuse_duplicates_and_unknown_accounts(valid: list[TransactionIn], known: set[str], *, numbers,
-                                            label) -> dict[str, list[str]]:
+                                            label, look_for_stored: bool = True) -> dict[str, list[str]]:
     errors: dict[str, list[str]] = {}
     ids = [row.transaction_id for row in valid]
-    stored = set(Transaction.objects.filter(transaction_id__in=ids).values_list("transaction_id", flat=True))
+    stored = (set(Transaction.objects.filter(transaction_id__in=ids).values_list("transaction_id", flat=True))
+              if look_for_stored else set())
     seen: set[str] = set()
     for index, row in enumerate(valid):
         number = numbers[index] if numbers else index + 1

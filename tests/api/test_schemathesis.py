@@ -89,7 +89,7 @@ GET_NOT_FOR_INVESTIGATORS = {"GET /api/access/inbox/", "GET /api/webhooks/endpoi
                              "GET /api/erasure-requests/{id}/"}
 
 
-@pytest.mark.long
+@pytest.mark.long(seconds=110)
 def test_every_operation_keeps_its_contract(live_server):
     demo_loaded()
     # In a team owning every case type: the contract is checked on cases the caller may see

@@ -43,7 +43,7 @@ def make_cases(n: int, *, now=None, decided_every: int = 3, actor=None) -> list[
                                          for case in cases[:50]])
     AgentCall.objects.bulk_create([
         AgentCall(run=run, key="orchestrator", name="orchestrator", status="error" if i % 5 == 0 else "ok",
-                  output={"risk_level": "high"}, cost_usd=Decimal("0.002"))
+                  output={"risk_level": "high"}, output_verdict="high", cost_usd=Decimal("0.002"))
         for i, run in enumerate(runs)])
     return cases
 
@@ -138,7 +138,7 @@ def test_agreement_per_type_and_the_disagreements_each_linked(alice_client, alic
         else:
             run = AgentRun.objects.create(case=case, pipeline="fraud", status="completed")
             AgentCall.objects.create(run=run, key="orchestrator", name="orchestrator", status="ok",
-                                     output={"risk_level": agent})
+                                     output={"risk_level": agent}, output_verdict=agent)
         _decide(case, outcome, alice)
         cases[n] = case
     result = selectors.agreement(timezone.now())

@@ -437,7 +437,7 @@ def _second_browser(plans: list[Plan], base_url: str, check: Check, failures: li
         failures.append(exc)
 
 
-@pytest.mark.long
+@pytest.mark.long(seconds=200)
 def test_every_page_and_tab_meets_wcag_21_aa_for_every_role_at_both_widths(browser, live_server, settings,
                                                                              tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"

@@ -166,6 +166,7 @@ def one_case_of_each_type(alice, ivan, mona, mark, support_data):  # noqa: F811 
     return cases
 
 
+@pytest.mark.long(seconds=20)
 def test_every_page_fits_a_phone_a_tablet_and_a_laptop(browser, live_server, tmp_path, one_case_of_each_type):
     investigator = ["/", "/cases/", "/notifications/", "/saved-views/",
                     *[f"/cases/{c.reference}/" for c in one_case_of_each_type]]

@@ -20,6 +20,7 @@ def _offline(settings):
     settings.LLM_PROVIDER = "offline"
 
 
+@pytest.mark.long(seconds=20)
 @pytest.mark.parametrize("suite", suite_names())
 def test_the_offline_suite_does_not_regress_against_the_committed_baseline(suite, eval_db):
     report = run_evaluation(suite, reset=eval_db)

@@ -14,11 +14,25 @@ from casework.cases.services import case_comment, case_create
 from casework.cases.types import Found
 from casework.entities.extraction import entities_record
 from casework.entities.models import Entity
+from casework.people.roles import DATA_PROTECTION
+from casework.people.services import user_create
 from tests.support.conftest import support_data  # noqa: F401 - fixture
 
 PDF = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 # The fixed clock every test reads: cases closed relative to it, runs at it.
 NOW = datetime(2030, 6, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def dora(db):
+    """A data-protection officer."""
+    return user_create(actor="system", username="dora", password="dora-pass-123", role=DATA_PROTECTION)
+
+
+@pytest.fixture
+def dirk(db):
+    """A second data-protection officer (four eyes)."""
+    return user_create(actor="system", username="dirk", password="dirk-pass-123", role=DATA_PROTECTION)
 
 
 @pytest.fixture(autouse=True)

@@ -14,9 +14,8 @@ from rest_framework.test import APIClient
 from audit.models import AuditEntry
 from audit.services import audit_sequence, audit_verify_chain
 from casework.cases.models import Case, Decision
+from casework.cases.types import Found
 from casework.entities.models import Entity
-from casework.people.roles import DATA_PROTECTION
-from casework.people.services import user_create
 from casework.privacy.erasure import DUTY, ERASED, HELD, erasure_approve, erasure_request, erasure_resume
 from casework.privacy.holds import legal_hold_place
 from casework.privacy.models import ErasureRequest
@@ -24,16 +23,6 @@ from casework.support.models import Customer, InboundEmail, TicketMessage
 from tests.audit.guard import behind_the_codes_back
 from tests.privacy.conftest import NOW, closed_case, entity
 from tests.privacy.subject_scenario import OSWIN, ZENOBIA, customer_everywhere, entities_of, inbound_settings
-
-
-@pytest.fixture
-def dora(db):
-    return user_create(actor="system", username="dora", password="dora-pass-123", role=DATA_PROTECTION)
-
-
-@pytest.fixture
-def dirk(db):
-    return user_create(actor="system", username="dirk", password="dirk-pass-123", role=DATA_PROTECTION)
 
 
 def _reload(request: ErasureRequest) -> ErasureRequest:
@@ -244,6 +233,7 @@ def test_the_schema_documents_the_erasure_operations(client):
     assert {"post"} <= set(paths["/api/erasure-requests/"])
     assert {"get"} <= set(paths["/api/erasure-requests/{id}/"])
     assert {"post"} <= set(paths["/api/erasure-requests/{id}/approve/"])
+    assert {"post"} <= set(paths["/api/erasure-requests/{id}/resume/"])
 
 
 @pytest.mark.django_db(transaction=True)
@@ -261,3 +251,30 @@ def test_the_admin_asks_and_shows_the_report(support_data, dora, admin_user, cli
     client.force_login(dora)
     assert client.get("/admin/privacy/erasurerequest/").status_code in (200, 302)
     assert Entity.objects.get(pk=customer.pk).value == f"erased:{request.reference}:{customer.pk}"
+
+
+# --- finding the subject -------------------------------------------------------------------------
+
+def _ticket_writing(customer_id: str, account: str, number: int) -> None:
+    """A ticket of this customer whose own message names `account` (its entities as the
+    ticket's extraction records them: casework/support/entities.py)."""
+    from casework.cases.services import case_create
+    from casework.entities.extraction import entities_record
+    from casework.support.models import Customer, Ticket
+
+    case = case_create(actor="system", case_type="support_ticket", title="Refund")
+    Ticket.objects.create(case=case, ticket_id=f"TKT-{number:08d}", customer=Customer.objects.get(customer_id=customer_id))
+    entities_record(case=case, found=[Found("customer", customer_id, "customer_id"), Found("account", account, "message")])
+
+
+def test_a_customers_own_account_is_found_from_what_they_wrote(support_data):
+    """The request names the customer only: the account they wrote in their own message joins
+    the subject (and, through it, the cards on it); one another customer wrote about does not."""
+    from casework.privacy.erasure_run import subject_identifiers
+
+    _ticket_writing("CUST-001", "ACC-123456", 1)
+    _ticket_writing("CUST-002", "ACC-654321", 2)
+    entities, ids = subject_identifiers([entity("customer", "CUST-001").pk], pseudonym="[erased subject 1]")
+    assert entity("account", "ACC-123456").pk in entities
+    assert entity("account", "ACC-654321").pk not in entities
+    assert "ACC-123456" in ids.strong

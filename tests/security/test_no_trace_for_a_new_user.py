@@ -18,7 +18,7 @@ from casework.cases.visibility import cases_visible_to
 from casework.entities.models import Entity, Mention
 from tests.demo_snapshot import demo_loaded
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.long]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.long(seconds=50)]
 
 LINK = re.compile(r'(?:href|hx-get|action|src)="(/[^"#]*)"|"(?:url|href|self|next|previous)":\s*"(?:http://testserver)?(/[^"]*)"')
 # The schema and its docs are the same for everyone: their made-up examples (ACC-1043) are no data.

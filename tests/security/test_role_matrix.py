@@ -87,6 +87,7 @@ MATRIX: dict[str, tuple[str, str]] = {
     "api-erasure-request": ("POST", "L 403 403 400 L"),
     "api-erasure-request-approve": ("POST", "L 404 404 404 L"),
     "api-erasure-request-detail": ("GET", "L 404 404 404 L"),
+    "api-erasure-request-resume": ("POST", "L 404 404 404 L"),
     "api-legal-hold-lift": ("POST", "L 404 404 404 L"),
     "api-legal-hold-place": ("POST", "L 400 400 400 L"),
     "api-fraud-alert-capture-retry": ("POST", "L 404 403 404 L"),
@@ -117,6 +118,7 @@ MATRIX: dict[str, tuple[str, str]] = {
     "api-txn-rule-promote": ("POST", "L 403 404 404 L"),
     "api-txn-start": ("POST", "L 415 403 415 L"),
     "api-txn-decide": ("POST", "L 415 403 415 L"),
+    "api-txn-decision": ("GET", "L 404 403 404 L"),
     # Lists: everyone signed in reads; investigators, managers and admins change (placeholder list: 404).
     "api-txn-lists": ("GET", "L 200 200 200 L"),
     "api-txn-list-entries": ("GET", "L 404 404 404 L"),
@@ -280,7 +282,7 @@ def url_for(route: str, token: str, reference: str) -> str:
               "trace_id": "t-missing", "release_id": "REL-MISSING", "ticket_id": "T-MISSING",
               "article_id": "KB-MISSING", "id": "999999", "message_id": "999999", "number": "1",
               "action": "approve", "provider": "raw", "scenario_id": "missing", "username": "alice",
-              "name": "missing-list"}
+              "name": "missing-list", "decision_id": "00000000-0000-4000-8000-000000000000"}
     url = route
     for name, value in values.items():
         for conv in ("str", "int", "slug", "path"):
@@ -324,6 +326,7 @@ def outcome(response) -> str:
     return str(status)
 
 
+@pytest.mark.long(seconds=30)
 def test_every_caller_gets_the_status_the_table_gives(callers, asked):
     from casework.access.links import link_token
 

@@ -31,7 +31,7 @@ def _database_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'sixth.sqlite3'}"
 
 
-@pytest.mark.long
+@pytest.mark.long(seconds=60)
 def test_the_sixth_type_runs_end_to_end_in_its_own_process(tmp_path):
     env = {**os.environ, "VAR_DIR": str(tmp_path), "DATABASE_URL": _database_url(tmp_path),
            "LLM_PROVIDER": "offline", "CELERY_TASK_ALWAYS_EAGER": "true"}

@@ -331,6 +331,7 @@ def test_a_pro_customer_whose_crashes_stop_the_team_is_high_whatever_the_model_s
     assert "Pro + service disruption" in guard.data["reason"]
 
 
+@pytest.mark.long(seconds=20)
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_maps_old_tickets_by_what_happened(alice, support_data, settings):
     """0004: `completed` was a drafted answer, an escalation, a sent reply or a close; `active`

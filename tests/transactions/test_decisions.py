@@ -132,7 +132,7 @@ def test_an_expired_entry_does_not_match_and_an_allow_list_waives_review_but_not
     assert huge["outcome"] == "block" and {h.get("rule") for h in huge["hits"]} == {None, "Huge purchase"}
     review = decide(api, txn(1, card="CARD-8", amount="900.00")).json()
     assert review["outcome"] == "review" and review["hits"][0]["rule"] == "Big purchase"
-    assert review["hits"][0]["reason"] == "amount ≥ 500" and review["score"] == 50
+    assert review["hits"][0]["reason"] == "amount = 900.0 ≥ 500" and review["score"] == 50  # rules.explain
 
 
 def test_a_rule_tests_list_membership(alice, mona, django_capture_on_commit_callbacks):
@@ -283,3 +283,12 @@ def test_card_testing_is_blocked_from_the_sixth_small_authorisation_and_the_case
     assert Case.objects.filter(case_type="transaction_investigation").count() == 1
     assert Action.objects.filter(type="transaction.card_block_requested").count() == 1
     assert list(Decision.objects.order_by("pk").values_list("evaluated_outcome", flat=True)) == outcomes
+
+
+def test_a_decision_is_read_back_by_its_id_as_it_was_answered(alice, mona):
+    answered = decide(client_for(alice), txn(1)).json()
+    read = client_for(alice).get(f"/api/transactions/decisions/{answered['decision_id']}")
+    assert read.status_code == 200 and read.json() == answered
+    assert client_for(mona).get(f"/api/transactions/decisions/{answered['decision_id']}").status_code == 403
+    assert client_for(alice).get("/api/transactions/decisions/00000000-0000-4000-8000-000000000000").status_code == 404
+    assert client_for(alice).get("/api/transactions/decisions/not-a-uuid").status_code == 404

@@ -22,6 +22,7 @@ from casework.access.models import (
 from casework.access.services.notifications import notifications_mark_read_for_target, notify_answer
 from casework.access.services.submission import _employee_actor, _enqueue
 from casework.access.states import AccessStatus, mutation_transition
+from casework.entities.extraction import entities_extract
 from casework.errors import Conflict, DomainError
 
 logger = logging.getLogger(__name__)
@@ -70,6 +71,8 @@ def claim_submit(*, token: str, claim_type: str, explanation: str, colleague: Em
     if taken != 1:
         raise LinkRefused("This link was already used. Thank you for your answer.", code="link_used")
     claim.save()
+    if colleague is not None:
+        entities_extract(case=mutation.case)  # the colleague is named by the case now
     actor = _employee_actor(mutation.changed_by)
     if mutation.status == AccessStatus.USER_REQUEST_QUEUED:
         # The worker has not yet recorded that the mail server accepted the e-mail, but the

@@ -48,7 +48,7 @@ NETWORK_AGENT = Agent(id="network", system_prompt=PROMPTS["network"], output_mod
 OUTCOME_SIMILARITY_AGENT = Agent(id="outcome_similarity", system_prompt=PROMPTS["outcome_similarity"],
                                  output_model=OutcomeSimilarityOutput, max_tokens=700)
 ORCHESTRATOR_AGENT = Agent(id="orchestrator", system_prompt=PROMPTS["orchestrator"],
-                           output_model=OrchestratorOutput, max_tokens=1200)
+                           output_model=OrchestratorOutput, max_tokens=1200, verdict_key="risk_level")
 KNOWLEDGE_CAPTURE_AGENT = Agent(id="knowledge_capture", system_prompt=PROMPTS["knowledge_capture"],
                                 output_model=KnowledgeCaptureOutput, max_tokens=800)
 

@@ -7,7 +7,9 @@ in time buckets (buckets.py), kept in the database (models.py: AggregateBucket,
 AggregateDistinct) for each series an active rule reads (AggregateSeries), and updated in
 the same database transaction that stores the transactions: they are never stale, and
 reading one costs a bounded number of rows (about 200 buckets for a 90-day window) whatever
-the size of the history.
+the size of the history. With TXN_AGGREGATES_REDIS_URL they are kept in Redis instead
+(redis_store.py: the same buckets, one round trip per transaction for every read and
+increment, rebuilt from the database when Redis loses them; the tables are then unused).
 
 Semantics: a transaction's aggregate is computed when it is stored, from the counters as they
 stand (every transaction stored before it, in arrival order; within a batch, in time order)
@@ -51,36 +53,25 @@ casework.transactions.ingest.rule_row(txn) with row["agg"] = txn.aggregates.
 from __future__ import annotations
 
 import json
+import logging
 from datetime import UTC, datetime
 
 from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from casework.transactions import rules
+from casework.transactions import rules, ruleset
+from casework.transactions.aggregates import redis_store
 from casework.transactions.aggregates.buckets import SIZES, epoch, horizon
 from casework.transactions.aggregates.counters import DbStore, MemoryStore, Series, compute, series_of
 from casework.transactions.aggregates.models import AggregateBucket, AggregateDistinct, AggregateSeries
 
-# Parsed once per distinct conditions (a version's never change: a change is a new version).
-_PARSED: dict[str, list[rules.Aggregate]] = {}
-
+logger = logging.getLogger(__name__)
 
 def active_aggregates() -> list[rules.Aggregate]:
-    """The aggregates the active rule versions (live and shadow) read, one per key."""
-    from casework.transactions.monitoring.models import RuleVersion
-
-    found: dict[str, rules.Aggregate] = {}
-    for conditions in RuleVersion.objects.filter(status=RuleVersion.Status.ACTIVE).values_list("conditions",
-                                                                                               flat=True):
-        text = json.dumps(conditions, sort_keys=True)
-        if text not in _PARSED:
-            if len(_PARSED) > 1000:
-                _PARSED.clear()
-            _PARSED[text] = rules.aggregates_of(rules.parse(conditions))
-        for agg in _PARSED[text]:
-            found.setdefault(agg.key, agg)
-    return list(found.values())
+    """The aggregates the active rule versions (live and shadow) read, one per key (the rule
+    set compiled once per process: casework.transactions.ruleset)."""
+    return list(ruleset.active().aggregates)
 
 
 def _maintained(*, lock: bool) -> list[Series]:
@@ -96,14 +87,17 @@ def _maintained(*, lock: bool) -> list[Series]:
     return [Series.of_definition(key, json.loads(d) if isinstance(d, str) else d) for key, d in found]
 
 
-def observe(rows: list[dict]) -> list[dict]:
-    """Each row's aggregate values, then count the rows (see the module)."""
+def observe(rows: list[dict], aggs: list[rules.Aggregate] | None = None) -> list[dict]:
+    """Each row's aggregate values, then count the rows (see the module). `aggs`: the active
+    rules' aggregates, when the caller has them (ruleset.active().aggregates)."""
     if not rows:
         return []
+    if redis_store.enabled():
+        return _observe_redis(rows, active_aggregates() if aggs is None else list(aggs))
     series = _maintained(lock=True)
     if not series:  # no active rule reads an aggregate
         return [{} for _ in rows]
-    aggs = active_aggregates()
+    aggs = active_aggregates() if aggs is None else list(aggs)
     kept = {s.key: s for s in series}
     readable = [(a.key, a, kept[a.series_key]) for a in aggs if a.series_key in kept]
     store = DbStore()
@@ -118,9 +112,43 @@ def observe(rows: list[dict]) -> list[dict]:
     return out
 
 
+def _series_of_all(aggs: list[rules.Aggregate]) -> list[Series]:
+    return list({a.series_key: series_of(a) for a in aggs}.values())
+
+
+def _observe_redis(rows: list[dict], aggs: list[rules.Aggregate]) -> list[dict]:
+    """observe() on the Redis counters: one round trip for the rows (redis_store). A row the
+    counters could not answer for (not built: Redis lost them) keeps no values: they are read
+    when it is evaluated, from the counters as they stand then."""
+    if not aggs:
+        return [{} for _ in rows]
+    series = {s.key: s for s in _series_of_all(aggs)}
+    readable = [(a.key, a, series[a.series_key]) for a in aggs]
+    order = sorted(range(len(rows)), key=lambda i: (rows[i]["occurred_at"], i))
+    answers = redis_store.exchange([rows[i] for i in order], readable, list(series.values()))
+    out: list[dict] = [{} for _ in rows]
+    for i, found in zip(order, answers, strict=True):
+        if found is None:
+            logger.warning("velocity counters not built in Redis: no values until aggregates_rebuild runs")
+            continue
+        out[i] = {key: compute(a, rows[i], found, s) for key, a, s in readable}
+    return out
+
+
+def forget(rows: list[dict], aggs: list[rules.Aggregate] | None = None) -> None:
+    """Rows observed whose database transaction then failed: take them out of the Redis
+    counters (the tables roll back with the transaction)."""
+    if rows and redis_store.enabled():
+        redis_store.undo(rows, _series_of_all(active_aggregates() if aggs is None else list(aggs)))
+
+
 def value(agg: rules.Aggregate, row: dict, store: DbStore | None = None, *, counted: bool = False):
-    """One aggregate for one row from the tables (one query). `counted`: the row is stored,
-    so already in the counters (see counters.compute)."""
+    """One aggregate for one row from the counters (one query, or one Redis round trip).
+    `counted`: the row is stored, so already in the counters (see counters.compute)."""
+    if redis_store.enabled() and store is None:
+        series = series_of(agg)
+        [found] = redis_store.exchange([row], [(agg.key, agg, series)], [series], count=False)
+        return None if found is None else compute(agg, row, found, series, counted=counted)
     return compute(agg, row, store or DbStore(), counted=counted)
 
 
@@ -158,6 +186,8 @@ def _newest():
 def prune(*, series_key: str | None = None) -> int:
     """Drop the buckets no window reads any more (older than their size's retention before the
     newest transaction). Returns the rows deleted."""
+    if redis_store.enabled():
+        return 0  # the Redis hashes are trimmed as they are written, and expire when idle
     newest = _newest()
     if newest is None:
         return 0
@@ -178,6 +208,12 @@ def series_build(series_row: AggregateSeries) -> int:
 
     series_row = AggregateSeries.objects.select_for_update().get(pk=series_row.pk)
     series = Series.of_definition(series_row.key, series_row.definition)
+    if redis_store.enabled():
+        # Once the approval commits, when the decisions count the new series too.
+        transaction.on_commit(lambda: redis_store.series_build(series))
+        series_row.built_at = timezone.now()
+        series_row.save(update_fields=["built_at"])
+        return 0
     AggregateBucket.objects.filter(series=series.key).delete()
     AggregateDistinct.objects.filter(series=series.key).delete()
     newest = _newest()
@@ -208,6 +244,8 @@ def series_sync() -> dict:
     needed = {a.series_key: a.series for a in active_aggregates()}
     existing = {s.key: s for s in AggregateSeries.objects.select_for_update()}
     dropped = [key for key in existing if key not in needed]
+    if dropped and redis_store.enabled():
+        transaction.on_commit(lambda: redis_store.series_drop(dropped))
     if dropped:
         AggregateBucket.objects.filter(series__in=dropped).delete()
         AggregateDistinct.objects.filter(series__in=dropped).delete()
@@ -221,13 +259,32 @@ def series_sync() -> dict:
     return {"built": built, "dropped": dropped}
 
 
-def rebuild() -> dict:
-    """Every series recomputed from the transactions (after a restore, or to check)."""
+def rebuild(*, grace: float | None = None) -> dict:
+    """Every series recomputed from the transactions (after a restore, or to check). With the
+    counters in Redis, a new generation built while decisions go on (redis_store.rebuild);
+    returns {"redis": transactions counted} then."""
+    if redis_store.enabled():
+        series = _maintained(lock=False)
+        return {"redis": redis_store.rebuild(series, grace=grace)}
     counts = {}
     for row in AggregateSeries.objects.order_by("key"):
         counts[row.key] = series_build(row)
     return counts
 
 
-__all__ = ["SIZES", "active_aggregates", "observe", "prune", "rebuild", "replay", "series_build", "series_sync",
+def ensure() -> bool:
+    """With the counters in Redis: rebuild them if Redis lost them (the beat, every 30 s).
+    True when a rebuild ran."""
+    if not redis_store.enabled() or redis_store.ready():
+        return False
+    if not redis_store.client().set(redis_store.PREFIX + "rebuilding", "1", nx=True, ex=3600):
+        return False  # another worker is at it
+    try:
+        rebuild()
+    finally:
+        redis_store.client().delete(redis_store.PREFIX + "rebuilding")
+    return True
+
+
+__all__ = ["SIZES", "active_aggregates", "ensure", "forget", "observe", "prune", "rebuild", "replay", "series_build", "series_sync",
            "value", "with_aggregates"]

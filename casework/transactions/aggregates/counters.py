@@ -104,6 +104,11 @@ class MemoryStore:
                     seen |= values
         return seen
 
+    def distinct_count(self, series_key: str, group: str, ranges, value) -> tuple[int, bool]:
+        """How many distinct values the window holds, and whether `value` is one of them."""
+        values = self.distinct(series_key, group, ranges)
+        return len(values), value in values
+
     def rows(self):
         """(series, group, size, start, count, cents) of every bucket kept."""
         for (key, group, size), kept in self.buckets.items():
@@ -233,11 +238,11 @@ def compute(agg: rules.Aggregate, row: dict, store: MemoryStore, series: Series 
     ranges = cover(epoch(row["occurred_at"]), agg.seconds)
     mine = series.counts(row)
     if agg.fn == "count_distinct":
-        values = store.distinct(series.key, group, ranges)
         value = series.value(row)
-        if agg.current and mine and not counted and value is not None:
-            values = values | {value}
-        return len(values)
+        count, seen = store.distinct_count(series.key, group, ranges, value)
+        if agg.current and mine and not counted and value is not None and not seen:
+            count += 1
+        return count
     n, cents = store.totals(series.key, group, ranges)
     if mine and agg.current and not counted:
         n, cents = n + 1, cents + cents_of(row)

@@ -24,21 +24,7 @@ from dataclasses import dataclass, field
 from casework.transactions import rules
 from casework.transactions.decisions.outcome import ALLOW, BLOCK, REVIEW, outcome_of, score_of
 from casework.transactions.lists.lookup import ListLookup
-
-ACTION_ORDER = {ALLOW: 0, BLOCK: 1, REVIEW: 2}
-
-
-@dataclass(frozen=True)
-class LiveRule:
-    version_id: int
-    rule: str
-    number: int
-    action: str
-    conditions: list
-    reason: str
-
-    def as_hit(self) -> dict:
-        return {"rule": self.rule, "version": self.number, "action": self.action, "reason": self.reason}
+from casework.transactions.ruleset import CompiledRule
 
 
 @dataclass
@@ -50,28 +36,7 @@ class Answer:
     rules_evaluated: int = 0
 
 
-# A version's conditions never change once written, so each is parsed once per process (keyed
-# by id and creation time: a test database that resets its sequences reuses ids).
-_PARSED: dict[tuple, tuple[list, str]] = {}
-
-
-def live_rules() -> list[LiveRule]:
-    """The active live rule versions in evaluation order (one query)."""
-    from casework.transactions.monitoring.models import RuleVersion
-
-    active = list(RuleVersion.objects.filter(status=RuleVersion.Status.ACTIVE, mode=RuleVersion.Mode.LIVE)
-                  .values_list("pk", "created_at", "rule__name", "number", "action"))
-    missing = [(pk, created) for pk, created, *_ in active if (pk, created) not in _PARSED]
-    if missing:  # only versions this process has not seen: the JSON is not read and parsed per request
-        for pk, created, conditions in (RuleVersion.objects.filter(pk__in=[pk for pk, _ in missing])
-                                        .values_list("pk", "created_at", "conditions")):
-            _PARSED[(pk, created)] = (rules.parse(conditions), rules.describe(conditions))
-    found = [LiveRule(pk, name, number, action, *_PARSED[(pk, created)])
-             for pk, created, name, number, action in active]
-    return sorted(found, key=lambda r: (ACTION_ORDER[r.action], r.rule))
-
-
-def evaluate_live(row: dict, live: Sequence[LiveRule], lookup: ListLookup, *, clock: Callable[[], float],
+def evaluate_live(row: dict, live: Sequence[CompiledRule], lookup: ListLookup, *, clock: Callable[[], float],
                   deadline: float, fallback: str) -> Answer:
     listed = lookup.listed(row)
     list_hits = [entry.as_hit() for entry in listed]
@@ -89,7 +54,7 @@ def evaluate_live(row: dict, live: Sequence[LiveRule], lookup: ListLookup, *, cl
                           timed_out=True, rules_evaluated=evaluated)
         evaluated += 1
         if rules.rule_matches(rule.conditions, row, lookup):
-            hits.append(rule.as_hit())
+            hits.append(rule.as_hit(row))  # the reason with the values compared (rules.explain)
             actions.append(rule.action)
             if rule.action in (ALLOW, BLOCK):
                 break  # settled: nothing after it can change the outcome

@@ -15,8 +15,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit.services import audit_record
-from casework.transactions import aggregates, rules
-from casework.transactions.decisions.engine import evaluate_live, live_rules
+from casework.transactions import aggregates, ruleset
+from casework.transactions.decisions.engine import evaluate_live
 from casework.transactions.decisions.models import Decision
 from casework.transactions.ingest import rule_row, transactions_import
 from casework.transactions.lists.lookup import ListLookup
@@ -28,22 +28,16 @@ def _by_field(exc: ValidationError) -> ValidationError:
     return ValidationError(errors or exc.message_dict)
 
 
-def row_of_transaction(txn, live: list) -> dict:
-    """The rule row of a stored transaction, with the aggregates the live rules read: its
-    snapshot, which transactions_import took from the counters when it stored (observed) it in
-    this request, so a velocity rule counts this transaction and every one before it."""
-    read = rules.aggregates_of([c for rule in live for c in rule.conditions])
-    return aggregates.with_aggregates(rule_row(txn), txn.aggregates, read)
-
-
-def _store(*, actor, data: dict):
+def _store(*, actor, data: dict, aggs=None):
     """The transaction stored as ingestion stores it (audited below, in the decision's own entry).
     Two authorisations on a new card at the same moment both create its account: the second
     insert fails on the unique account id once the first commits, and is tried once more,
     finding the account. The same transaction id twice at once: the second is told it is stored."""
     for attempt in (1, 2):
         try:
-            [txn] = transactions_import(actor=actor, rows=[data], via="decide", audit=False)
+            # The first attempt leaves a stored id to the unique index (one query fewer).
+            [txn] = transactions_import(actor=actor, rows=[data], via="decide", audit=False, aggs=aggs,
+                                        look_for_stored=attempt == 2)
             return txn
         except ValidationError as exc:
             raise _by_field(exc) from None
@@ -63,10 +57,11 @@ def transaction_decide(*, actor, data, started: float, started_ns: int | None = 
     started_ns = started_ns if started_ns is not None else time.perf_counter_ns()
     if not isinstance(data, dict):
         raise ValidationError({"non_field_errors": ["Send one transaction as a JSON object."]})
-    txn = _store(actor=actor, data=data)
+    active = ruleset.active()  # one small query; compiled once per rule set
+    txn = _store(actor=actor, data=data, aggs=active.aggregates)
     now = timezone.now()
-    live = live_rules()
-    row = row_of_transaction(txn, live)
+    live = active.live
+    row = aggregates.with_aggregates(rule_row(txn), txn.aggregates, list(active.live_aggregates))
     answer = evaluate_live(row, live, ListLookup.for_rows([row], now=now), clock=clock,
                            deadline=started + settings.TXN_DECISION_BUDGET_MS / 1000,
                            fallback=settings.TXN_DECISION_FALLBACK)

@@ -36,6 +36,23 @@ def _unexpired(now: datetime) -> Q:
     return Q(expires_at__isnull=True) | Q(expires_at__gt=now)
 
 
+def _entries_of(values: list[str], now: datetime) -> list[tuple[str, str, str, str]]:
+    """(list name, kind, field, value) of the unexpired entries holding these values: one probe
+    of the (value, list) index per value, in raw SQL (it runs on every decision)."""
+    from django.db import connection
+
+    from casework.transactions.lists.models import ListEntry, ValueList
+
+    entries, lists = ListEntry._meta.db_table, ValueList._meta.db_table
+    marks = ", ".join(["%s"] * len(values))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT l.name, l.kind, l.field, e.value FROM {entries} e JOIN {lists} l "
+                       f"ON l.id = e.value_list_id WHERE e.value IN ({marks}) "
+                       "AND (e.expires_at IS NULL OR e.expires_at > %s)",
+                       [*values, connection.ops.adapt_datetimefield_value(now)])
+        return cursor.fetchall()
+
+
 class ListLookup:
     def __init__(self, *, now: datetime):
         self.now = now
@@ -52,7 +69,6 @@ class ListLookup:
 
     def prefetch(self, rows: Iterable[dict]) -> None:
         """Look up every list value of these rows, in one query."""
-        from casework.transactions.lists.models import ListEntry
 
         wanted = {(field, row.get(key) or "") for row in rows for field, key in LIST_FIELDS.items()}
         wanted = {(field, str(value)) for field, value in wanted if value}
@@ -60,9 +76,7 @@ class ListLookup:
         if not values:
             return
         self.queries += 1
-        found = (ListEntry.objects.filter(_unexpired(self.now), value__in=values)
-                 .values_list("value_list__name", "value_list__kind", "value_list__field", "value"))
-        for name, kind, field, value in found:
+        for name, kind, field, value in _entries_of(sorted(values), self.now):
             self._members.add((name, value))
             if (field, value) in wanted:
                 self._entries.add(Listed(name, kind, field, value))

@@ -45,7 +45,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit.services import audit_record
-from casework.transactions import aggregates, rules
+from casework.transactions import aggregates, rules, ruleset
 from casework.transactions.decisions.outcome import outcome_of
 from casework.transactions.lists.lookup import Listed, ListLookup
 from casework.transactions.monitoring.models import CardCase, RuleHit, RuleVersion
@@ -55,9 +55,17 @@ ACTOR = "system"
 
 
 def active_versions() -> list[tuple[RuleVersion, list[rules.Condition | rules.ListCondition]]]:
+    """The active versions by rule name, with their conditions as the process compiled them
+    (casework/transactions/ruleset.py: parsed once per rule set, not once per batch)."""
     versions = list(RuleVersion.objects.filter(status=RuleVersion.Status.ACTIVE).select_related("rule")
                     .order_by("rule__name"))
-    return [(v, rules.parse(v.conditions)) for v in versions]
+    compiled = _compiled()
+    return [(v, compiled[v.pk].conditions if v.pk in compiled else rules.parse(v.conditions)) for v in versions]
+
+
+def _compiled() -> dict:
+    active = ruleset.active()
+    return {r.version_id: r for r in (*active.live, *active.shadow)}
 
 
 @dataclass
@@ -241,9 +249,10 @@ def _audit_card(case, flagged: list[Flagged], txn_ids, opened: bool) -> None:
            if any(f.denied for f in flagged) else {})})
 
 
-def _hit_data(hit: RuleHit) -> dict:
+def _hit_data(hit: RuleHit, reasons: dict) -> dict:
+    compiled = reasons.get(hit.version_id)
     return {"rule": hit.version.rule.name, "version": hit.version.number, "action": hit.action, "mode": hit.mode,
-            "reason": rules.describe(hit.version.conditions)}
+            "reason": compiled.reason if compiled else rules.describe(hit.version.conditions)}
 
 
 def _record_on_decisions(verdicts: dict[int, tuple[str, list[RuleHit], list[Listed]]], *, now: datetime) -> None:
@@ -252,10 +261,11 @@ def _record_on_decisions(verdicts: dict[int, tuple[str, list[RuleHit], list[List
     from casework.transactions.decisions.models import Decision
 
     decisions = list(Decision.objects.filter(transaction_id__in=list(verdicts), evaluated_at__isnull=True))
+    reasons = _compiled() if decisions else {}
     for decision in decisions:
         outcome, txn_hits, listed = verdicts[decision.transaction_id]
         decision.evaluated_outcome = outcome
-        decision.evaluated_hits = [e.as_hit() for e in listed] + [_hit_data(h) for h in txn_hits]
+        decision.evaluated_hits = [e.as_hit() for e in listed] + [_hit_data(h, reasons) for h in txn_hits]
         decision.evaluated_at = now
     Decision.objects.bulk_update(decisions, ["evaluated_outcome", "evaluated_hits", "evaluated_at"])
 

@@ -43,6 +43,14 @@ def aggregates_prune() -> int:
     return prune()
 
 
+@shared_task(ignore_result=True, time_limit=3600)
+def aggregates_ensure() -> bool:
+    """Velocity counters kept in Redis and lost (a Redis restart): rebuild them from the database."""
+    from casework.transactions.aggregates import ensure
+
+    return ensure()
+
+
 def evaluate_after_commit(ids: list[int]) -> None:
     """Queue the evaluation of these transactions once the surrounding transaction commits
     (coalesced with the other commits of the next TXN_EVALUATE_COALESCE_MS: monitoring/wake.py)."""

@@ -1,9 +1,11 @@
 """Recompute the velocity counters (casework.transactions.aggregates) from the transactions.
 
-They are kept in the database in the same transaction as the transactions they count, so
+In the database they are kept in the same transaction as the transactions they count, so
 they are never stale; this is for a restore from a backup that predates some rows, a
 change of the bucket sizes, or to check: `--check` compares the rebuilt table with the
-one it replaced and exits 1 on any difference.
+one it replaced and exits 1 on any difference. In Redis (TXN_AGGREGATES_REDIS_URL) it builds
+a new generation while decisions go on (the beat does it by itself when Redis lost them);
+`--check` compares the generations' buckets within their retention.
 """
 
 from __future__ import annotations
@@ -19,12 +21,26 @@ class Command(BaseCommand):
         parser.add_argument("--check", action="store_true", help="Fail if the rebuilt counters differ.")
 
     def handle(self, *args, check: bool = False, **options):
-        from casework.transactions.aggregates import prune, rebuild, series_sync
+        from casework.transactions.aggregates import rebuild, redis_store, series_sync
         from casework.transactions.aggregates.models import AggregateBucket, AggregateDistinct
 
         def table():
+            if redis_store.enabled():
+                return redis_store.snapshot()
             return (set(AggregateBucket.objects.values_list("series", "grp", "size", "start", "n", "cents")),
                     set(AggregateDistinct.objects.values_list("series", "grp", "size", "start", "value")))
+
+        if redis_store.enabled():  # no database transaction around it: decisions go on meanwhile
+            synced = series_sync()
+            before = table() if check else None
+            counts = rebuild()
+            after = table() if check else None
+        else:
+            synced, before, counts, after = self._in_the_database(table, check)
+        self._report(synced, counts, check, before, after)
+
+    def _in_the_database(self, table, check):
+        from casework.transactions.aggregates import prune, rebuild, series_sync
 
         with transaction.atomic():
             synced = series_sync()
@@ -32,6 +48,9 @@ class Command(BaseCommand):
             before = table() if check else None
             counts = rebuild()
             after = table() if check else None
+        return synced, before, counts, after
+
+    def _report(self, synced, counts, check, before, after):
         for key, n in counts.items():
             self.stdout.write(f"series {key}: {n} transactions counted")
         if synced["built"] or synced["dropped"]:
