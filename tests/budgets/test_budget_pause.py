@@ -89,7 +89,7 @@ def test_a_run_that_waited_under_the_old_flag_waits_on_a_pause_after_the_migrati
 
     from django.apps import apps
 
-    migration = importlib.import_module("agents.migrations.0012_budget_waits_as_pauses")
+    migration = importlib.import_module("agents.migrations.0013_budget_waits_as_pauses")
     case = case_create(actor=lena, case_type="fraud_alert", title="Waited before the pauses")
     run = AgentRun.objects.create(case=case, pipeline="test_budget_loop", mode="full",
                                   status=AgentRun.Status.BUDGET_REACHED, state={"budget_reached": {

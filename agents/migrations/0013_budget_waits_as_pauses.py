@@ -24,7 +24,7 @@ def forwards(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("agents", "0011_run_budget_statuses"),
+        ("agents", "0012_run_state_and_calls_encrypted"),
     ]
 
     operations = [
