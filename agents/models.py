@@ -128,8 +128,8 @@ class AgentRun(models.Model):
             return (f"Waiting for the model ({waiting.get('provider')} unreachable since "
                     f"{str(waiting.get('since', ''))[11:19]} UTC; next try {str(waiting.get('next_try', ''))[11:19]} UTC)")
         if self.status == self.Status.BUDGET_REACHED:
-            reached = self.state.get("budget_reached") or {}
-            return f"Budget reached ({reached.get('message', 'a lead can raise the case budget')})"
+            pause = self.pauses.filter(kind=RunPause.Kind.BUDGET, status=RunPause.Status.PENDING).first()
+            return f"Budget reached ({pause.reason if pause and pause.reason else 'a lead can raise the case budget'})"
         if self.status == self.Status.COMPLETED_WITH_ERRORS:
             failed, total = self.agent_failures
             return f"Completed with errors ({failed} of {total} agent{'s' if total != 1 else ''} failed)"

@@ -28,7 +28,8 @@ MEANINGS = {
     S.TIMED_OUT: "It passed RUN_TIMEOUT_SECONDS of working time; what it had is kept.",
     S.CANCELLED: "Its case was closed while it waited (for a person, an approval or its budget).",
     S.BUDGET_REACHED: "Its next model call was refused: the case's budget would not cover it (casework/budgets). "
-                      "It holds no worker; its steps so far are saved. A lead raises the budget or stops it.",
+                      "It waits on a pause of kind budget (agents.runtime.pause), holding no worker; its steps so "
+                      "far are saved. A lead raises the budget (it resumes from its saved step) or stops it.",
     S.STOPPED: "A lead ended it where it waited instead of raising the budget.",
 }
 FINAL = {S.APPROVAL_EXPIRED, S.COMPLETED, S.COMPLETED_WITH_ERRORS, S.FAILED, S.TIMED_OUT, S.CANCELLED, S.STOPPED}

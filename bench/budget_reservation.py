@@ -95,7 +95,7 @@ def measure_statements(case, samples: int) -> dict:
     charger.connection_prepare()  # as the writer's connection: commits without waiting for the flush
     request_one = ReserveRequest(case=case.reference, provider="offline", model="offline-rules-v1",
                                  input_tokens=800, max_output_tokens=1024)
-    timings: dict[str, list[float]] = {"reserve": [], "settle": [], "release": [], "chokepoint": []}
+    timings: dict[str, list[float]] = {"reserve": [], "settle": [], "release": [], "chokepoint": [], "leased": []}
     for _ in range(samples // 10):  # warm the connection and the server's plan cache
         (reservation,) = charger.reserve_many([request_one])
         charger.settle_many([Settlement(reservation, "offline", "offline-rules-v1", 800, 300)])
@@ -132,6 +132,10 @@ def measure_statements(case, samples: int) -> dict:
     for _ in range(samples // 10):
         timed_one()
     timings["chokepoint"] = [timed_one() for _ in range(samples)]
+    # Calls one after the other with no flush between: with leases on (CASE_BUDGET_LEASE_CALLS),
+    # most are handed out of the case's lease in memory; a statement every lease's worth of calls.
+    timings["leased"] = [aio.run(one()) for _ in range(samples)]
+    charging.flush()
     return {name: (statistics.median(v) * 1e6, percentile(v, 0.95) * 1e6) for name, v in timings.items()}
 
 
@@ -247,8 +251,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--lease-calls", type=int, default=None,
+                        help="CASE_BUDGET_LEASE_CALLS for the run (default: the setting's, 8; 0: no leases)")
     parser.add_argument("--write-readme", action="store_true")
     args = parser.parse_args()
+    if args.lease_calls is not None:
+        os.environ["CASE_BUDGET_LEASE_CALLS"] = str(args.lease_calls)
 
     ensure_database(args.database_url)
     var_dir = str(REPO / "var" / "bench-budgets")
@@ -287,7 +295,10 @@ def main() -> None:
              "settle": "settle: the UPDATE exchanging it for the real usage",
              "release": "release: a failed call's reservation given back",
              "chokepoint": "one call's reservation awaited through agents.runtime.charging (the writer on "
-                           "the event loop, psycopg's async connection; its settlement queued)"}
+                           "the event loop, psycopg's async connection; its settlement queued), everything "
+                           "written between calls (so no lease is held)",
+             "leased": f"the same, calls one after another without a flush between (leases: "
+                       f"CASE_BUDGET_LEASE_CALLS={settings.CASE_BUDGET_LEASE_CALLS})"}
     for key, label in names.items():
         median, p95 = statements[key]
         lines.append(f"| {label} | {median:.0f} | {p95:.0f} |")
@@ -303,7 +314,8 @@ def main() -> None:
     lines += [
         "",
         f"(b), (c) Throughput (calls/s) and this process's CPU per call (µs; the database server's "
-        f"is not in it), median of {args.repeats} interleaved trials each, budgets off and on:",
+        f"is not in it), median of {args.repeats} interleaved trials each, budgets off and on "
+        f"(CASE_BUDGET_LEASE_CALLS={settings.CASE_BUDGET_LEASE_CALLS}):",
         "",
         "| calls | calls/s off | calls/s on | on against off | CPU µs/call off | on | on against off "
         "| trials, calls/s (off / on) |",

@@ -72,6 +72,6 @@ def user_message(error: LLMError) -> str:
 class BudgetReached(LLMError):
     """The call was refused before it was sent: its estimate would take its case past the
     case's budget (casework/budgets). Not retried: only a lead raising the budget lets it go on.
-    A pipeline run then waits in "Budget reached" (agents.runtime.budget_wait)."""
+    A pipeline run then waits in "Budget reached" (a RunPause of kind budget: agents.runtime.pause)."""
 
     kind = "budget_reached"

@@ -25,12 +25,19 @@ The writer is a task on the event loop when the charger can write asynchronously
 psycopg's async connection: `_LoopWriter`), else one thread with its own Django connection
 (SQLite: `_Writer`). A thread was tried on PostgreSQL too and lost: while the loop's calls hold
 the GIL, the thread waits for it (up to the 5 ms switch interval) at every step of every statement.
+
+Leases (the loop's writer, CASE_BUDGET_LEASE_CALLS > 0): the batch's UPDATE also reserves, for
+each case whose budget leaves room for twice as much again, a share of its headroom (that many
+calls' estimates) which this process then hands out to the case's next calls in memory (_Lease):
+most calls then wait for no statement at all. The guarantee is the ledger's still: every call
+handed out is inside what the ledger holds reserved.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import json
 import os
 import threading
@@ -62,6 +69,54 @@ class Settlement:
     output_tokens: int = 0
     # A failed call: its reservation is given back, nothing spent.
     released: bool = False
+    # Calls settled together in memory (a lease's, _Lease): what they spent, already priced.
+    spent_musd: int | None = None
+    spent_tokens: int = 0
+    calls: int = 0
+
+
+@dataclass(eq=False)
+class _Lease:
+    """A share of a case's headroom reserved in the ledger by this process (one conditional
+    UPDATE, the charger's areserve_leasing) and handed out here to the case's calls in memory:
+    a call that fits in it is reserved with no statement and no wait. Every call handed out is
+    inside what the ledger holds reserved, so the guarantee is the ledger's: the calls that pass
+    fit the limit together. What is left is given back when the case's calls here pause for
+    CASE_BUDGET_LEASE_IDLE_SECONDS, when a call does not fit in it, and at flush."""
+
+    reference: str
+    case_id: int
+    musd: int = 0
+    tokens: int = 0
+    in_flight: int = 0
+    used_at: float = 0.0  # the loop's clock when its last call here ended
+    # Its calls' settlements, summed here and written as one row (at the sweep, at its return):
+    # until then the ledger holds their estimates reserved, which can only refuse early.
+    settled_musd: int = 0  # reserved to give back
+    settled_tokens: int = 0
+    spent_musd: int = 0
+    spent_tokens: int = 0
+    calls: int = 0
+
+    def settled(self) -> Settlement | None:
+        """What its calls settled since the last time, as one settlement; None if nothing."""
+        if not self.calls:
+            return None
+        settlement = Settlement(Leased(case_id=self.case_id, musd=self.settled_musd, tokens=self.settled_tokens),
+                                spent_musd=self.spent_musd, spent_tokens=self.spent_tokens, calls=self.calls)
+        self.settled_musd = self.settled_tokens = self.spent_musd = self.spent_tokens = self.calls = 0
+        return settlement
+
+
+@dataclass(frozen=True)
+class Leased:
+    """A reservation taken from a lease (or a lease's remainder given back): settled as any
+    other, by case id and amounts."""
+
+    case_id: int
+    musd: int
+    tokens: int
+    lease: _Lease | None = None
 
 
 class Charger(Protocol):
@@ -86,6 +141,10 @@ def charger_register(charger: Charger | None) -> None:
 
 def charging_on() -> bool:
     return _charger is not None and settings.CASE_BUDGETS_ENABLED
+
+
+def _leasing() -> bool:
+    return settings.CASE_BUDGET_LEASE_CALLS > 0 and hasattr(_charger, "areserve_leasing")
 
 
 @dataclass
@@ -203,6 +262,55 @@ class _LoopWriter:
         self.task: asyncio.Task | None = None
         self.conn = None
         self.loop: asyncio.AbstractEventLoop | None = None
+        # Per case reference: the share of its headroom this process reserved in the ledger and
+        # hands out to its calls in memory (see _Lease).
+        self.leases: dict[str, _Lease] = {}
+        self.leases_by_case: dict[int, _Lease] = {}
+        self.sweeping = False
+
+    def take(self, request: ReserveRequest) -> Leased | None:
+        """The request's reservation from its case's lease, with no statement and no wait; None
+        when the case has no lease here or the lease is too small (then what is left of it is
+        given back, before any of the case's calls could be refused: see _drain)."""
+        lease = self.leases.get(request.case)
+        if lease is None:
+            return None
+        musd, tokens = _charger.estimate(request)
+        if lease.musd >= musd and lease.tokens >= tokens:
+            lease.musd -= musd
+            lease.tokens -= tokens
+            lease.in_flight += 1
+            return Leased(case_id=lease.case_id, musd=musd, tokens=tokens, lease=lease)
+        self._lease_return(request.case)
+        return None
+
+    def _lease_return(self, reference: str) -> None:
+        lease = self.leases.pop(reference, None)
+        if lease is None:
+            return
+        self.leases_by_case.pop(lease.case_id, None)
+        settled = lease.settled()
+        if settled is not None:
+            self.settlements.append(settled)
+        if lease.musd or lease.tokens:
+            self.settlements.append(Settlement(Leased(case_id=lease.case_id, musd=lease.musd, tokens=lease.tokens),
+                                               released=True))
+        self._wake()
+
+    def _leases_sweep(self) -> None:
+        """Every CASE_BUDGET_LEASE_IDLE_SECONDS while any lease is held (one timer, not one per
+        call): give back the leases none of whose calls ran here for that long."""
+        loop = asyncio.get_running_loop()
+        idle = settings.CASE_BUDGET_LEASE_IDLE_SECONDS
+        for reference, lease in list(self.leases.items()):
+            if not lease.in_flight and loop.time() - lease.used_at >= idle:
+                self._lease_return(reference)
+            elif (settled := lease.settled()) is not None:  # the ledger shows the spend a moment later
+                self.settlements.append(settled)
+                self._wake()
+        self.sweeping = bool(self.leases)
+        if self.sweeping:
+            loop.call_later(idle, self._leases_sweep)
 
     def _wake(self) -> None:
         if self.task is None or self.task.done():
@@ -215,6 +323,33 @@ class _LoopWriter:
         return future
 
     def settle(self, settlement: Settlement) -> None:
+        reservation = settlement.reservation
+        lease = getattr(reservation, "lease", None)
+        if lease is not None and self.leases.get(lease.reference) is lease:
+            # A call of a lease held here settles in memory, summed into the lease.
+            lease.in_flight -= 1
+            if settlement.released:
+                # A failed call's share goes back to the lease: the ledger never saw it apart.
+                lease.musd += reservation.musd
+                lease.tokens += reservation.tokens
+            else:
+                used_musd, used_tokens = _charger.usage(settlement)
+                more_musd = min(max(used_musd - reservation.musd, 0), lease.musd)
+                more_tokens = min(max(used_tokens - reservation.tokens, 0), lease.tokens)
+                lease.musd -= more_musd
+                lease.tokens -= more_tokens
+                lease.settled_musd += reservation.musd + more_musd
+                lease.settled_tokens += reservation.tokens + more_tokens
+                lease.spent_musd += used_musd
+                lease.spent_tokens += used_tokens
+                lease.calls += 1
+            if not lease.in_flight:
+                lease.used_at = asyncio.get_running_loop().time()
+            return
+        if lease is not None:
+            lease.in_flight -= 1
+        if self.leases and not settlement.released:
+            settlement = self._absorb_excess(settlement)
         self.settlements.append(settlement)
         self._wake()
 
@@ -246,9 +381,15 @@ class _LoopWriter:
                     settled[0] = True
 
             if reserves:
+                requests = [r for r, _ in reserves]
                 try:
-                    results = await self._with_connection(_charger.areserve_many, [r for r, _ in reserves],
-                                                          settle_now)
+                    if _leasing():
+                        results, leases = await self._with_connection(
+                            _charger.areserve_leasing, requests, settle_now, settings.CASE_BUDGET_LEASE_CALLS)
+                        for reference, got in leases.items():
+                            self._lease_add(reference, got)
+                    else:
+                        results = await self._with_connection(_charger.areserve_many, requests, settle_now)
                 except Exception as exc:  # noqa: BLE001 - each waiting call gets the failure
                     results = [exc] * len(reserves)
                 for (_, future), result in zip(reserves, results, strict=True):
@@ -258,10 +399,45 @@ class _LoopWriter:
             except Exception:  # noqa: BLE001 - logged; the reservations stay (they can only refuse early)
                 logging.getLogger(__name__).exception("Settling %d budget reservations failed", len(settlements))
 
+    def _absorb_excess(self, settlement: Settlement) -> Settlement:
+        """A call that used more than its estimate (the prompt's count is an estimate) takes the
+        excess from its case's lease, in the ledger too (the settlement gives back that much more
+        of the reserved): the lease never hands out headroom the case no longer has, so calls
+        still pass the limit only by their own estimate's error, as without leases."""
+        reservation = settlement.reservation
+        lease = self.leases_by_case.get(reservation.case_id)
+        if lease is None:
+            return settlement
+        used_musd, used_tokens = _charger.usage(settlement)
+        more_musd = min(max(used_musd - reservation.musd, 0), lease.musd)
+        more_tokens = min(max(used_tokens - reservation.tokens, 0), lease.tokens)
+        if not more_musd and not more_tokens:
+            return settlement
+        lease.musd -= more_musd
+        lease.tokens -= more_tokens
+        return dataclasses.replace(settlement, reservation=Leased(
+            case_id=reservation.case_id, musd=reservation.musd + more_musd, tokens=reservation.tokens + more_tokens,
+            lease=getattr(reservation, "lease", None)))
+
+    def _lease_add(self, reference: str, got: Any) -> None:
+        lease = self.leases.get(reference)
+        if lease is None:
+            loop = asyncio.get_running_loop()
+            lease = self.leases[reference] = _Lease(reference=reference, case_id=got.case_id, used_at=loop.time())
+            self.leases_by_case[got.case_id] = lease
+            if not self.sweeping:  # given back once the case's calls here stop for a moment
+                self.sweeping = True
+                loop.call_later(settings.CASE_BUDGET_LEASE_IDLE_SECONDS, self._leases_sweep)
+        lease.musd += got.musd
+        lease.tokens += got.tokens
+
     def flush(self, timeout: float = 30.0) -> None:
+        """Give back every lease and wait until everything queued is written."""
         from agents.runtime import aio
 
         async def idle() -> None:
+            for reference in list(self.leases):
+                self._lease_return(reference)
             while self.task is not None and not self.task.done():
                 await asyncio.wait([self.task], timeout=timeout)
 
@@ -340,8 +516,12 @@ async def areserve(case: str | None, provider: Provider, request: LLMRequest) ->
     if not case or not charging_on():
         return None
     prompt, most = request_estimate(request)
-    future = _get_writer().reserve(ReserveRequest(case=case, provider=provider.name, model=provider.model or "",
-                                            input_tokens=prompt, max_output_tokens=most))
+    wanted = ReserveRequest(case=case, provider=provider.name, model=provider.model or "", input_tokens=prompt,
+                            max_output_tokens=most)
+    writer = _get_writer()
+    if isinstance(writer, _LoopWriter) and (leased := writer.take(wanted)) is not None:
+        return leased
+    future = writer.reserve(wanted)
     try:
         return await asyncio.shield(future)
     except asyncio.CancelledError:

@@ -54,8 +54,12 @@ from audit.services import audit_record
 
 logger = logging.getLogger(__name__)
 
-# The run's status while a call of this kind waits (budgets add theirs).
-WAITING_STATUS: dict[str, str] = {RunPause.Kind.APPROVAL: AgentRun.Status.WAITING_APPROVAL}
+# The run's status while a call of this kind waits.
+WAITING_STATUS: dict[str, str] = {RunPause.Kind.APPROVAL: AgentRun.Status.WAITING_APPROVAL,
+                                  RunPause.Kind.BUDGET: AgentRun.Status.BUDGET_REACHED}
+# A run whose step waits for both an approval and its budget shows the approval (a person must
+# answer it either way); it resumes once neither waits.
+WAITING_STATUSES = tuple(dict.fromkeys(WAITING_STATUS.values()))
 
 
 class InvalidArguments(ValueError):
@@ -135,22 +139,38 @@ def pause_open(*, run: AgentRun, kind: str, call_key: str, step: str = "", agent
 
 
 def pauses_answered(run: AgentRun) -> dict[str, dict]:
-    """The answered, not yet used pauses of the run, by call key: what each resumes from."""
+    """The answered, not yet used pauses of the run, by call key: what each resumes from. A
+    budget pause holds every call of its step that the budget refused (snapshot {"calls":
+    {key: the call's own snapshot, or {} for a call made afresh}}): each is listed under its key."""
     answered = {}
     for pause in RunPause.objects.filter(run=run, resumed_at__isnull=True,
                                          status__in=[RunPause.Status.APPROVED, RunPause.Status.DENIED]):
+        if pause.kind == RunPause.Kind.BUDGET:
+            for key, snapshot in (pause.snapshot.get("calls") or {}).items():
+                answered[key] = {"pause": pause.pk, "kind": pause.kind, "snapshot": snapshot,
+                                 "answer": {"approved": True, "by": pause.decided_by, "arguments": None,
+                                            "reason": pause.answer}}
+            continue
         answered[pause.call_key] = {
             "pause": pause.pk, "kind": pause.kind, "snapshot": pause.snapshot,
-            "answer": {"approved": pause.status == RunPause.Status.APPROVED, "by": pause.decided_by,
+            "answer": {"approved": pause.status == RunPause.Status.APPROVED, "pause": pause.pk, "by": pause.decided_by,
                        "arguments": pause.approved_arguments, "reason": pause.answer}}
     return answered
 
 
-def pauses_mark_resumed(run: AgentRun, keys: list[str]) -> None:
-    """In the transaction that saves the resumed step: its answers are used, never again."""
-    if keys:
-        RunPause.objects.filter(run=run, call_key__in=keys, resumed_at__isnull=True).exclude(
-            status=RunPause.Status.PENDING).update(resumed_at=timezone.now())
+def pauses_mark_resumed(run: AgentRun, keys: list[str], *, step_done: bool = False) -> None:
+    """In the transaction that saves the resumed step (`keys`: its calls that ended, or wait
+    again under a new pause): their answers are used, never again. A released budget pause is
+    used once every call it held is among them, or its step is done."""
+    if not keys and not step_done:
+        return
+    now, ended = timezone.now(), set(keys)
+    answered = RunPause.objects.filter(run=run, resumed_at__isnull=True).exclude(status=RunPause.Status.PENDING)
+    answered.filter(kind=RunPause.Kind.APPROVAL, call_key__in=keys).update(resumed_at=now)
+    used = [pause.pk for pause in answered.filter(kind=RunPause.Kind.BUDGET).only("pk", "snapshot")
+            if step_done or set((pause.snapshot or {}).get("calls") or {}) <= ended]
+    if used:
+        RunPause.objects.filter(pk__in=used).update(resumed_at=now)
 
 
 # --- People's side --------------------------------------------------------------------------
@@ -223,13 +243,12 @@ def _resume_if_ready(pause: RunPause, actor) -> None:
     if RunPause.objects.filter(run=run, status=RunPause.Status.PENDING).exists():
         return  # another call of the same step still waits
     now = timezone.now()
-    waiting = WAITING_STATUS.get(pause.kind, AgentRun.Status.WAITING_APPROVAL)
     run.refresh_from_db()
-    if run.status != waiting:
+    if run.status not in WAITING_STATUSES:
         return
     # The wait is not working time: the run's deadline moves by it.
     started = (run.started_at or now) + (now - pause.created_at)
-    moved = AgentRun.objects.filter(pk=run.pk, status=waiting).update(
+    moved = AgentRun.objects.filter(pk=run.pk, status=run.status).update(
         status=AgentRun.Status.QUEUED, started_at=started, heartbeat_at=now, not_before=None, redelivered_at=None)
     if moved != 1:
         return
@@ -250,7 +269,7 @@ def pause_stop(*, pause: RunPause, actor, status: str, run_status: str, reason: 
     now = timezone.now()
     RunPause.objects.filter(run=run, status=RunPause.Status.PENDING).update(
         status=RunPause.Status.CANCELLED, decided_at=now, decided_by=_actor_name(actor)[:150], answer=reason[:2000])
-    moved = AgentRun.objects.filter(pk=run.pk, status=WAITING_STATUS.get(pause.kind, run.status)).update(
+    moved = AgentRun.objects.filter(pk=run.pk, status__in=WAITING_STATUSES).update(
         status=run_status, finished_at=now, error=reason[:1000], claim_token="",
         input_tokens=run.input_tokens + int(spent.get("input_tokens", 0)),
         output_tokens=run.output_tokens + int(spent.get("output_tokens", 0)))

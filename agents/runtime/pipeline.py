@@ -48,6 +48,7 @@ from agents.models import AgentCall, AgentRun
 from agents.runtime import aio
 from agents.runtime.agent import Agent, AgentResult
 from agents.runtime.approval import ApprovalPolicies, policy_load
+from agents.runtime.effects import approval_effect_base, effect_scope
 from agents.runtime.pause import WAITING_STATUS, pause_open, pauses_answered, pauses_mark_resumed
 from agents.runtime.runner import arun_agent, arun_tool_loop
 from agents.runtime.signals import run_ended, run_failed
@@ -426,13 +427,11 @@ def _execute(ctx: RunContext, pipeline: Pipeline, unsaved: list[str]) -> None:
         if step is None:
             break
         outcomes, out_of_time = _run_step(step, run, deadline)
-        waiting = [(spec, result) for spec, result in outcomes if result.pending]
+        waiting = [(spec, _budget_pending(result)) for spec, result in outcomes
+                   if result.pending or result.error_type == "budget_reached"]
         if waiting and not out_of_time:
             return _pause_step(ctx, step, outcomes, waiting, unsaved)
         outcomes = [(spec, result) for spec, result in outcomes if not result.pending]
-        refused = [(spec, result) for spec, result in outcomes if result.error_type == "budget_reached"]
-        if refused and not out_of_time:
-            return _wait_for_budget(ctx, step, outcomes, refused, unsaved)
         unreachable = [(spec, result) for spec, result in outcomes if _model_unreachable(result)]
         if unreachable and not out_of_time:
             return _wait_for_model(ctx, step, outcomes, unreachable, unsaved)
@@ -509,34 +508,13 @@ def _wait_for_model(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, 
     logger.warning("Run %s waits %.0f s for the model (%s unreachable).", run.pk, wait, provider)
 
 
-def _wait_for_budget(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, AgentResult]],
-                     refused: list[tuple[CallSpec, AgentResult]], unsaved: list[str]) -> None:
-    """A call of the step was refused by the case's budget (agents.runtime.charging): the run
-    stops in "Budget reached", holding no worker. As `_wait_for_model`, the step's other
-    answered calls are saved and the step is not marked done, so the refused calls are made
-    when the run resumes; the claim is given up. Unlike it, nothing wakes the run: a lead
-    raising the budget queues it again (casework.budgets.services.budget_set), or stops it."""
-    run = ctx.run
-    skipped = {id(result) for _, result in refused}
-    answered = [(spec, result) for spec, result in outcomes if id(result) not in skipped]
-    message = refused[0][1].error
-    with transaction.atomic():
-        if answered:
-            _save_step(ctx, step, answered, unsaved, complete=False, save_run=False)
-        run.state["budget_reached"] = {"since": timezone.now().isoformat(), "message": message[:300],
-                                       "step": step.name, "calls": [spec.key for spec, _ in refused]}
-        run.state.pop("waiting_for_model", None)
-        run.status = AgentRun.Status.BUDGET_REACHED
-        run.heartbeat_at = timezone.now()
-        _save(run, list(dict.fromkeys(["state", "status", "heartbeat_at", "step_count", "input_tokens",
-                                       "output_tokens", "cost_usd", "provider", *unsaved])))
-        _run_update({"claim_token": ""}, "id = %s", [run.pk])
-        unsaved.clear()
-        audit_record_many([audit_entry_build(
-            actor="system", action="agent.run_budget_reached", case=run.case, obj=run,
-            data={"pipeline": run.pipeline, "mode": run.mode, "step": step.name, "message": message[:300],
-                  "calls": run.state["budget_reached"]["calls"]})])
-    logger.warning("Run %s waits in Budget reached: %s", run.pk, message)
+def _budget_pending(result: AgentResult) -> AgentResult:
+    """A call the case's budget refused waits like a call waiting for an approval, as a pause of
+    kind budget (agents.runtime.pause): a tool loop refused mid-way carries its snapshot (it goes
+    on from that turn), any other call is made afresh once a lead raises the budget."""
+    if not result.pending:
+        result.pending = {"kind": "budget", "reason": result.error, "snapshot": {}}
+    return result
 
 
 def _finished_status(outcome: str | None) -> str:
@@ -605,8 +583,9 @@ async def _acall(spec: CallSpec, metadata: dict, policies: ApprovalPolicies | No
             "kind": "approval", "tool": spec.tool.name, "arguments": arguments,
             "reason": str(arguments.get("reason", "")) if isinstance(arguments, dict) else "",
             "rule": decision.rule, "snapshot": {}})
-    outcome = await ToolRegistry([spec.tool]).aexecute(ToolCall(id=spec.key, name=spec.tool.name,
-                                                                arguments=arguments))
+    with effect_scope(approval_effect_base(answer)):  # an approved call's effects: once (agents.runtime.effects)
+        outcome = await ToolRegistry([spec.tool]).aexecute(ToolCall(id=spec.key, name=spec.tool.name,
+                                                                    arguments=arguments))
     content = outcome.content if isinstance(outcome.content, dict) else {"result": outcome.content}
     return AgentResult(agent_id=spec.tool.name, output=content if outcome.success else None,
                        error="" if outcome.success else str(outcome.content), error_type=outcome.error_type,
@@ -653,25 +632,36 @@ def _pause_step(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, Agen
                 waiting: list[tuple[CallSpec, AgentResult]], unsaved: list[str]) -> None:
     """Stop the run until a person answers: the step's finished calls are saved (the step is
     not marked done, so its waiting calls are made when it resumes), a RunPause is opened for
-    each waiting call (agents.runtime.pause), the run moves to "Waiting for approval" (or the
-    kind's own waiting status) and gives up its claim. No worker, thread or connection waits:
-    the answer queues the run again, for any worker."""
+    each call waiting for an approval and one for the calls the case's budget refused
+    (agents.runtime.pause), the run moves to "Waiting for approval" (or "Budget reached" when
+    only the budget holds it) and gives up its claim. No worker, thread or connection waits:
+    the answer (or the lead's raise) queues the run again, for any worker."""
     run = ctx.run
     skipped = {id(result) for _, result in waiting}
     answered = [(spec, result) for spec, result in outcomes if id(result) not in skipped]
-    kind = waiting[0][1].pending["kind"]
+    approvals = [(spec, result) for spec, result in waiting if result.pending["kind"] != "budget"]
+    refused = [(spec, result) for spec, result in waiting if result.pending["kind"] == "budget"]
+    kind = approvals[0][1].pending["kind"] if approvals else "budget"
     with transaction.atomic():
         if answered:
             _save_step(ctx, step, answered, unsaved, complete=False, save_run=False)
         # An answer this step resumed from is used now, even where the call waits again.
-        pauses_mark_resumed(run, [spec.key for spec, _ in waiting])
-        for spec, result in waiting:
+        pauses_mark_resumed(run, [spec.key for spec, _ in outcomes])
+        for spec, result in approvals:
             pending = result.pending
             pause_open(run=run, kind=pending["kind"], call_key=spec.key, step=step.name, agent=spec.name,
                        tool=pending.get("tool", ""), arguments=pending.get("arguments"),
                        reason=pending.get("reason", ""), policy=pending.get("rule", ""),
                        snapshot=pending.get("snapshot"))
+        if refused:
+            # One pause for every call the budget refused: a lead answers them together.
+            message = refused[0][1].pending.get("reason", "")
+            pause_open(run=run, kind="budget", call_key=refused[0][0].key, step=step.name,
+                       agent=refused[0][0].name, reason=message, policy="the case's budget",
+                       snapshot={"calls": {spec.key: result.pending.get("snapshot") or {}
+                                           for spec, result in refused}})
         run.state["paused"] = True
+        run.state.pop("waiting_for_model", None)
         run.status = WAITING_STATUS[kind]
         run.heartbeat_at = timezone.now()
         # The claim is given up with this write: the answer queues the run for whoever comes.
@@ -682,7 +672,9 @@ def _pause_step(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, Agen
         audit_record_many([audit_entry_build(
             actor="system", action=f"agent.run_{run.status}", case=run.case, obj=run,
             data={"pipeline": run.pipeline, "mode": run.mode, "step": step.name,
-                  "waiting": [{"call": spec.key, "tool": result.pending.get("tool", "")} for spec, result in waiting]})])
+                  "waiting": [{"call": spec.key, "tool": result.pending.get("tool", ""),
+                               "kind": result.pending["kind"]} for spec, result in waiting],
+                  **({"message": refused[0][1].pending.get("reason", "")[:300]} if refused else {})})])
     logger.info("Run %s waits for a person (%s) at %s.", run.pk, kind, step.name)
 
 
@@ -729,7 +721,7 @@ def _save_step(ctx: RunContext, step: Step, outcomes: list[tuple[CallSpec, Agent
         run.provider = result.provider or run.provider
     audit_record_many(entries)
     if run.state.get("paused"):
-        pauses_mark_resumed(run, [spec.key for spec, _ in outcomes])
+        pauses_mark_resumed(run, [spec.key for spec, _ in outcomes], step_done=complete)
     if complete:
         run.state.pop("waiting_for_model", None)  # the model answered: the run no longer waits
         # A step cut short by the deadline keeps the results it has, but is not marked done:

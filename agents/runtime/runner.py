@@ -32,6 +32,7 @@ from agents.runtime import aio, charging, semconv
 from agents.runtime.agent import Agent, AgentResult
 from agents.runtime.approval import Decision
 from agents.runtime.context import manage_context
+from agents.runtime.effects import approval_effect_base, effect_scope
 from agents.runtime.prompting import fence_data, system_prompt_for
 from agents.runtime.retry import Attempt, RetryPolicy, acall_with_retry
 from agents.runtime.structured import OutputError, parse_output, repair_prompt
@@ -266,7 +267,7 @@ async def arun_tool_loop(agent: Agent, input_data: dict, *, provider: Provider |
     tools = {tool.name: tool for tool in agent.tools}
     tracer = get_tracer()
     started = time.perf_counter()
-    first_turn, waiting_calls, answer = 1, [], None
+    first_turn, waiting_calls, answer, turn_start = 1, [], None, None
     if resume is not None:
         from agents.runtime.pause import snapshot_restore
 
@@ -285,6 +286,7 @@ async def arun_tool_loop(agent: Agent, input_data: dict, *, provider: Provider |
             if resume is not None:
                 first_turn += 1
             for turn in range(first_turn, max_turns + 1):
+                turn_start = (turn, list(messages))  # where a refusal by the case's budget resumes from
                 messages, events = await _manage_context(call, messages, context_strategy)
                 result.context_events += [e.as_dict() | {"turn": turn} for e in events]
                 completion = await call.complete(messages, tools=registry.specs(), schema=False)
@@ -301,6 +303,15 @@ async def arun_tool_loop(agent: Agent, input_data: dict, *, provider: Provider |
                     return _finish(result, span, started)
             result.error = f"{agent.id} stopped after {max_turns} turns without a final answer."
             result.error_type = "turn_cap"
+        except errors.BudgetReached as exc:
+            _fail(result, exc)
+            if turn_start is not None:
+                # The loop waits at this turn (a pipeline opens a budget pause with it): its tool
+                # calls so far are not made again when it goes on.
+                from agents.runtime.pause import snapshot_take
+
+                result.pending = {"kind": "budget", "reason": result.error,
+                                  "snapshot": snapshot_take(turn_start[1], turn_start[0] - 1, [], result)}
         except errors.LLMError as exc:
             _fail(result, exc)
         return _finish(result, span, started)
@@ -364,7 +375,10 @@ async def _answered_tool(registry: ToolRegistry, tool_call: ToolCall, answer: di
     if answer.get("approved"):
         arguments = answer.get("arguments") if answer.get("arguments") is not None else tool_call.arguments
         tool_call.arguments = arguments  # the conversation shows the call that ran
-        return await _execute_tool(registry, tool_call, turn, result)
+        # Its effects are keyed by the approval: made again after a worker's death, they are not
+        # made twice (agents.runtime.effects).
+        with effect_scope(approval_effect_base(answer)):
+            return await _execute_tool(registry, tool_call, turn, result)
     outcome = ToolResult(tool_call.id, tool_call.name, False,
                          f"A person ({answer.get('by') or 'a reviewer'}) denied this call: "
                          f"{answer.get('reason') or 'no reason given'}. It was not run.", "ApprovalDenied", 0,

@@ -24,7 +24,6 @@ warning) read and write more, and only then.
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
 
 from django.db import IntegrityError, connection, transaction
@@ -47,11 +46,35 @@ class Reservation:
 
 
 def estimate_musd(provider: str, model: str, input_tokens: int, output_tokens: int) -> int:
-    """The call's price in whole micro-dollars, rounded up (0 for a model with no price)."""
-    price = price_for(provider, model)
-    if price is None:
+    """The call's price in whole micro-dollars, rounded up (0 for a model with no price).
+    Exact: integer arithmetic on the prices' ratios (found once per table, provider and model:
+    every call and every settlement asks)."""
+    ratios = _ratios(provider, model)
+    if ratios is None:
         return 0
-    return math.ceil(input_tokens * price.input_per_million + output_tokens * price.output_per_million)
+    in_num, in_den, out_num, out_den = ratios
+    return -((-(input_tokens * in_num * out_den + output_tokens * out_num * in_den)) // (in_den * out_den))
+
+
+_ratio_cache: dict = {}
+
+
+def _ratios(provider: str, model: str) -> tuple[int, int, int, int] | None:
+    """The model's prices (US$ per million tokens = µ$ per token) as integer ratios, or None."""
+    from django.conf import settings
+
+    key = (id(settings.LLM_PRICES), provider, model)
+    try:
+        return _ratio_cache[key]
+    except KeyError:
+        pass
+    price = price_for(provider, model)
+    ratios = None if price is None else (*price.input_per_million.as_integer_ratio(),
+                                         *price.output_per_million.as_integer_ratio())
+    if len(_ratio_cache) > 1000:
+        _ratio_cache.clear()
+    _ratio_cache[key] = ratios
+    return ratios
 
 
 def _tables() -> tuple[str, str]:
@@ -68,17 +91,21 @@ def _values(rows: list[tuple], kinds: tuple[str, ...]) -> tuple[str, list]:
     return sql, [value for row in rows for value in row]
 
 
-def _reserve_sql(count: int) -> str:
+def _reserve_sql(count: int, need: bool = False) -> str:
+    """Reserve v.c1 µ$ and v.c2 tokens where they fit; with `need`, only where v.c3 µ$ and v.c4
+    tokens would (a lease: what it takes, and the headroom it must leave beside it)."""
     budget, case = _tables()
-    values, _ = _values([(None, None, None)] * count, ("TEXT", "BIGINT", "BIGINT"))
+    kinds = ("TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT") if need else ("TEXT", "BIGINT", "BIGINT")
+    values, _ = _values([(None,) * len(kinds)] * count, kinds)
+    need_musd, need_tokens = ("v.c3", "v.c4") if need else ("v.c1", "v.c2")
     return (
         f"UPDATE {budget} SET reserved_musd = {budget}.reserved_musd + v.c1, "
         f"reserved_tokens = {budget}.reserved_tokens + v.c2 "
         f"FROM ({values}) AS v, {case} AS c "
         f"WHERE c.reference = v.c0 AND {budget}.case_id = c.id "
-        f"AND ({budget}.limit_musd IS NULL OR {budget}.spent_musd + {budget}.reserved_musd + v.c1 "
+        f"AND ({budget}.limit_musd IS NULL OR {budget}.spent_musd + {budget}.reserved_musd + {need_musd} "
         f"<= {budget}.limit_musd) "
-        f"AND ({budget}.limit_tokens IS NULL OR {budget}.spent_tokens + {budget}.reserved_tokens + v.c2 "
+        f"AND ({budget}.limit_tokens IS NULL OR {budget}.spent_tokens + {budget}.reserved_tokens + {need_tokens} "
         f"<= {budget}.limit_tokens) "
         # SQLite's RETURNING may not name the FROM clause's tables; a subquery it allows.
         f"RETURNING (SELECT reference FROM {case} WHERE id = {budget}.case_id), {budget}.case_id")
@@ -205,6 +232,43 @@ class BudgetCharger:
             results.append(result)
         return results
 
+    @staticmethod
+    def estimate(request: ReserveRequest) -> tuple[int, int]:
+        """(µ$, tokens) a request reserves: what a call takes from its case's lease."""
+        return (estimate_musd(request.provider, request.model, request.input_tokens, request.max_output_tokens),
+                request.input_tokens + request.max_output_tokens)
+
+    @staticmethod
+    def usage(settlement: Settlement) -> tuple[int, int]:
+        """(µ$, tokens) a settled call used."""
+        return (estimate_musd(settlement.provider, settlement.model, settlement.input_tokens, settlement.output_tokens),
+                settlement.input_tokens + settlement.output_tokens)
+
+    async def areserve_leasing(self, conn, requests: list[ReserveRequest], before_fallback,
+                               lease_calls: int) -> tuple[list, dict[str, Reservation]]:
+        """As areserve_many, each case's requests taking with them a lease of `lease_calls` times
+        their largest estimate (agents.runtime.charging hands it out in memory to the case's next
+        calls), in one conditional UPDATE for the batch. A case gets its lease only where the
+        budget leaves as much again beside it: near its limit a case's calls are reserved one
+        batch at a time, as without leases, so a lease never makes a call pass the limit and
+        seldom makes another process's call wait. Returns the results and {reference: lease}."""
+        estimates, rows = _plan(requests)
+        largest: dict[str, list[int]] = {}
+        for request, (musd, tokens) in zip(requests, estimates, strict=True):
+            most = largest.setdefault(request.case, [0, 0])
+            most[0], most[1] = max(most[0], musd), max(most[1], tokens)
+        chunks = {ref: (lease_calls * largest[ref][0], lease_calls * largest[ref][1]) for ref, _, _ in rows}
+        leased = await _areserve_rows(conn, [
+            (ref, musd + chunks[ref][0], tokens + chunks[ref][1], musd + 2 * chunks[ref][0],
+             tokens + 2 * chunks[ref][1]) for ref, musd, tokens in rows], need=True)
+        rest = [request for request in requests if request.case not in leased]
+        others = iter(await self.areserve_many(conn, rest, before_fallback) if rest else [])
+        results = [Reservation(case_id=leased[r.case], musd=musd, tokens=tokens) if r.case in leased
+                   else next(others) for r, (musd, tokens) in zip(requests, estimates, strict=True)]
+        leases = {ref: Reservation(case_id=case_id, musd=chunks[ref][0], tokens=chunks[ref][1])
+                  for ref, case_id in leased.items()}
+        return results, leases
+
     async def asettle_many(self, conn, settlements: list[Settlement]) -> None:
         from agents.runtime.aio import in_thread
 
@@ -242,9 +306,10 @@ def _columns(rows: list[tuple]) -> list[list]:
     return [list(column) for column in zip(*rows, strict=True)]
 
 
-async def _areserve_rows(conn, rows: list[tuple[str, int, int]]) -> dict[str, int]:
-    sql = _reserve_sql(1).replace(_values([(None,) * 3], ("TEXT", "BIGINT", "BIGINT"))[0], "SELECT * FROM "
-                                  + _unnest(("text", "bigint", "bigint")))
+async def _areserve_rows(conn, rows: list[tuple], need: bool = False) -> dict[str, int]:
+    width = 5 if need else 3
+    sql = _reserve_sql(1, need).replace(_values([(None,) * width], ("TEXT",) + ("BIGINT",) * (width - 1))[0],
+                                        "SELECT * FROM " + _unnest(("text",) + ("bigint",) * (width - 1)))
     cursor = await conn.execute(sql, _columns(rows))
     return {reference: case_id for reference, case_id in await cursor.fetchall()}
 
@@ -257,7 +322,11 @@ def _settle_rows(settlements: list[Settlement]) -> list[tuple]:
         total = sums.setdefault(reservation.case_id, [0, 0, 0, 0, 0])
         total[0] += reservation.musd
         total[1] += reservation.tokens
-        if not s.released:
+        if s.spent_musd is not None:  # calls settled together (a lease's), priced already
+            total[2] += s.spent_musd
+            total[3] += s.spent_tokens
+            total[4] += s.calls
+        elif not s.released:
             total[2] += estimate_musd(s.provider, s.model, s.input_tokens, s.output_tokens)
             total[3] += s.input_tokens + s.output_tokens
             total[4] += 1

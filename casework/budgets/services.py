@@ -14,7 +14,7 @@ from django.db.models import F
 from django.urls import reverse
 from django.utils import timezone
 
-from agents.models import AgentRun
+from agents.models import AgentRun, RunPause
 from audit.services import audit_record
 from casework.budgets.commit import durable
 from casework.budgets.limits import to_musd, type_limits, usd_text
@@ -113,44 +113,41 @@ def _after_limits_changed(actor, budget: CaseBudget) -> list[int]:
 
 
 def _resume_runs(actor, case_id: int) -> list[int]:
-    """The case's runs in "Budget reached" back to queued (each audited), woken on commit:
-    the resume entry point of a run that waited for its budget. It goes on from its last
-    saved step; the call that was refused is made then."""
-    from agents.tasks import run_pipeline
+    """Let go of the case's budget pauses (agents.runtime.pause.pause_release, each audited):
+    each run goes back to the queue once nothing else of it waits, and on from its saved step;
+    the calls that were refused are made then. Returns the runs let go."""
+    from agents.runtime.pause import pause_release
 
-    resumed = []
-    for run in AgentRun.objects.select_for_update().select_related("case").filter(
-            case_id=case_id, status=AgentRun.Status.BUDGET_REACHED):
-        state = {k: v for k, v in run.state.items() if k != "budget_reached"}
-        state["resumed_at"] = timezone.now().isoformat()  # its deadline counts from here (pipeline._deadline)
-        if not AgentRun.objects.filter(pk=run.pk, status=AgentRun.Status.BUDGET_REACHED).update(
-                status=AgentRun.Status.QUEUED, state=state, claim_token="", heartbeat_at=None, not_before=None):
-            continue
-        audit_record(actor=actor, action="agent.run_budget_resumed", case=run.case, obj=run,
-                     data={"pipeline": run.pipeline, "mode": run.mode, "run": run.pk})
-        transaction.on_commit(lambda pk=run.pk: run_pipeline.delay(pk))
-        resumed.append(run.pk)
-    return resumed
+    released = []
+    for pause in RunPause.objects.select_for_update().select_related("run", "case").filter(
+            case_id=case_id, kind=RunPause.Kind.BUDGET, status=RunPause.Status.PENDING).order_by("pk"):
+        pause_release(pause=pause, actor=actor, answer="The case's budget was raised.")
+        released.append(pause.run_id)
+    return released
 
 
 @transaction.atomic
 def budget_run_stop(*, actor, run: AgentRun, reason: str) -> AgentRun:
-    """A lead ends a run that waits in "Budget reached" instead of raising the budget. Its
-    saved results stay; it is not resumed."""
+    """A lead ends a run that waits in "Budget reached" instead of raising the budget
+    (agents.runtime.pause.pause_stop: audited). Its saved results stay; it is not resumed."""
+    from agents.runtime.pause import NotPending, pause_stop
+
     if run.case is None:
         raise Conflict(f"Run #{run.pk} belongs to no case.", code="run_no_case")
     _may_change(actor, run.case)
     reason = _reason(reason)
-    now = timezone.now()
-    stopped = AgentRun.objects.filter(pk=run.pk, status=AgentRun.Status.BUDGET_REACHED).update(
-        status=AgentRun.Status.STOPPED, finished_at=now, error=f"Stopped at the case's budget: {reason}"[:1000])
-    if not stopped:
+    pause = RunPause.objects.select_for_update().filter(run=run, kind=RunPause.Kind.BUDGET,
+                                                         status=RunPause.Status.PENDING).first()
+    try:
+        if pause is None:
+            raise NotPending
+        pause_stop(pause=pause, actor=actor, status=RunPause.Status.CANCELLED, run_status=AgentRun.Status.STOPPED,
+                   reason=f"Stopped at the case's budget: {reason}")
+    except NotPending:
+        run.refresh_from_db()
         raise Conflict(f"Run #{run.pk} is not waiting for its budget (it is {run.get_status_display().lower()}).",
-                       code="run_not_waiting")
+                       code="run_not_waiting") from None
     run.refresh_from_db()
-    audit_record(actor=actor, action="agent.run_stopped", case=run.case, obj=run,
-                 data={"pipeline": run.pipeline, "mode": run.mode, "run": run.pk, "from": "budget_reached",
-                       "reason": reason})
     return run
 
 

@@ -12,6 +12,7 @@ Delivering, what the worker does with each, is casework/outbox/delivery.py.
 from __future__ import annotations
 
 import logging
+import uuid
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -21,6 +22,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from agents.runtime.effects import effect_key_next
 from audit.rowsql import rows_all, rows_insert
 from audit.services import audit_record
 from casework.case_type_source import case_types_known
@@ -68,6 +70,12 @@ def event_record(*, type: str, case=None, data: dict, now: datetime | None = Non
                          "or register it (catalogue.event_type_register) from the case type's AppConfig.ready.")
     now = now or timezone.now()
     case_type = case.case_type if case is not None else ""
+    if event_id is None and (effect_key := effect_key_next()) is not None:
+        # Recorded by a call a person approved (agents.runtime.effects): the same call made
+        # again after its worker died finds its event and records none twice.
+        event_id = f"evt_{uuid.uuid5(uuid.NAMESPACE_URL, 'casework-effect:' + effect_key).hex}"
+        if (recorded := OutboxEvent.objects.filter(id=event_id).first()) is not None:
+            return recorded
     event_id = event_id or OutboxEvent._meta.get_field("id").default()
     event = OutboxEvent(
         id=event_id, type=type, version=event_type.version, case=case, case_type=case_type, created_at=now,

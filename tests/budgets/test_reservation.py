@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from agents.llm.base import LLMRequest
 from agents.llm.errors import BudgetReached
-from agents.models import AgentCall, AgentRun
+from agents.models import AgentCall, AgentRun, RunPause
 from agents.runtime import charging
 from agents.runtime.agent import Agent
 from agents.runtime.charging import ReserveRequest, Settlement
@@ -84,8 +84,13 @@ def test_fifty_parallel_calls_on_ten_calls_budget_pass_it_by_at_most_one_and_the
     assert "This case has reached its budget of $" in run.status_label
     # The calls that were answered are saved; the refused ones are made when the run resumes.
     assert AgentCall.objects.filter(run=run, status="ok").count() == served
-    assert sorted(run.state["budget_reached"]["calls"]) == sorted(
-        a.id for a in AGENTS if a.id not in run.results)
+    # It waits on one pause of kind budget (the one pause mechanism: agents.runtime.pause),
+    # holding every refused call; the approvals inbox does not list it.
+    (pause,) = RunPause.objects.filter(run=run)
+    assert pause.kind == RunPause.Kind.BUDGET and pause.status == RunPause.Status.PENDING
+    assert "This case has reached its budget of $" in pause.reason
+    assert sorted(pause.snapshot["calls"]) == sorted(a.id for a in AGENTS if a.id not in run.results)
+    assert "budget_reached" not in run.state
     # The ledger: no reservation left behind, spent within the limit plus one call's estimate.
     assert budget.reserved_musd == 0 and budget.reserved_tokens == 0
     assert budget.spent_musd == served * musd <= budget.limit_musd + musd
@@ -93,6 +98,7 @@ def test_fifty_parallel_calls_on_ten_calls_budget_pass_it_by_at_most_one_and_the
     assert budget.reached_at is not None
     actions = list(AuditEntry.objects.filter(case_id=case.pk).values_list("action", flat=True))
     assert actions.count("budget.reached") == 1 and actions.count("agent.run_budget_reached") == 1
+    assert actions.count("agent.budget_requested") == 1
     # The worker let go of it: nothing claims or wakes a run that waits for a person.
     assert run.claim_token == ""
 
@@ -116,7 +122,9 @@ def test_a_lead_raising_the_budget_resumes_the_run_from_its_step_without_repeati
     budget = CaseBudget.objects.get(case=case)
     assert budget.reached_at is None and budget.reserved_musd == 0
     actions = list(AuditEntry.objects.filter(case_id=case.pk).values_list("action", flat=True))
-    assert "budget.changed" in actions and "agent.run_budget_resumed" in actions
+    assert "budget.changed" in actions and "agent.budget_released" in actions and "agent.run_resumed" in actions
+    (pause,) = RunPause.objects.filter(run=run)
+    assert pause.status == RunPause.Status.APPROVED and pause.resumed_at is not None
 
 
 def test_a_lead_may_stop_the_waiting_run_instead(endpoint, lena, alice):
@@ -143,6 +151,7 @@ def test_a_lead_may_stop_the_waiting_run_instead(endpoint, lena, alice):
     assert run.status == AgentRun.Status.STOPPED and run.finished_at is not None
     assert "Enough spent" in run.error
     assert AuditEntry.objects.filter(case_id=case.pk, action="agent.run_stopped").count() == 1
+    assert RunPause.objects.get(run=run).status == RunPause.Status.CANCELLED
     assert "stopped by a person" in client.get(f"/cases/{case.reference}/").content.decode()
 
 

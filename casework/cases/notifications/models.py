@@ -52,6 +52,9 @@ class Notification(models.Model):
     email_attempts = models.PositiveSmallIntegerField(default=0)
     email_failed_at = models.DateTimeField(null=True, blank=True)
     email_error = models.TextField(blank=True)
+    # Sent as the effect of a call a person approved (agents.runtime.effects): the call made
+    # again after its worker died finds this and sends nothing twice.
+    effect_key = models.CharField(max_length=120, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -59,6 +62,10 @@ class Notification(models.Model):
             # The navigation's unread count and the inbox.
             models.Index(fields=["recipient_user", "read_at"], name="notification_unread"),
             models.Index(fields=["target_type", "target_id"], name="notification_target"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["effect_key"], condition=~models.Q(effect_key=""),
+                                    name="notification_effect_key_once"),
         ]
 
     def __str__(self) -> str:

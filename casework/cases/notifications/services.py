@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from agents.runtime.effects import effect_key_next
 from audit.services import audit_record
 from casework.cases.navigation import nav_changed
 from casework.cases.notifications.models import Notification, NotificationPreference
@@ -52,11 +53,17 @@ def notification_send(*, actor, kind: str, subject: str, body: str, url: str = "
                           code="no_channel")
     if email and not _wants_email(user, kind):
         email = ""
+    # Inside an approved call (agents.runtime.effects) the notification is sent once under its
+    # key: the same call made again after its worker died gets the first one back.
+    effect_key = effect_key_next() or ""
+    if effect_key and (sent := Notification.objects.filter(effect_key=effect_key).first()) is not None:
+        logger.info("Notification %s already sent as effect %s: not sent again.", sent.pk, effect_key)
+        return sent
     note = Notification.objects.create(
         recipient_user=user, recipient_email=email, recipient_name=name, case=case, kind=kind,
         subject=subject[:200], body=body, url=url,
         target_type=ContentType.objects.get_for_model(target) if target is not None else None,
-        target_id=target.pk if target is not None else None,
+        target_id=target.pk if target is not None else None, effect_key=effect_key,
     )
     audit_record(actor=actor, action="notification.sent", case=case, obj=note,
                  data={"kind": kind, "to": email or name, "in_app": user is not None, "subject": note.subject})
