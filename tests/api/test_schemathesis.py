@@ -281,7 +281,7 @@ def _seeded_objects(user: User) -> dict[str, list[dict]]:
         "transaction_id": "TX-FUZZ-1", "account_id": "ACC-FUZZ", "card_last4": "4242", "amount": "12.00",
         "currency": "EUR", "merchant": "Web Shop", "mcc": "5999", "country": "NL", "channel": "ecommerce",
         "device_id": "dev-fuzz", "occurred_at": "2026-11-20T10:00:00+00:00", "home_country": "NL"}, format="json")
-    assert decided.status_code == 200, decided.content
+    assert decided.status_code == 201, decided.content
 
     def task(t):
         return {"reference": t.case.reference, "id": t.pk}
