@@ -131,3 +131,20 @@ def _subclasses(cls):
     for subclass in cls.__subclasses__():
         yield subclass
         yield from _subclasses(subclass)
+
+
+def test_the_served_schema_is_made_once_and_still_needs_a_sign_in(api, client):
+    """GET /api/schema/ keeps its rendered bytes per process (casework/api_schema_view.py):
+    the second answer is the first's, in each format, and a caller who is not signed in still
+    gets 401 once the cache holds it."""
+    from casework import api_schema_view
+
+    api_schema_view._rendered.clear()
+    yaml_first, yaml_again = api.get("/api/schema/"), api.get("/api/schema/")
+    json_first = api.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert yaml_first.status_code == yaml_again.status_code == json_first.status_code == 200
+    assert yaml_again.content == yaml_first.content and yaml_again["Content-Type"] == yaml_first["Content-Type"]
+    assert yaml_again["Content-Disposition"] == yaml_first["Content-Disposition"]
+    assert json_first.json()["openapi"].startswith("3.") and json_first.content != yaml_first.content
+    assert len(api_schema_view._rendered) == 2
+    assert client.get("/api/schema/").status_code == 401
