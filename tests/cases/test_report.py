@@ -189,3 +189,28 @@ def test_without_a_key_the_report_says_no_checkpoint_is_signed(alice, decided, s
     settings.AUDIT_SIGNING_KEY = ""
     page = case_report_html(case=decided, actor=alice)
     assert "No checkpoint signing key is configured on this server." in page
+
+
+def test_a_reference_to_a_case_outside_the_readers_teams_is_not_in_their_report(alice, client):
+    """The page's answers have hidden references replaced on their way out (casework/cases/redaction);
+    a PDF is no text answer, so the report does it before rendering: a support agent's report of a
+    ticket whose description names a fraud alert shows the placeholder, a fraud investigator's the
+    reference."""
+    from casework.cases.redaction import HIDDEN
+    from casework.people.roles import INVESTIGATOR
+    from casework.people.services import user_create
+    from casework.people.teams import team_create, team_member_set
+
+    fraud = case_create(actor=alice, case_type="fraud_alert", title="Mule account")
+    ticket = case_create(actor=alice, case_type="support_ticket", title="Card blocked",
+                         description=f"The block comes from the fraud team's {fraud.reference}.")
+    sam = user_create(actor="system", username="sam", password="sam-pass-123", role=INVESTIGATOR)
+    team_member_set(actor="system", team=team_create(actor="system", name="Support desk",
+                                                     case_types=["support_ticket"]), user=sam)
+    client.force_login(sam)
+    response = client.get(f"/cases/{ticket.reference}/report.pdf")
+    assert response.status_code == 200
+    text = pdf_text(response.content)
+    assert fraud.reference not in text and HIDDEN in text.replace("\n", " ")
+    client.force_login(alice)
+    assert fraud.reference in pdf_text(client.get(f"/cases/{ticket.reference}/report.pdf").content)

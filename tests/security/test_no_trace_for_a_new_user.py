@@ -1,17 +1,19 @@
 """Need-to-know as a new user would test it: ivan of the support desk follows every link and
 htmx address from the home page, and every API address the answers name, over the whole demo,
-and finds no trace of another team's case: not its reference, nor an entity only such a case
+and in every page, answer and case report (the PDF's text) finds no trace of another team's case: not its reference, nor an entity only such a case
 names."""
 
 from __future__ import annotations
 
 import html
+import io
 import re
 from collections import deque
 from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth.models import User
+from pypdf import PdfReader
 
 from casework.cases.models import Case
 from casework.cases.visibility import cases_visible_to
@@ -55,6 +57,7 @@ def test_a_support_agent_following_every_link_finds_no_trace_of_other_teams(clie
     done: set[str] = set()
     per_path: dict[str, int] = {}
     leaks = []
+    pdfs = 0
     while queue and len(done) < MAX_PAGES:
         address = queue.popleft()
         if address in done or address.startswith(SKIP):
@@ -66,13 +69,19 @@ def test_a_support_agent_following_every_link_finds_no_trace_of_other_teams(clie
         done.add(address)
         response = client.get(address, HTTP_ACCEPT="text/html,application/json")
         assert response.status_code < 500, address
-        if response.streaming or not response.get("Content-Type", "").startswith(("text/", "application/json")):
+        kind = response.get("Content-Type", "")
+        if response.streaming or not kind.startswith(("text/", "application/json", "application/pdf")):
             continue
-        text = response.content.decode(response.charset or "utf-8", errors="replace")
+        if kind.startswith("application/pdf"):  # the case report: its text is searched as a page's
+            text = "\n".join(page.extract_text() for page in PdfReader(io.BytesIO(response.content)).pages)
+            pdfs += 1
+        else:
+            text = response.content.decode(response.charset or "utf-8", errors="replace")
         if ref_pattern.search(text):
             leaks.append((address, ref_pattern.search(text).group(0)))
         leaks += [(address, value) for value in hidden_only if value in text]
         if response.status_code == 200:
             queue.extend(a for a in _addresses(text) if a not in done)
     assert len(done) > 50, f"the crawl reached only {len(done)} addresses"
+    assert pdfs >= 5, f"the crawl read only {pdfs} case reports"
     assert leaks == [], leaks[:40]

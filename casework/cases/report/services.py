@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from audit.services import audit_record, audit_sequence
 from casework.cases.models import Case
+from casework.cases.redaction import redact_hidden_references
 from casework.cases.report.render import pdf_from_html
 from casework.cases.report.selectors import report_context
 
@@ -33,10 +34,16 @@ def case_report_html(*, case: Case, actor) -> str:
 
 def case_report_generate(*, actor, case: Case, via: str = "web") -> CaseReport:
     """1. Link committed audit entries still pending, so the report carries their hashes.
-    2. Render the report's HTML from the case's templates, then the PDF.
+    2. Render the report's HTML from the case's templates, the references of cases the person
+       may not see replaced (casework.cases.redaction), then the PDF.
     3. Record who made it, for which case, by which way (web or api), and the PDF's SHA-256."""
     audit_sequence()
-    pdf = pdf_from_html(case_report_html(case=case, actor=actor))
+    html = case_report_html(case=case, actor=actor)
+    if getattr(actor, "is_authenticated", False):
+        # What the page's middleware does to text answers (a reference quoted in an agent's prose
+        # or an audit entry's data, of a case this person may not see), done here: a PDF is not text.
+        html = redact_hidden_references(actor, html)
+    pdf = pdf_from_html(html)
     digest = hashlib.sha256(pdf).hexdigest()
     with transaction.atomic():
         audit_record(actor=actor, action="case.report_downloaded", case=case, obj=case,
