@@ -165,13 +165,21 @@ def test_a_worker_started_as_the_readme_says_serves_its_planner_decisions(start_
 
     investigation = _investigate_and_wait(worker)
 
+    # The task's own counter is counted by Celery's task_success signal, which fires once the task
+    # function has returned: after the run's row said "completed". Scraped until it is there (the
+    # deadline is a failure guard, not a claim about speed); a scrape between the two saw no count.
+    success = 'casework_celery_tasks_total{outcome="success",task="agents.tasks.run_pipeline"} 1.0'
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while success not in (text := _scrape(worker.port)[1]):
+        assert time.monotonic() < deadline, f"no task counted:\n{text[-2000:]}\n{worker.log()}"
+        time.sleep(0.1)
     status, text = _scrape(worker.port)
     assert status == 200
     decisions = investigation.planner_decisions.count()
     assert decisions >= 4
     assert _planner_decisions(text) == decisions
     assert 'ops_agent_planner_decisions_total{selected_tool="context_tool",used_fallback="false"} 1.0' in text
-    assert 'casework_celery_tasks_total{outcome="success",task="agents.tasks.run_pipeline"} 1.0' in text
+    assert success in text  # once, not more
 
 
 def test_a_prefork_worker_serves_its_childrens_samples_through_the_multiprocess_directory(start_worker, tmp_path):
