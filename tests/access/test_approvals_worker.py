@@ -10,28 +10,17 @@ The only waits are for things to happen (the run to pause, to end), bounded by a
 from __future__ import annotations
 
 import json
-import time
 
 from agents.models import AgentCall, AgentRun, RunPause
 from casework.access.models import InfoRequest
 from tests.fakes.fixtures import fake_openai  # noqa: F401 - fixture
 from tests.fakes.offline_model import OfflineModel
-from tests.ops.test_worker_metrics import start_worker  # noqa: F401 - fixture
+from tests.ops.test_worker_metrics import start_worker, wait_for  # noqa: F401 - fixture
 
 # A failure guard only: a worker starts in about 3 s and the run takes about 2 s.
 DEADLINE_SECONDS = 90
 
 APPROVALS = {"send_notification": {"*": "always"}}
-
-
-def _wait_for(condition, workers, what: str):
-    deadline = time.monotonic() + DEADLINE_SECONDS
-    while not (value := condition()):
-        for worker in workers:
-            assert worker.proc.poll() is None, f"The worker exited ({worker.proc.returncode}):\n{worker.log()}"
-        assert time.monotonic() < deadline, f"{what}:\n" + "\n".join(w.log() for w in workers)
-        time.sleep(0.1)
-    return value
 
 
 def test_a_run_waiting_for_approval_survives_its_worker_and_resumes_once_with_the_edited_arguments(
@@ -43,9 +32,9 @@ def test_a_run_waiting_for_approval_survives_its_worker_and_resumes_once_with_th
     first = start_worker(**env)
 
     mutation = submit()  # committed: its investigation goes through the broker to the worker
-    run = _wait_for(lambda: AgentRun.objects.filter(case=mutation.case,
-                                                    status=AgentRun.Status.WAITING_APPROVAL).first(),
-                    [first], "The run did not come to wait for approval")
+    run = wait_for(lambda: AgentRun.objects.filter(case=mutation.case,
+                                                   status=AgentRun.Status.WAITING_APPROVAL).first(),
+                   [first], "The run did not come to wait for approval", DEADLINE_SECONDS)
     pause = RunPause.objects.get(run=run)
     assert pause.tool == "send_notification" and pause.status == "pending"
     assert "access_request_info" in model.agents  # the agents ran through the fake endpoint
@@ -61,8 +50,8 @@ def test_a_run_waiting_for_approval_survives_its_worker_and_resumes_once_with_th
     assert InfoRequest.objects.count() == 0
 
     second = start_worker(**env)
-    run = _wait_for(lambda: AgentRun.objects.filter(pk=run.pk).exclude(
-        status__in=[*AgentRun.ACTIVE]).first(), [second], "The run did not end after the approval")
+    run = wait_for(lambda: AgentRun.objects.filter(pk=run.pk).exclude(
+        status__in=[*AgentRun.ACTIVE]).first(), [second], "The run did not end after the approval", DEADLINE_SECONDS)
 
     assert run.status == AgentRun.Status.WAITING, (run.status, run.error, second.log())
     # The step was performed once, with the approved arguments.

@@ -127,6 +127,19 @@ def start_worker(transactional_db, tmp_path, monkeypatch):
         worker.stop()
 
 
+def wait_for(condition, workers, what: str, deadline_seconds: float = DEADLINE_SECONDS):
+    """Poll `condition` until it gives something true, and return it. A real worker's effect
+    takes as long as the machine makes it: the deadline only ends a test that would otherwise
+    hang (a failure guard, no claim about speed), and a worker that exited fails at once."""
+    deadline = time.monotonic() + deadline_seconds
+    while not (value := condition()):
+        for worker in workers:
+            assert worker.proc.poll() is None, f"The worker exited ({worker.proc.returncode}):\n{worker.log()}"
+        assert time.monotonic() < deadline, f"{what}:\n" + "\n".join(w.log() for w in workers)
+        time.sleep(0.05)
+    return value
+
+
 def _investigate_and_wait(worker: Worker):
     """Start a transaction investigation (seed 003, offline planner) and wait for its run to end."""
     from agents.models import AgentRun
@@ -139,11 +152,8 @@ def _investigate_and_wait(worker: Worker):
     transactions_import(actor="system", rows=history + rows, via="test")
     with transaction.atomic():  # the run's message is sent on commit
         investigation = investigation_start(actor="system", transaction_id=rows[-1]["transaction_id"])
-    deadline = time.monotonic() + DEADLINE_SECONDS
-    while (run := AgentRun.objects.get(case=investigation.case)).status in AgentRun.ACTIVE:
-        assert worker.proc.poll() is None, f"The worker exited ({worker.proc.returncode}):\n{worker.log()}"
-        assert time.monotonic() < deadline, f"Run {run.pk} still {run.status}:\n{worker.log()}"
-        time.sleep(0.1)
+    run = wait_for(lambda: (r := AgentRun.objects.get(case=investigation.case)).status not in AgentRun.ACTIVE and r,
+                   [worker], "The investigation's run did not end")
     assert run.status == AgentRun.Status.COMPLETED, (run.status, run.error, worker.log())
     return investigation
 
@@ -169,10 +179,7 @@ def test_a_worker_started_as_the_readme_says_serves_its_planner_decisions(start_
     # function has returned: after the run's row said "completed". Scraped until it is there (the
     # deadline is a failure guard, not a claim about speed); a scrape between the two saw no count.
     success = 'casework_celery_tasks_total{outcome="success",task="agents.tasks.run_pipeline"} 1.0'
-    deadline = time.monotonic() + DEADLINE_SECONDS
-    while success not in (text := _scrape(worker.port)[1]):
-        assert time.monotonic() < deadline, f"no task counted:\n{text[-2000:]}\n{worker.log()}"
-        time.sleep(0.1)
+    wait_for(lambda: success in _scrape(worker.port)[1], [worker], "No task counted")
     status, text = _scrape(worker.port)
     assert status == 200
     decisions = investigation.planner_decisions.count()

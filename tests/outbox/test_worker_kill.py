@@ -8,7 +8,6 @@ things to happen (the request to arrive, the delivery to be recorded), bounded b
 from __future__ import annotations
 
 import os
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from django.utils import timezone
 from casework.cases.services import case_create
 from casework.outbox.models import Delivery, DeliveryAttempt
 from casework.outbox.tasks import outbox_deliver_due
-from tests.ops.test_worker_metrics import Worker
+from tests.ops.test_worker_metrics import Worker, wait_for
 
 # Failure guards only: a worker starts in about 3 s and a delivery takes milliseconds.
 DEADLINE_SECONDS = 60
@@ -44,15 +43,6 @@ def start_worker(transactional_db, tmp_path, monkeypatch):
     yield start
     for worker in workers:
         worker.stop()
-
-
-def _wait_for(condition, worker: Worker, what: str):
-    deadline = time.monotonic() + DEADLINE_SECONDS
-    while not (value := condition()):
-        assert worker.proc.poll() is None, f"The worker exited ({worker.proc.returncode}):\n{worker.log()}"
-        assert time.monotonic() < deadline, f"{what}:\n{worker.log()}"
-        time.sleep(0.05)
-    return value
 
 
 def _holds_connection(pid: int, local_port: int) -> bool:
@@ -93,8 +83,8 @@ def test_a_worker_killed_mid_request_loses_no_delivery(start_worker, alice, rece
     assert Delivery.objects.get().attempts == 1
     after_lease = delivery.lease_until + timedelta(seconds=1)
     assert outbox_deliver_due(now=after_lease) == 1  # through the broker, to the second worker
-    delivered = _wait_for(lambda: Delivery.objects.filter(state=Delivery.State.DELIVERED).first(), second,
-                          "The second worker did not deliver it")
+    delivered = wait_for(lambda: Delivery.objects.filter(state=Delivery.State.DELIVERED).first(), [second],
+                         "The second worker did not deliver it", DEADLINE_SECONDS)
 
     assert delivered.attempts == 2 and delivered.last_status == 200
     # The killed attempt left no record; the one that got through did.
