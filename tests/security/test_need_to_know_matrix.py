@@ -103,8 +103,8 @@ TABLE: dict[str, str] = {
     "api-txn-detail": "case:txn", "api-txn-resume": "case:txn", "api-txn-recommendation": "case:txn",
     "api-txn-rule-promote": "case:txn",
     "api-txn-decide": "skip " + CREATE,
-    "api-txn-decision": "skip a decision's id, not a case: the answer to a decide call (the transaction, the rules "
-    "and lists that hit), readable by whoever may decide; a case the worker opened is reached under the rule", "api-txn-lists": "list", "api-txn-list-entries": "skip " + LISTS,
+    "api-txn-decision": "skip a decision's id, not a case: the answer to a decide call, read by the teams that "
+    "work transaction investigations, 404 for anyone else (tests/transactions/test_decisions.py)", "api-txn-lists": "list", "api-txn-list-entries": "skip " + LISTS,
     "api-txn-list-entry-remove": "skip " + LISTS,
     "api-release-submit": "skip " + CREATE, "api-release-detail": "case:release", "api-release-decide": "case:release",
     "api-conversation": "case", "api-conversation-ask": "case", "api-conversation-new": "case",

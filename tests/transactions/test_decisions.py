@@ -292,3 +292,21 @@ def test_a_decision_is_read_back_by_its_id_as_it_was_answered(alice, mona):
     assert client_for(mona).get(f"/api/transactions/decisions/{answered['decision_id']}").status_code == 403
     assert client_for(alice).get("/api/transactions/decisions/00000000-0000-4000-8000-000000000000").status_code == 404
     assert client_for(alice).get("/api/transactions/decisions/not-a-uuid").status_code == 404
+
+
+def test_a_decision_is_not_read_by_an_investigator_outside_the_transactions_teams(alice):
+    """Need-to-know: a card's transaction and the amounts in the hits' reasons are the transaction
+    team's; a support agent is answered as for a decision that does not exist."""
+    from casework.people.roles import INVESTIGATOR
+    from casework.people.services import user_create
+    from casework.people.teams import team_create, team_member_set
+
+    answered = decide(client_for(alice), txn(1)).json()
+    sam = user_create(actor="system", username="sam", password="sam-pass-123", role=INVESTIGATOR)
+    team_member_set(actor="system", team=team_create(actor="system", name="Support desk",
+                                                     case_types=["support_ticket"]), user=sam)
+    assert client_for(sam).get(f"/api/transactions/decisions/{answered['decision_id']}").status_code == 404
+    tina = user_create(actor="system", username="tina", password="tina-pass-123", role=INVESTIGATOR)
+    team_member_set(actor="system", team=team_create(actor="system", name="Transaction monitoring",
+                                                     case_types=["transaction_investigation"]), user=tina)
+    assert client_for(tina).get(f"/api/transactions/decisions/{answered['decision_id']}").json() == answered

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from casework.api_errors import JSONObjectParser
 from casework.api_schema import pydantic_openapi_30
 from casework.cases.api import IsInvestigator
+from casework.cases.visibility import case_type_visible
 from casework.idempotency.services import HEADER as IDEMPOTENCY_HEADER
 from casework.idempotency.services import idempotent
 from casework.transactions.decisions.models import Decision
@@ -111,14 +112,19 @@ class DecisionDetailApi(APIView):
                    401: OpenApiResponse(description="Not authenticated."),
                    403: OpenApiResponse(description="Not allowed for this user's role."),
                    404: OpenApiResponse(description="No decision with this id.")},
-        description="One decision by its decision_id, as POST /api/transactions/decide answered it (the same "
-                    "roles: investigators and admins).")
+        description="One decision by its decision_id, as POST /api/transactions/decide answered it: for "
+                    "investigators whose teams work transaction investigations, and admins (anyone else: 404, "
+                    "as for no such decision).")
     def get(self, request, decision_id: str):
         try:
             key = uuid.UUID(str(decision_id))
         except ValueError:
             raise NotFound("No decision with this id.") from None
-        decision = Decision.objects.select_related("transaction").filter(decision_id=key).first()
+        # A decision reads back a card's transaction and the rules that hit it (amounts in their
+        # reasons): for the people whose teams work transaction investigations, and admins. Anyone
+        # else is answered as for a decision that does not exist, as a hidden case is.
+        decision = (Decision.objects.select_related("transaction").filter(decision_id=key).first()
+                    if case_type_visible(request.user, "transaction_investigation") else None)
         if decision is None:
             raise NotFound("No decision with this id.")
         return Response(decision_data(decision))
