@@ -318,23 +318,22 @@ class ErasureRequestAdmin(admin.ModelAdmin):
                                reason=form.cleaned_data["reason"])
         obj.pk = made.pk
 
-    @admin.action(description="Approve (a second person): the erasure then runs")
-    def approve(self, request, queryset):
+    def _each(self, request, queryset, service, done) -> None:
+        """`service` on each chosen request through its own checks, one message each."""
         for item in queryset:
             try:
-                erasure_approve(actor=request.user, request=item)
-                self.message_user(request, f"{item.reference} approved: it runs in the background.")
+                service(actor=request.user, request=item)
+                self.message_user(request, f"{item.reference} {done(item)}")
             except (PermissionDenied, ValidationError) as error:
                 self.message_user(request, f"{item.reference}: {_message(error)}", messages.ERROR)
 
+    @admin.action(description="Approve (a second person): the erasure then runs")
+    def approve(self, request, queryset):
+        self._each(request, queryset, erasure_approve, lambda item: "approved: it runs in the background.")
+
     @admin.action(description="Resume (a run that failed or whose worker stopped)")
     def resume(self, request, queryset):
-        for item in queryset:
-            try:
-                erasure_resume(actor=request.user, request=item)
-                self.message_user(request, f"{item.reference} resumes at case {item.cursor + 1}.")
-            except (PermissionDenied, ValidationError) as error:
-                self.message_user(request, f"{item.reference}: {_message(error)}", messages.ERROR)
+        self._each(request, queryset, erasure_resume, lambda item: f"resumes at case {item.cursor + 1}.")
 
 
 def _message(error: Exception) -> str:
