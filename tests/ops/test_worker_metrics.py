@@ -114,6 +114,9 @@ def start_worker(transactional_db, tmp_path, monkeypatch):
 
     # pytest-env makes Celery eager; here the run goes through the broker to the worker.
     monkeypatch.setitem(app.conf, "task_always_eager", False)
+    # A message an earlier test of this process left in its broker (a run it queued and nobody
+    # took) would be this worker's too, and its counts this test's: the queues start empty.
+    app.control.purge()
     workers: list[Worker] = []
 
     def start(**kwargs) -> Worker:
@@ -177,7 +180,7 @@ def test_a_worker_started_as_the_readme_says_serves_its_planner_decisions(start_
 
     # The task's own counter is counted by Celery's task_success signal, which fires once the task
     # function has returned: after the run's row said "completed". Scraped until it is there (the
-    # deadline is a failure guard, not a claim about speed); a scrape between the two saw no count.
+    # deadline is a failure guard, not a claim about speed).
     success = 'casework_celery_tasks_total{outcome="success",task="agents.tasks.run_pipeline"} 1.0'
     wait_for(lambda: success in _scrape(worker.port)[1], [worker], "No task counted")
     status, text = _scrape(worker.port)
