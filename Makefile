@@ -37,6 +37,8 @@ run: $(STAMP) var/secret_key var/audit_signing_key var/field_encryption_key
 # said loudly (bin/test-db). Two pytest-xdist workers per core, at most 8 (TEST_WORKERS=0: in this
 # process): a worker spends much of its time waiting (a browser, a live server, a real worker,
 # SMTP, a subprocess starting), and another worker's test uses the core meanwhile.
+# --maxschedchunk 1: a worker gets two tests to start with, then one each time it ends one, so the
+# long tests (tests/conftest.py puts one at the head of each worker's pair) run side by side.
 # One part: make test PYTEST_ARGS=tests/fraud (or .venv/bin/python -m pytest tests/fraud).
 TEST_WORKERS ?= $(shell n=$$(( $$(nproc) * 2 )); [ $$n -gt 8 ] && n=8; echo $$n)
 # Bytecode, and pytest's rewritten test modules, are kept under var/pycache even where the
@@ -44,7 +46,7 @@ TEST_WORKERS ?= $(shell n=$$(( $$(nproc) * 2 )); [ $$n -gt 8 ] && n=8; echo $$n)
 # command a test starts, compiles the project and rewrites ~400 modules' asserts again (about
 # 15 s of CPU a process here).
 PYTEST = env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/var/pycache \
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist load $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist load --maxschedchunk 1 $(PYTEST_ARGS)
 
 test: $(STAMP)
 	@bash bin/browser

@@ -11,12 +11,14 @@ seconds (user + system) of:
   command line; a backend that ended during the test is missed).
 
 Each worker writes `cpu-<worker>.json` under var/test; the run's end prints the 40 tests that
-cost the most CPU, and the total. Linux only (/proc); off unless loaded with `-p`."""
+cost the most CPU, and the total; `timeline-<worker>.json` beside it holds when each test started
+and ended (`python -m tests.cpu_report` prints each worker's last minutes from it). Linux only (/proc); off unless loaded with `-p`."""
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,7 @@ import pytest
 TICK = os.sysconf("SC_CLK_TCK")
 OUT = Path(os.environ.get("CPU_REPORT_DIR", "var/test/cpu"))
 _results: dict[str, dict[str, float]] = {}
+_timeline: dict[str, tuple[str, float, float]] = {}
 
 
 def _processes() -> dict[int, tuple[int, float, str]]:
@@ -69,16 +72,19 @@ def _sample() -> dict[str, float]:
 
 def pytest_configure(config):
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist): a new report
-        for path in OUT.glob("cpu-*.json"):
+        for path in [*OUT.glob("cpu-*.json"), *OUT.glob("timeline-*.json")]:
             path.unlink()
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    before = _sample()
+    before, start = _sample(), time.time()
     yield
     after = _sample()
     _results[item.nodeid] = {key: round(max(0.0, after[key] - before[key]), 2) for key in before}
+    # When it ran, for the run's timeline (which worker was busy with what at the end):
+    # kept beside the CPU figures in the JSON, not summed with them.
+    _timeline[item.nodeid] = (os.environ.get("PYTEST_XDIST_WORKER", "main"), round(start, 2), round(time.time(), 2))
 
 
 def pytest_sessionfinish(session):
@@ -87,6 +93,7 @@ def pytest_sessionfinish(session):
     OUT.mkdir(parents=True, exist_ok=True)
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     (OUT / f"cpu-{worker}.json").write_text(json.dumps(_results))
+    (OUT / f"timeline-{worker}.json").write_text(json.dumps(_timeline))
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -101,3 +108,25 @@ def pytest_terminal_summary(terminalreporter):
     for nodeid, row in sorted(merged.items(), key=lambda kv: -sum(kv[1].values()))[:40]:
         terminalreporter.write_line(f"{sum(row.values()):7.1f}  self {row['self']:6.1f}  below {row['below']:6.1f}  "
                                     f"pg {row['postgres']:5.1f}  {nodeid}")
+
+
+def _tail(seconds: float = 150.0) -> None:
+    """What each worker ran in the run's last `seconds`, and when each went idle."""
+    rows = []
+    for path in OUT.glob("timeline-*.json"):
+        rows += [(worker, start, end, nodeid) for nodeid, (worker, start, end) in json.loads(path.read_text()).items()]
+    if not rows:
+        return
+    first, last = min(r[1] for r in rows), max(r[2] for r in rows)
+    print(f"run: {last - first:.0f} s from the first test's start to the last one's end")
+    for worker in sorted({r[0] for r in rows}):
+        mine = sorted(r for r in rows if r[0] == worker)
+        busy = sum(r[2] - r[1] for r in mine)
+        print(f"{worker}: {len(mine)} tests, busy {busy:.0f} s, idle from {mine[-1][2] - first:.0f} s")
+        for _, start, end, nodeid in mine:
+            if end > last - seconds and end - start > 2:
+                print(f"    {start - first:6.0f} .. {end - first:6.0f}  {nodeid}")
+
+
+if __name__ == "__main__":
+    _tail()
