@@ -12,9 +12,12 @@ from casework.ops.gc_tuning import gc_tune
 
 @pytest.fixture
 def gc_state():
-    threshold = gc.get_threshold()
+    threshold, frozen = gc.get_threshold(), gc.get_freeze_count()
     yield
     gc.unfreeze()
+    if frozen:  # the test process's own set-up (tests/conftest.py), as it was
+        gc.collect()
+        gc.freeze()
     gc.set_threshold(*threshold)
 
 
