@@ -3,7 +3,7 @@
 Fixtures for every browser test:
   browser          one headless Chromium for the whole session
   page             a fresh context (own cookies) and page per test, closed afterwards
-  log_in(page, user, password)  logs in through the login form and waits for the landing page
+  log_in(page, user, password)  signs in (a session cookie; form=True: the login form), then opens next_path
 
 Mark browser tests `@pytest.mark.e2e` and `@pytest.mark.django_db(transaction=True)`: the
 live server runs in another thread and only sees committed rows.
@@ -72,15 +72,32 @@ def page(browser, live_server):
 
 
 @pytest.fixture
-def log_in():
-    """log_in(page, username, password): through the real form; returns the landing path."""
+def log_in(live_server):
+    """log_in(page, username, password, next_path="/"): signed in, then at next_path; returns
+    where the browser landed. By a session cookie: the password is checked and the session made
+    as the login view makes it (django.contrib.auth.login: the signal, the audit entry), without
+    the login page's render, its POST and the landing page each test then leaves (issue 44).
+    `form=True` goes through the real form instead (tests/e2e/test_foundation_browser.py
+    signs in that way, and test_a_bad_password_keeps_you_on_the_login_page refuses one)."""
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.test import Client
 
-    def do_log_in(page, username: str, password: str, next_path: str = "/") -> str:
-        page.goto(f"/login/?next={next_path}")
-        page.get_by_label("Username").fill(username)
-        page.get_by_label("Password").fill(password)
-        with page.expect_navigation():
-            page.get_by_role("button", name="Log in").click()
+    def do_log_in(page, username: str, password: str, next_path: str = "/", form: bool = False) -> str:
+        if form:
+            page.goto(f"/login/?next={next_path}")
+            page.get_by_label("Username").fill(username)
+            page.get_by_label("Password").fill(password)
+            with page.expect_navigation():
+                page.get_by_role("button", name="Log in").click()
+        else:
+            user = get_user_model().objects.get(username=username)
+            assert user.is_active and user.check_password(password), f"login as {username} failed"
+            client = Client()
+            client.force_login(user)
+            page.context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "url": live_server.url,
+                                       "value": client.cookies[settings.SESSION_COOKIE_NAME].value}])
+            page.goto(next_path)
         assert "/login/" not in page.url, f"login as {username} failed"
         return page.url
 

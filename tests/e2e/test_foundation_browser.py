@@ -29,7 +29,7 @@ def test_an_investigator_logs_in_filters_the_queue_and_comments(page, log_in, al
     # Anonymous: the queue sends you to log in, then back.
     page.goto("/cases/")
     assert "/login/?next=/cases/" in page.url
-    log_in(page, "alice", "alice-pass-123", next_path="/cases/")
+    log_in(page, "alice", "alice-pass-123", next_path="/cases/", form=True)
     assert page.url.endswith("/cases/")
     assert page.get_by_role("heading", name="Case queue").is_visible()
     assert sorted(queue_refs(page)) == ["FRA-000001", "REL-000001", "SUP-000001"]
