@@ -28,9 +28,11 @@ the GIL, the thread waits for it (up to the 5 ms switch interval) at every step 
 
 Leases (the loop's writer, CASE_BUDGET_LEASE_CALLS > 0): the batch's UPDATE also reserves, for
 each case whose budget leaves room for twice as much again, a share of its headroom (that many
-calls' estimates) which this process then hands out to the case's next calls in memory (_Lease):
-most calls then wait for no statement at all. The guarantee is the ledger's still: every call
-handed out is inside what the ledger holds reserved.
+calls' estimates) which this process then hands out to the case's next calls in memory (_Lease).
+When half of a lease is handed out, a refill is asked for ahead (twice the last, while the budget
+leaves room for it twice) and written by the writer's next statement while the calls go on
+taking what is left: after a case's first call, its calls wait for no statement at all. The
+guarantee is the ledger's still: every call handed out is inside what the ledger holds reserved.
 """
 
 from __future__ import annotations
@@ -90,10 +92,10 @@ class _Lease:
     musd: int = 0
     tokens: int = 0
     in_flight: int = 0
-    # Its size: `calls` times the largest estimate of a call handed out of it. When what is left
-    # falls below half of it, one refill of that size is asked for ahead, so that no call waits
-    # for it (the writer's next statement); each refill doubles `calls`, up to
-    # CASE_BUDGET_LEASE_MAX_CALLS, while the budget leaves twice the refill beside it.
+    # Its size: `size_calls` times the largest estimate of a call handed out of it (call_musd,
+    # call_tokens). When what is left falls below half of it, a refill is asked for ahead, so that
+    # no call waits for it (the writer's next statement); each refill doubles `size_calls`, up to
+    # CASE_BUDGET_LEASE_MAX_CALLS, and is taken only where the budget leaves as much again beside.
     size_calls: int = 0
     call_musd: int = 0
     call_tokens: int = 0

@@ -23,6 +23,7 @@ warning) read and write more, and only then.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 
@@ -267,9 +268,7 @@ class BudgetCharger:
         from agents.runtime.aio import in_thread
 
         rows = _settle_rows(settlements)
-        sql = _settle_sql(1).replace(_values([(None,) * 6], ("BIGINT",) * 6)[0],
-                                     "SELECT * FROM " + _unnest(("bigint",) * 6))
-        cursor = await conn.execute(sql, _columns(rows))
+        cursor = await conn.execute(_asettle_sql(), _columns(rows))
         written = await cursor.fetchall()
         for case_id in _to_warn(written):
             from casework.budgets.services import budget_warn
@@ -300,11 +299,23 @@ def _columns(rows: list[tuple]) -> list[list]:
     return [list(column) for column in zip(*rows, strict=True)]
 
 
-async def _areserve_rows(conn, rows: list[tuple], need: bool = False) -> dict[str, int]:
+@functools.cache
+def _areserve_sql(need: bool) -> str:
+    """The reservation's statement for the loop's writer (PostgreSQL), its rows as arrays: made
+    once per process (the same text whatever the batch)."""
     width = 5 if need else 3
-    sql = _reserve_sql(1, need).replace(_values([(None,) * width], ("TEXT",) + ("BIGINT",) * (width - 1))[0],
-                                        "SELECT * FROM " + _unnest(("text",) + ("bigint",) * (width - 1)))
-    cursor = await conn.execute(sql, _columns(rows))
+    return _reserve_sql(1, need).replace(_values([(None,) * width], ("TEXT",) + ("BIGINT",) * (width - 1))[0],
+                                         "SELECT * FROM " + _unnest(("text",) + ("bigint",) * (width - 1)))
+
+
+@functools.cache
+def _asettle_sql() -> str:
+    return _settle_sql(1).replace(_values([(None,) * 6], ("BIGINT",) * 6)[0],
+                                  "SELECT * FROM " + _unnest(("bigint",) * 6))
+
+
+async def _areserve_rows(conn, rows: list[tuple], need: bool = False) -> dict[str, int]:
+    cursor = await conn.execute(_areserve_sql(need), _columns(rows))
     return {reference: case_id for reference, case_id in await cursor.fetchall()}
 
 
