@@ -455,7 +455,7 @@ class _LoopWriter:
                         logging.getLogger(__name__).exception("Refilling %d budget leases failed", len(refilling))
                     results = [exc] * len(reserves)
                 for lease, _, _ in refilling.values():  # no room for it: the lease runs out instead
-                    lease.refill_refused = True
+                    lease.refilling, lease.refill_refused = False, True
                 for (_, future), result in zip(reserves, results, strict=True):
                     _resolve(future, result)
             try:
@@ -492,17 +492,20 @@ class _LoopWriter:
         lease's worth to it)."""
         due = {}
         for lease in refills:
-            lease.refilling = False
             if self.leases.get(lease.reference) is lease and lease.reference not in waiting:
+                # Still `refilling` until the statement's answer (_refilled): one refill at a time.
                 lease.size_calls = min(2 * lease.size_calls,
                                        max(settings.CASE_BUDGET_LEASE_MAX_CALLS, lease.size_calls))
                 due[lease.reference] = (lease, lease.size_calls * lease.call_musd,
                                         lease.size_calls * lease.call_tokens)
+            else:
+                lease.refilling = False
         return due
 
     def _refilled(self, lease: _Lease, got: Any) -> None:
         """A refill the ledger took: the lease's, or given back if the lease went back while the
         refill was being written (idle, too small for a call, flushed)."""
+        lease.refilling = False
         if self.leases.get(lease.reference) is lease:
             lease.musd += got.musd
             lease.tokens += got.tokens
