@@ -100,6 +100,11 @@ class _Lease:
     call_musd: int = 0
     call_tokens: int = 0
     refilling: bool = False  # a refill is queued or being written
+    # The prices its calls were last reserved and settled at (the charger's ratios(): per input
+    # token, per output token, over one denominator, in µ$), kept here so that a call is priced
+    # with two multiplications and a division: (provider, model, ratios).
+    reserve_prices: tuple = ("", "", (0, 0, 1))
+    settle_prices: tuple = ("", "", (0, 0, 1))
     refill_refused: bool = False  # the budget had no room for one: this lease runs out instead
     used_at: float = 0.0  # time.monotonic() (the loop's clock) when its last call here ended
     # Its calls' settlements, summed here and written as one row (at the sweep, at its return):
@@ -144,7 +149,10 @@ class Charger(Protocol):
 
     # The loop's writer (a charger whose writes_on_loop() is true) also calls aconnect,
     # areserve_many, asettle_many, and with leases areserve_leasing (whose `refills` are leases
-    # refilled ahead) and price(provider, model, input tokens, output tokens) -> µ$.
+    # refilled ahead), price(provider, model, input tokens, output tokens) -> µ$, and
+    # ratios(provider, model) -> (µ$ per input token, per output token, over one denominator),
+    # which a lease keeps for its calls (a price table changed while a lease is held applies to
+    # the next lease: prices are settings).
 
 
 _charger: Charger | None = None
@@ -294,7 +302,11 @@ class _LoopWriter:
         lease = self.leases.get(case)
         if lease is None:
             return None
-        musd = _charger.price(provider, model, input_tokens, most_tokens)
+        known_provider, known_model, ratios = lease.reserve_prices
+        if provider != known_provider or model != known_model:
+            ratios = _charger.ratios(provider, model)
+            lease.reserve_prices = (provider, model, ratios)
+        musd = -((-(input_tokens * ratios[0] + most_tokens * ratios[1])) // ratios[2])
         tokens = input_tokens + most_tokens
         if lease.musd >= musd and lease.tokens >= tokens:
             lease.musd -= musd
@@ -379,7 +391,11 @@ class _LoopWriter:
         """A call of a lease held here settles in memory, summed into the lease (no Settlement
         is made: this is every leased call's path)."""
         lease.in_flight -= 1
-        used_musd = _charger.price(provider, model, input_tokens, output_tokens)
+        known_provider, known_model, ratios = lease.settle_prices
+        if provider != known_provider or model != known_model:
+            ratios = _charger.ratios(provider, model)
+            lease.settle_prices = (provider, model, ratios)
+        used_musd = -((-(input_tokens * ratios[0] + output_tokens * ratios[1])) // ratios[2])
         used_tokens = input_tokens + output_tokens
         settled_musd, settled_tokens = reservation.musd, reservation.tokens
         if used_musd > settled_musd:  # used more than its estimate: the excess from the lease

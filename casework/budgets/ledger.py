@@ -51,14 +51,21 @@ def estimate_musd(provider: str, model: str, input_tokens: int, output_tokens: i
     """The call's price in whole micro-dollars, rounded up (0 for a model with no price).
     Exact: integer arithmetic on the prices' ratios, found once per table, provider and model
     (every call asks twice, at its reservation and at its settlement)."""
+    per_input, per_output, denominator = price_ratios(provider, model)
+    return -((-(input_tokens * per_input + output_tokens * per_output)) // denominator)
+
+
+def price_ratios(provider: str, model: str) -> tuple[int, int, int]:
+    """The model's prices as integers over one denominator, in µ$ per token: (input, output,
+    denominator); (0, 0, 1) for a model with no price. Cached per price table."""
     if settings.LLM_PRICES is not _ratio_table[0]:
         _ratio_table[:] = [settings.LLM_PRICES]
         _ratio_cache.clear()
     try:
-        per_input, per_output, denominator = _ratio_cache[provider, model]
+        return _ratio_cache[provider, model]
     except KeyError:
-        per_input, per_output, denominator = _ratio_cache[provider, model] = _ratios(provider, model)
-    return -((-(input_tokens * per_input + output_tokens * per_output)) // denominator)
+        ratios = _ratio_cache[provider, model] = _ratios(provider, model)
+        return ratios
 
 
 _ratio_table: list = [None]  # the LLM_PRICES object the cache below was made from (tests override it)
@@ -233,7 +240,9 @@ class BudgetCharger:
             results.append(result)
         return results
 
-    price = staticmethod(estimate_musd)  # what a call takes from its case's lease, and settles there
+    # What a call takes from its case's lease and settles there (the lease keeps the ratios).
+    price = staticmethod(estimate_musd)
+    ratios = staticmethod(price_ratios)
 
     async def areserve_leasing(self, conn, requests: list[ReserveRequest], before_fallback, lease_calls: int,
                                refills: list[tuple[str, int, int]] = ()) -> tuple[list, dict[str, Reservation]]:
