@@ -24,6 +24,7 @@ warning) read and write more, and only then.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 from dataclasses import dataclass
 
@@ -277,7 +278,7 @@ class BudgetCharger:
         from agents.runtime.aio import in_thread
 
         rows = _settle_rows(settlements)
-        cursor = await conn.execute(_asettle_sql(), _columns(rows))
+        cursor = await conn.execute(_asettle_sql(), _rows_json(rows))
         written = await cursor.fetchall()
         for case_id in _to_warn(written):
             from casework.budgets.services import budget_warn
@@ -297,34 +298,35 @@ def _plan(requests: list[ReserveRequest]) -> tuple[list[tuple[int, int]], list[t
     return estimates, [(ref, musd, tokens) for ref, (musd, tokens) in sums.items()]
 
 
-def _unnest(kinds: tuple[str, ...]) -> str:
-    """PostgreSQL: the rows as arrays, one per column: the same statement text whatever the
-    batch's size (parsed and prepared once; a UNION ALL per row cost about 3 ms a batch to split)."""
-    columns = ", ".join(f"c{i}" for i in range(len(kinds)))
-    return f"unnest({', '.join(f'%s::{kind}[]' for kind in kinds)}) AS v({columns})"
+def _json_rows(kinds: tuple[str, ...]) -> str:
+    """PostgreSQL: the rows as one JSON array of arrays (one parameter): the same statement text
+    whatever the batch's size (parsed once; a UNION ALL per row cost about 3 ms a batch to
+    split), and one string to send (psycopg dumped an array per column in Python, about 150 µs
+    an array of 50 rows, on the event loop)."""
+    columns = ", ".join(f"(r->>{i})::{kind} AS c{i}" for i, kind in enumerate(kinds))
+    return f"SELECT {columns} FROM json_array_elements(%s::json) AS r"
 
 
-def _columns(rows: list[tuple]) -> list[list]:
-    return [list(column) for column in zip(*rows, strict=True)]
+def _rows_json(rows: list[tuple]) -> list[str]:
+    return [json.dumps(rows)]
 
 
 @functools.cache
 def _areserve_sql(need: bool) -> str:
-    """The reservation's statement for the loop's writer (PostgreSQL), its rows as arrays: made
+    """The reservation's statement for the loop's writer (PostgreSQL), its rows as JSON: made
     once per process (the same text whatever the batch)."""
     width = 5 if need else 3
     return _reserve_sql(1, need).replace(_values([(None,) * width], ("TEXT",) + ("BIGINT",) * (width - 1))[0],
-                                         "SELECT * FROM " + _unnest(("text",) + ("bigint",) * (width - 1)))
+                                         _json_rows(("text",) + ("bigint",) * (width - 1)))
 
 
 @functools.cache
 def _asettle_sql() -> str:
-    return _settle_sql(1).replace(_values([(None,) * 6], ("BIGINT",) * 6)[0],
-                                  "SELECT * FROM " + _unnest(("bigint",) * 6))
+    return _settle_sql(1).replace(_values([(None,) * 6], ("BIGINT",) * 6)[0], _json_rows(("bigint",) * 6))
 
 
 async def _areserve_rows(conn, rows: list[tuple], need: bool = False) -> dict[str, int]:
-    cursor = await conn.execute(_areserve_sql(need), _columns(rows))
+    cursor = await conn.execute(_areserve_sql(need), _rows_json(rows))
     return {reference: case_id for reference, case_id in await cursor.fetchall()}
 
 
