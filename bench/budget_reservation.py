@@ -1,8 +1,8 @@
 """Budgets per case (issue 46): what the reservation costs per model call, and the throughput of
 offline-provider calls with budgets on against off. Run by hand, on PostgreSQL:
 
-    .venv/bin/python bench/budget_reservation.py [--database-url URL] [--calls 3000] [--runs 200]
-        [--concurrency 64] [--repeats 5] [--samples 2000] [--write-readme]
+    .venv/bin/python bench/budget_reservation.py [--database-url URL] [--calls 20000] [--runs 200]
+        [--concurrency 64] [--repeats 5] [--samples 2000] [--lease-calls N] [--lease-max-calls N] [--write-readme]
 
 It creates its database (default casework_budget_bench on 127.0.0.1:5432) if missing and
 migrates it, then measures:
@@ -12,8 +12,10 @@ migrates it, then measures:
     and the path a call takes through the chokepoint (agents.runtime.charging: reserve and
     settle on the budget pool, awaited from the event loop), per call, one call at a time.
 (b) --calls offline-provider calls of one agent on the runtime's event loop, --concurrency in
-    flight (LLM_MAX_CONCURRENCY), charged to one of 50 cases each, budgets on against off: calls/s,
-    --repeats interleaved trials each (on, off, on, off ...), median.
+    flight (as many callers, each giving the loop a turn between its calls, as a real provider's
+    call does while it waits), charged to one of 50 cases each, budgets on against off: calls/s
+    and CPU per call (the process's and the event loop thread's), --repeats interleaved trials
+    each (on, off, off, on ...), median; and the writer's statements, counted.
 (c) the same calls as the product makes them: --runs pipeline runs of six offline agents in
     one step (the fraud pipeline's shape), run by `execute_run` (AgentCall rows, audit entries,
     the run's state written per step), budgets on against off, interleaved, median.
@@ -167,24 +169,47 @@ def calls_trial(agent, cases, calls: int, concurrency: int, on: bool) -> float:
     facts = {"facts": [{"amount": 120 + i, "merchant": f"shop {i}", "country": "NL"} for i in range(12)]}
 
     async def all_calls() -> int:
-        gate = asyncio.Semaphore(concurrency)
+        # `concurrency` callers, each making the next call when its last one is answered, and
+        # giving the loop a turn between two calls, as a call to a real provider does while it
+        # waits for the answer (an offline call never waits: without the turn one caller would
+        # make every call in one step, and nothing else on the loop, such as the budget's
+        # writer, would run until a call waited). Not 3,000 tasks behind a semaphore: once any
+        # call waited there, asyncio's Semaphore woke its waiters one loop turn at a time and
+        # scanned the woken ones at every release, a cost of the harness that only trials with
+        # budgets paid (their first calls wait for the writer; without budgets none ever waits).
+        numbers = iter(range(calls))
+        results = []
 
-        async def one(i: int):
-            async with gate:
-                return await arun_agent(agent, facts, metadata={"case": cases[i % len(cases)].reference})
+        async def caller() -> None:
+            for i in numbers:
+                results.append(await arun_agent(agent, facts, metadata={"case": cases[i % len(cases)].reference}))
+                await asyncio.sleep(0)
 
-        results = await asyncio.gather(*(one(i) for i in range(calls)))
+        await asyncio.gather(*(caller() for _ in range(concurrency)))
         failed = [r.error for r in results if r.error]
         if failed:
             raise SystemExit(f"{len(failed)} calls failed: {failed[0]}")
         return len(results)
 
-    started, cpu = time.perf_counter(), time.process_time()
+    started, cpu, loop_cpu = time.perf_counter(), time.process_time(), loop_thread_time()
     done = aio.run(all_calls())
     from agents.runtime import charging
 
     charging.flush()  # the trial's settlements are its cost too
-    return done / (time.perf_counter() - started), (time.process_time() - cpu) / done * 1e6
+    return (done / (time.perf_counter() - started), (time.process_time() - cpu) / done * 1e6,
+            (loop_thread_time() - loop_cpu) / done * 1e6)
+
+
+def loop_thread_time() -> float:
+    """The CPU time of the runtime's event loop thread, where the calls and the budget's writer
+    run: steadier than the process's (which also has the span exporter's thread, busy when it
+    pleases) on a shared machine."""
+    from agents.runtime import aio
+
+    async def now() -> float:
+        return time.thread_time()
+
+    return aio.run(now())
 
 
 # --- (c) calls inside pipeline runs ---------------------------------------------------------------
@@ -218,45 +243,102 @@ def runs_trial(agent, cases, runs: int, on: bool) -> float:
         finally:
             connection.close()
 
-    started, cpu = time.perf_counter(), time.process_time()
+    started, cpu, loop_cpu = time.perf_counter(), time.process_time(), loop_thread_time()
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         list(pool.map(execute, ids))
     from agents.runtime import charging
 
     charging.flush()
-    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    elapsed, cpu, loop_cpu = time.perf_counter() - started, time.process_time() - cpu, loop_thread_time() - loop_cpu
     from agents.models import AgentRun
 
     done = AgentRun.objects.filter(pk__in=ids, status="completed").count()
     if done != runs:
         raise SystemExit(f"only {done} of {runs} runs completed")
-    return 6 * runs / elapsed, cpu / (6 * runs) * 1e6
+    return 6 * runs / elapsed, cpu / (6 * runs) * 1e6, loop_cpu / (6 * runs) * 1e6
 
 
-def interleaved(trial, repeats: int) -> dict[bool, list[tuple[float, float]]]:
-    """(calls/s, this process's CPU µs per call) of each trial, budgets on and off."""
-    results: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+def interleaved(trial, repeats: int) -> dict[bool, list[tuple]]:
+    """(calls/s, this process's CPU µs per call, the loop thread's, statements) of each trial,
+    budgets on and off."""
+    results: dict[bool, list[tuple]] = {True: [], False: []}
     trial(False)  # warm-up
     for i in range(repeats):
         for on in ((True, False) if i % 2 == 0 else (False, True)):
-            results[on].append(trial(on))
+            with Counted() as counted:
+                measured = trial(on)
+            results[on].append((*measured, counted))
     return results
+
+
+class Counted:
+    """What the budget's writer sent during a trial (agents.runtime.charging's loop writer, through
+    the charger's methods, wrapped here): reservation statements, the calls that waited in them
+    (a call handed out of a lease waits for none), the lease refills written, and settlement
+    statements."""
+
+    def __enter__(self):
+        from casework.budgets.ledger import BudgetCharger
+
+        self.waited = self.reserving = self.refills = self.settling = 0
+        self.saved = {name: getattr(BudgetCharger, name) for name in ("areserve_leasing", "areserve_many",
+                                                                       "asettle_many")}
+        leasing, many, settle = self.saved.values()
+        counted = self
+
+        async def areserve_leasing(self, conn, requests, before_fallback, lease_calls, *refills):
+            counted.reserving += 1
+            counted.waited += len(requests)
+            counted.refills += len(refills[0]) if refills else 0
+            counted.inside = True  # its fallback (areserve_many) is the same statement's
+            try:
+                return await leasing(self, conn, requests, before_fallback, lease_calls, *refills)
+            finally:
+                counted.inside = False
+
+        async def areserve_many(self, conn, requests, before_fallback):
+            if not counted.inside:
+                counted.reserving += 1
+                counted.waited += len(requests)
+            return await many(self, conn, requests, before_fallback)
+
+        async def asettle_many(self, conn, settlements):
+            counted.settling += 1
+            return await settle(self, conn, settlements)
+
+        self.inside = False
+        BudgetCharger.areserve_leasing, BudgetCharger.areserve_many = areserve_leasing, areserve_many
+        BudgetCharger.asettle_many = asettle_many
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from casework.budgets.ledger import BudgetCharger
+
+        for name, method in self.saved.items():
+            setattr(BudgetCharger, name, method)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/casework_budget_bench")
     parser.add_argument("--samples", type=int, default=2000)
-    parser.add_argument("--calls", type=int, default=3000)
+    # 20,000: a trial of 3,000 lasted half a second, and a full collection of the collector
+    # (about 100 ms in this process) fell in one trial of two or three, deciding the comparison.
+    parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--lease-calls", type=int, default=None,
-                        help="CASE_BUDGET_LEASE_CALLS for the run (default: the setting's, 8; 0: no leases)")
+                        help="CASE_BUDGET_LEASE_CALLS for the run (default: the setting's, 16; 0: no leases)")
+    parser.add_argument("--lease-max-calls", type=int, default=None,
+                        help="CASE_BUDGET_LEASE_MAX_CALLS for the run (default: the setting's, 32): the "
+                             "largest a lease grows to by its refills")
     parser.add_argument("--write-readme", action="store_true")
     args = parser.parse_args()
     if args.lease_calls is not None:
         os.environ["CASE_BUDGET_LEASE_CALLS"] = str(args.lease_calls)
+    if args.lease_max_calls is not None:
+        os.environ["CASE_BUDGET_LEASE_MAX_CALLS"] = str(args.lease_max_calls)
 
     ensure_database(args.database_url)
     var_dir = str(REPO / "var" / "bench-budgets")
@@ -303,25 +385,39 @@ def main() -> None:
         median, p95 = statements[key]
         lines.append(f"| {label} | {median:.0f} | {p95:.0f} |")
 
-    def row(label: str, results: dict[bool, list[tuple[float, float]]]) -> str:
-        on, off = (statistics.median(r for r, _ in results[k]) for k in (True, False))
-        cpu_on, cpu_off = (statistics.median(c for _, c in results[k]) for k in (True, False))
+    def row(label: str, results: dict[bool, list[tuple]], calls_per_trial: int) -> str:
+        def median(k: bool, i: int) -> float:
+            return statistics.median(r[i] for r in results[k])
+
+        (off, on), (cpu_off, cpu_on), (loop_off, loop_on) = ((median(False, i), median(True, i)) for i in range(3))
+        counts = [r[3] for r in results[True]]
         return (f"| {label} | {off:,.0f} | {on:,.0f} | {100 * (on - off) / off:+.1f}% | "
-                f"{cpu_off:,.0f} | {cpu_on:,.0f} | {100 * (cpu_on - cpu_off) / cpu_off:+.1f}% | "
-                f"{', '.join(f'{r:,.0f}' for r, _ in results[False])} / "
-                f"{', '.join(f'{r:,.0f}' for r, _ in results[True])} |")
+                f"{cpu_off:,.0f} → {cpu_on:,.0f} ({cpu_on - cpu_off:+,.0f}) | "
+                f"{loop_off:,.0f} → {loop_on:,.0f} ({loop_on - loop_off:+,.0f}) | "
+                f"{statistics.median(c.waited for c in counts):,.0f} of {calls_per_trial:,} | "
+                f"{statistics.median(c.reserving for c in counts):,.0f}, "
+                f"{statistics.median(c.refills for c in counts):,.0f}, "
+                f"{statistics.median(c.settling for c in counts):,.0f} | "
+                f"{', '.join(f'{r[0]:,.0f}' for r in results[False])} / "
+                f"{', '.join(f'{r[0]:,.0f}' for r in results[True])} |")
 
     lines += [
         "",
-        f"(b), (c) Throughput (calls/s) and this process's CPU per call (µs; the database server's "
-        f"is not in it), median of {args.repeats} interleaved trials each, budgets off and on "
-        f"(CASE_BUDGET_LEASE_CALLS={settings.CASE_BUDGET_LEASE_CALLS}):",
+        f"(b), (c) Throughput (calls/s) and CPU per call (µs; this process's, and its event loop "
+        f"thread's, where the calls and the budget's writer run; the database server's is in "
+        f"neither), median of {args.repeats} interleaved trials each, budgets off and on "
+        f"(CASE_BUDGET_LEASE_CALLS={settings.CASE_BUDGET_LEASE_CALLS}, "
+        f"CASE_BUDGET_LEASE_MAX_CALLS={settings.CASE_BUDGET_LEASE_MAX_CALLS}); and per trial with "
+        f"budgets on (median), the calls that waited for the writer's statement, and the writer's "
+        f"statements (reservations, lease refills written in them, settlements):",
         "",
-        "| calls | calls/s off | calls/s on | on against off | CPU µs/call off | on | on against off "
-        "| trials, calls/s (off / on) |",
-        "|---|---|---|---|---|---|---|---|",
-        row(f"(b) {args.calls:,} offline calls on the event loop, {args.concurrency} in flight", calls),
-        row(f"(c) {args.runs} pipeline runs of 6 offline calls (execute_run from 8 threads)", runs),
+        "| calls | calls/s off | calls/s on | on against off | CPU µs/call, process: off → on | "
+        "loop thread: off → on | calls that waited | reservation statements, refills, settlement "
+        "statements | trials, calls/s (off / on) |",
+        "|---|---|---|---|---|---|---|---|---|",
+        row(f"(b) {args.calls:,} offline calls on the event loop, {args.concurrency} in flight", calls,
+            args.calls),
+        row(f"(c) {args.runs} pipeline runs of 6 offline calls (execute_run from 8 threads)", runs, 6 * args.runs),
     ]
     text = "\n".join(lines)
     print(text)

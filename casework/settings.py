@@ -1178,10 +1178,15 @@ CASE_BUDGET_WARN_RATIO = env.float("CASE_BUDGET_WARN_RATIO", default=0.8)
 # one statement and hands it out to the case's next calls in memory, while the budget leaves as
 # much again beside it (agents/runtime/charging.py, _Lease); what is left goes back after the
 # case's calls pause for CASE_BUDGET_LEASE_IDLE_SECONDS. 0: every call's reservation is a statement.
-CASE_BUDGET_LEASE_CALLS = env.int("CASE_BUDGET_LEASE_CALLS", default=8)
+# When half of a lease is handed out, a refill is reserved ahead (no call waits for it), each
+# twice the last, up to CASE_BUDGET_LEASE_MAX_CALLS calls' estimates, while the budget leaves as
+# much again beside it.
+CASE_BUDGET_LEASE_CALLS = env.int("CASE_BUDGET_LEASE_CALLS", default=16)
+CASE_BUDGET_LEASE_MAX_CALLS = env.int("CASE_BUDGET_LEASE_MAX_CALLS", default=32)
 CASE_BUDGET_LEASE_IDLE_SECONDS = env.float("CASE_BUDGET_LEASE_IDLE_SECONDS", default=1.0)
-if CASE_BUDGET_LEASE_CALLS < 0 or CASE_BUDGET_LEASE_IDLE_SECONDS < 0:
-    raise ImproperlyConfigured("CASE_BUDGET_LEASE_CALLS and CASE_BUDGET_LEASE_IDLE_SECONDS must not be negative.")
+if CASE_BUDGET_LEASE_CALLS < 0 or CASE_BUDGET_LEASE_IDLE_SECONDS < 0 or CASE_BUDGET_LEASE_MAX_CALLS < 0:
+    raise ImproperlyConfigured("CASE_BUDGET_LEASE_CALLS, CASE_BUDGET_LEASE_MAX_CALLS and "
+                               "CASE_BUDGET_LEASE_IDLE_SECONDS must not be negative.")
 for _type, _limits in CASE_BUDGETS.items():
     if not isinstance(_limits, dict) or set(_limits) - {"usd", "tokens"} or any(
             v is not None and (not isinstance(v, int | float) or v < 0) for v in _limits.values()):

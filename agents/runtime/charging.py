@@ -28,9 +28,11 @@ the GIL, the thread waits for it (up to the 5 ms switch interval) at every step 
 
 Leases (the loop's writer, CASE_BUDGET_LEASE_CALLS > 0): the batch's UPDATE also reserves, for
 each case whose budget leaves room for twice as much again, a share of its headroom (that many
-calls' estimates) which this process then hands out to the case's next calls in memory (_Lease):
-most calls then wait for no statement at all. The guarantee is the ledger's still: every call
-handed out is inside what the ledger holds reserved.
+calls' estimates) which this process then hands out to the case's next calls in memory (_Lease).
+When half of a lease is handed out, a refill is asked for ahead (twice the last, while the budget
+leaves room for it twice) and written by the writer's next statement while the calls go on
+taking what is left: after a case's first call, its calls wait for no statement at all. The
+guarantee is the ledger's still: every call handed out is inside what the ledger holds reserved.
 """
 
 from __future__ import annotations
@@ -41,9 +43,10 @@ import dataclasses
 import json
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from django.conf import settings
 
@@ -89,7 +92,21 @@ class _Lease:
     musd: int = 0
     tokens: int = 0
     in_flight: int = 0
-    used_at: float = 0.0  # the loop's clock when its last call here ended
+    # Its size: `size_calls` times the largest estimate of a call handed out of it (call_musd,
+    # call_tokens). When what is left falls below half of it, a refill is asked for ahead, so that
+    # no call waits for it (the writer's next statement); each refill doubles `size_calls`, up to
+    # CASE_BUDGET_LEASE_MAX_CALLS, and is taken only where the budget leaves as much again beside.
+    size_calls: int = 0
+    call_musd: int = 0
+    call_tokens: int = 0
+    refilling: bool = False  # a refill is queued or being written
+    # The prices its calls were last reserved and settled at (the charger's ratios(): per input
+    # token, per output token, over one denominator, in µ$), kept here so that a call is priced
+    # with two multiplications and a division: (provider, model, ratios).
+    reserve_prices: tuple = ("", "", (0, 0, 1))
+    settle_prices: tuple = ("", "", (0, 0, 1))
+    refill_refused: bool = False  # the budget had no room for one: this lease runs out instead
+    used_at: float = 0.0  # time.monotonic() (the loop's clock) when its last call here ended
     # Its calls' settlements, summed here and written as one row (at the sweep, at its return):
     # until then the ledger holds their estimates reserved, which can only refuse early.
     settled_musd: int = 0  # reserved to give back
@@ -108,10 +125,10 @@ class _Lease:
         return settlement
 
 
-@dataclass(frozen=True)
-class Leased:
+class Leased(NamedTuple):
     """A reservation taken from a lease (or a lease's remainder given back): settled as any
-    other, by case id and amounts."""
+    other, by case id and amounts. A tuple: one is made per call, and a frozen dataclass costs
+    several times as much to make."""
 
     case_id: int
     musd: int
@@ -129,6 +146,13 @@ class Charger(Protocol):
 
     def connection_prepare(self) -> None:
         """Called on the writer's thread when it opens a connection."""
+
+    # The loop's writer (a charger whose writes_on_loop() is true) also calls aconnect,
+    # areserve_many, asettle_many, and with leases areserve_leasing (whose `refills` are leases
+    # refilled ahead), price(provider, model, input tokens, output tokens) -> µ$, and
+    # ratios(provider, model) -> (µ$ per input token, per output token, over one denominator),
+    # which a lease keeps for its calls (a price table changed while a lease is held applies to
+    # the next lease: prices are settings).
 
 
 _charger: Charger | None = None
@@ -157,6 +181,7 @@ class _Writer:
     busy: bool = False
     idle: threading.Condition = None  # type: ignore[assignment]
     pool: concurrent.futures.ThreadPoolExecutor | None = None
+    leases: dict = field(default_factory=dict)  # none: leases are the loop's writer's (_LoopWriter)
 
     def __post_init__(self) -> None:
         self.idle = threading.Condition(self.lock)
@@ -266,23 +291,45 @@ class _LoopWriter:
         # hands out to its calls in memory (see _Lease).
         self.leases: dict[str, _Lease] = {}
         self.leases_by_case: dict[int, _Lease] = {}
+        self.refills: list[_Lease] = []  # leases below half, to be refilled ahead (_refill_ask)
         self.sweeping = False
 
-    def take(self, request: ReserveRequest) -> Leased | None:
-        """The request's reservation from its case's lease, with no statement and no wait; None
+    def take(self, case: str, provider: str, model: str, input_tokens: int, most_tokens: int) -> Leased | None:
+        """The call's reservation from its case's lease, with no statement and no wait; None
         when the case has no lease here or the lease is too small (then what is left of it is
-        given back, before any of the case's calls could be refused: see _drain)."""
-        lease = self.leases.get(request.case)
+        given back, before any of the case's calls could be refused: see _drain). Below half of
+        its size, a refill is asked for ahead (_refill_ask)."""
+        lease = self.leases.get(case)
         if lease is None:
             return None
-        musd, tokens = _charger.estimate(request)
+        known_provider, known_model, ratios = lease.reserve_prices
+        if provider != known_provider or model != known_model:
+            ratios = _charger.ratios(provider, model)
+            lease.reserve_prices = (provider, model, ratios)
+        musd = -((-(input_tokens * ratios[0] + most_tokens * ratios[1])) // ratios[2])
+        tokens = input_tokens + most_tokens
         if lease.musd >= musd and lease.tokens >= tokens:
             lease.musd -= musd
             lease.tokens -= tokens
             lease.in_flight += 1
-            return Leased(case_id=lease.case_id, musd=musd, tokens=tokens, lease=lease)
-        self._lease_return(request.case)
+            if musd > lease.call_musd:
+                lease.call_musd = musd
+            if tokens > lease.call_tokens:
+                lease.call_tokens = tokens
+            if (not lease.refilling and not lease.refill_refused
+                    and (2 * lease.musd < lease.size_calls * lease.call_musd
+                         or 2 * lease.tokens < lease.size_calls * lease.call_tokens)):
+                self._refill_ask(lease)
+            return Leased(lease.case_id, musd, tokens, lease)
+        self._lease_return(case)
         return None
+
+    def _refill_ask(self, lease: _Lease) -> None:
+        """Queue a refill of the lease: written by the writer's next statement while the case's
+        calls go on taking what is left, so none of them waits for it."""
+        lease.refilling = True
+        self.refills.append(lease)
+        self._wake()
 
     def _lease_return(self, reference: str) -> None:
         lease = self.leases.pop(reference, None)
@@ -303,7 +350,7 @@ class _LoopWriter:
         loop = asyncio.get_running_loop()
         idle = settings.CASE_BUDGET_LEASE_IDLE_SECONDS
         for reference, lease in list(self.leases.items()):
-            if not lease.in_flight and loop.time() - lease.used_at >= idle:
+            if not lease.in_flight and time.monotonic() - lease.used_at >= idle:
                 self._lease_return(reference)
             elif (settled := lease.settled()) is not None:  # the ledger shows the spend a moment later
                 self.settlements.append(settled)
@@ -326,25 +373,11 @@ class _LoopWriter:
         reservation = settlement.reservation
         lease = getattr(reservation, "lease", None)
         if lease is not None and self.leases.get(lease.reference) is lease:
-            # A call of a lease held here settles in memory, summed into the lease.
-            lease.in_flight -= 1
             if settlement.released:
-                # A failed call's share goes back to the lease: the ledger never saw it apart.
-                lease.musd += reservation.musd
-                lease.tokens += reservation.tokens
+                self._leased_release(lease, reservation)
             else:
-                used_musd, used_tokens = _charger.usage(settlement)
-                more_musd = min(max(used_musd - reservation.musd, 0), lease.musd)
-                more_tokens = min(max(used_tokens - reservation.tokens, 0), lease.tokens)
-                lease.musd -= more_musd
-                lease.tokens -= more_tokens
-                lease.settled_musd += reservation.musd + more_musd
-                lease.settled_tokens += reservation.tokens + more_tokens
-                lease.spent_musd += used_musd
-                lease.spent_tokens += used_tokens
-                lease.calls += 1
-            if not lease.in_flight:
-                lease.used_at = asyncio.get_running_loop().time()
+                self.leased_settle(lease, reservation, settlement.provider, settlement.model,
+                                   settlement.input_tokens, settlement.output_tokens)
             return
         if lease is not None:
             lease.in_flight -= 1
@@ -352,6 +385,42 @@ class _LoopWriter:
             settlement = self._absorb_excess(settlement)
         self.settlements.append(settlement)
         self._wake()
+
+    def leased_settle(self, lease: _Lease, reservation: Leased, provider: str, model: str, input_tokens: int,
+                      output_tokens: int) -> None:
+        """A call of a lease held here settles in memory, summed into the lease (no Settlement
+        is made: this is every leased call's path)."""
+        lease.in_flight -= 1
+        known_provider, known_model, ratios = lease.settle_prices
+        if provider != known_provider or model != known_model:
+            ratios = _charger.ratios(provider, model)
+            lease.settle_prices = (provider, model, ratios)
+        used_musd = -((-(input_tokens * ratios[0] + output_tokens * ratios[1])) // ratios[2])
+        used_tokens = input_tokens + output_tokens
+        settled_musd, settled_tokens = reservation.musd, reservation.tokens
+        if used_musd > settled_musd:  # used more than its estimate: the excess from the lease
+            more = min(used_musd - settled_musd, lease.musd)
+            lease.musd -= more
+            settled_musd += more
+        if used_tokens > settled_tokens:
+            more = min(used_tokens - settled_tokens, lease.tokens)
+            lease.tokens -= more
+            settled_tokens += more
+        lease.settled_musd += settled_musd
+        lease.settled_tokens += settled_tokens
+        lease.spent_musd += used_musd
+        lease.spent_tokens += used_tokens
+        lease.calls += 1
+        if not lease.in_flight:
+            lease.used_at = time.monotonic()
+
+    def _leased_release(self, lease: _Lease, reservation: Leased) -> None:
+        """A failed call's share goes back to the lease: the ledger never saw it apart."""
+        lease.in_flight -= 1
+        lease.musd += reservation.musd
+        lease.tokens += reservation.tokens
+        if not lease.in_flight:
+            lease.used_at = time.monotonic()
 
     async def _connection(self):
         if self.conn is None or self.conn.closed or self.loop is not asyncio.get_running_loop():
@@ -370,8 +439,9 @@ class _LoopWriter:
     async def _drain(self) -> None:
         import logging
 
-        while self.reserves or self.settlements:
+        while self.reserves or self.settlements or self.refills:
             reserves, self.reserves = self.reserves, []
+            refills, self.refills = self.refills, []
             settlements, self.settlements = self.settlements, []
             settled = [not settlements]
 
@@ -380,18 +450,28 @@ class _LoopWriter:
                     await _charger.asettle_many(conn, settlements)
                     settled[0] = True
 
-            if reserves:
+            if reserves or refills:
                 requests = [r for r, _ in reserves]
+                # The refills go in the same statement as the waiting calls' reservations.
+                refilling = self._refills_due(refills, {r.case for r in requests})
                 try:
                     if _leasing():
                         results, leases = await self._with_connection(
-                            _charger.areserve_leasing, requests, settle_now, settings.CASE_BUDGET_LEASE_CALLS)
+                            _charger.areserve_leasing, requests, settle_now, settings.CASE_BUDGET_LEASE_CALLS,
+                            [(reference, musd, tokens) for reference, (_, musd, tokens) in refilling.items()])
                         for reference, got in leases.items():
-                            self._lease_add(reference, got)
+                            if reference in refilling:
+                                self._refilled(refilling.pop(reference)[0], got)
+                            else:
+                                self._lease_add(reference, got)
                     else:
                         results = await self._with_connection(_charger.areserve_many, requests, settle_now)
                 except Exception as exc:  # noqa: BLE001 - each waiting call gets the failure
+                    if refilling:
+                        logging.getLogger(__name__).exception("Refilling %d budget leases failed", len(refilling))
                     results = [exc] * len(reserves)
+                for lease, _, _ in refilling.values():  # no room for it: the lease runs out instead
+                    lease.refilling, lease.refill_refused = False, True
                 for (_, future), result in zip(reserves, results, strict=True):
                     _resolve(future, result)
             try:
@@ -408,7 +488,9 @@ class _LoopWriter:
         lease = self.leases_by_case.get(reservation.case_id)
         if lease is None:
             return settlement
-        used_musd, used_tokens = _charger.usage(settlement)
+        used_musd = _charger.price(settlement.provider, settlement.model, settlement.input_tokens,
+                                   settlement.output_tokens)
+        used_tokens = settlement.input_tokens + settlement.output_tokens
         more_musd = min(max(used_musd - reservation.musd, 0), lease.musd)
         more_tokens = min(max(used_tokens - reservation.tokens, 0), lease.tokens)
         if not more_musd and not more_tokens:
@@ -419,24 +501,55 @@ class _LoopWriter:
             case_id=reservation.case_id, musd=reservation.musd + more_musd, tokens=reservation.tokens + more_tokens,
             lease=getattr(reservation, "lease", None)))
 
+    def _refills_due(self, refills: list[_Lease], waiting: set[str]) -> dict[str, tuple[_Lease, int, int]]:
+        """The refills to write: {reference: (lease, µ$, tokens)}, each twice its lease's last size
+        in calls (up to CASE_BUDGET_LEASE_MAX_CALLS). A lease given back meanwhile is not refilled,
+        nor one whose case has calls waiting in the same statement (their reservation adds a
+        lease's worth to it)."""
+        due = {}
+        for lease in refills:
+            if self.leases.get(lease.reference) is lease and lease.reference not in waiting:
+                # Still `refilling` until the statement's answer (_refilled): one refill at a time.
+                lease.size_calls = min(2 * lease.size_calls,
+                                       max(settings.CASE_BUDGET_LEASE_MAX_CALLS, lease.size_calls))
+                due[lease.reference] = (lease, lease.size_calls * lease.call_musd,
+                                        lease.size_calls * lease.call_tokens)
+            else:
+                lease.refilling = False
+        return due
+
+    def _refilled(self, lease: _Lease, got: Any) -> None:
+        """A refill the ledger took: the lease's, or given back if the lease went back while the
+        refill was being written (idle, too small for a call, flushed)."""
+        lease.refilling = False
+        if self.leases.get(lease.reference) is lease:
+            lease.musd += got.musd
+            lease.tokens += got.tokens
+        else:
+            self.settlements.append(Settlement(Leased(lease.case_id, got.musd, got.tokens), released=True))
+
     def _lease_add(self, reference: str, got: Any) -> None:
         lease = self.leases.get(reference)
         if lease is None:
             loop = asyncio.get_running_loop()
-            lease = self.leases[reference] = _Lease(reference=reference, case_id=got.case_id, used_at=loop.time())
+            lease = self.leases[reference] = _Lease(reference=reference, case_id=got.case_id, used_at=time.monotonic(),
+                                                    size_calls=settings.CASE_BUDGET_LEASE_CALLS)
             self.leases_by_case[got.case_id] = lease
             if not self.sweeping:  # given back once the case's calls here stop for a moment
                 self.sweeping = True
                 loop.call_later(settings.CASE_BUDGET_LEASE_IDLE_SECONDS, self._leases_sweep)
         lease.musd += got.musd
         lease.tokens += got.tokens
+        size = max(lease.size_calls, 1)
+        lease.call_musd = max(lease.call_musd, -(-got.musd // size))
+        lease.call_tokens = max(lease.call_tokens, -(-got.tokens // size))
 
-    def flush(self, timeout: float = 30.0) -> None:
-        """Give back every lease and wait until everything queued is written."""
+    def flush(self, timeout: float = 30.0, leases_keep: bool = False) -> None:
+        """Give back every lease (unless `leases_keep`) and wait until everything queued is written."""
         from agents.runtime import aio
 
         async def idle() -> None:
-            for reference in list(self.leases):
+            for reference in [] if leases_keep else list(self.leases):
                 self._lease_return(reference)
             while self.task is not None and not self.task.done():
                 await asyncio.wait([self.task], timeout=timeout)
@@ -455,23 +568,34 @@ class _LoopWriter:
 
 
 _writer: _Writer | _LoopWriter | None = None
-_writer_pid = os.getpid()
 
 
 def _get_writer() -> _Writer | _LoopWriter:
     """The process's writer (on the loop when the charger can write asynchronously, else a
-    thread); a new one in a forked child (the parent's thread and connection did not come along,
-    and its queue may have been caught mid-batch)."""
-    global _writer, _writer_pid
-    if _writer is None or _writer_pid != os.getpid():
+    thread); a new one in a forked child (_forgotten_in_child)."""
+    global _writer
+    if _writer is None:
         loop_capable = _charger is not None and getattr(_charger, "writes_on_loop", lambda: False)()
-        _writer, _writer_pid = (_LoopWriter() if loop_capable else _Writer()), os.getpid()
+        _writer = _LoopWriter() if loop_capable else _Writer()
     return _writer
 
 
-def flush() -> None:
-    """Wait until everything queued is written (tests; a benchmark's trials)."""
-    if _writer is not None:
+def _forgotten_in_child() -> None:
+    """A forked child starts a writer of its own: the parent's thread and connection did not come
+    along, its queue may have been caught mid-batch, and its leases are the parent's to hand out."""
+    global _writer
+    _writer = None
+
+
+os.register_at_fork(after_in_child=_forgotten_in_child)
+
+
+def flush(leases_keep: bool = False) -> None:
+    """Wait until everything queued is written (tests; a benchmark's trials); the leases are
+    given back first, unless `leases_keep` (tests counting what a lease's refills write)."""
+    if isinstance(_writer, _LoopWriter):
+        _writer.flush(leases_keep=leases_keep)
+    elif _writer is not None:
         _writer.flush()
 
 
@@ -516,12 +640,12 @@ async def areserve(case: str | None, provider: Provider, request: LLMRequest) ->
     if not case or not charging_on():
         return None
     prompt, most = request_estimate(request)
-    wanted = ReserveRequest(case=case, provider=provider.name, model=provider.model or "", input_tokens=prompt,
-                            max_output_tokens=most)
     writer = _get_writer()
-    if isinstance(writer, _LoopWriter) and (leased := writer.take(wanted)) is not None:
+    model = provider.model or ""
+    if writer.leases and (leased := writer.take(case, provider.name, model, prompt, most)) is not None:
         return leased
-    future = writer.reserve(wanted)
+    future = writer.reserve(ReserveRequest(case=case, provider=provider.name, model=model, input_tokens=prompt,
+                                           max_output_tokens=most))
     try:
         return await asyncio.shield(future)
     except asyncio.CancelledError:
@@ -534,8 +658,15 @@ async def asettle(reservation: Any | None, provider: Provider, completion: Compl
     """Exchange the reservation for the real usage; queued, not waited for."""
     if reservation is None:
         return
-    _get_writer().settle(Settlement(reservation, provider=provider.name, model=completion.model or provider.model or "",
-                              input_tokens=completion.input_tokens, output_tokens=completion.output_tokens))
+    writer = _get_writer()
+    model = completion.model or provider.model or ""
+    lease = getattr(reservation, "lease", None)
+    if lease is not None and writer.leases.get(lease.reference) is lease:  # in memory, no Settlement made
+        writer.leased_settle(lease, reservation, provider.name, model, completion.input_tokens,
+                             completion.output_tokens)
+        return
+    writer.settle(Settlement(reservation, provider=provider.name, model=model,
+                             input_tokens=completion.input_tokens, output_tokens=completion.output_tokens))
 
 
 def release_soon(reservation: Any | None) -> None:
