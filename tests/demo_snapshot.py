@@ -106,6 +106,7 @@ def _restore(snapshot: Path) -> None:
                         "--file", str(snapshot / "data.sql"), *_pg_args()], check=True,
                        env={**_pg_env(), "PGOPTIONS": "-c session_replication_role=replica"},
                        stdout=subprocess.DEVNULL)
+        _kept_sequences_reset()
     else:
         connection.ensure_connection()
         with sqlite3.connect(snapshot / "data.sqlite3") as source:
@@ -115,6 +116,22 @@ def _restore(snapshot: Path) -> None:
         if (snapshot / name).is_dir():
             shutil.copytree(snapshot / name, target, dirs_exist_ok=True)
     _forget_cached_rows()
+
+
+def _kept_sequences_reset() -> None:
+    """The kept tables' id sequences as this database's own rows need them. The dump names the
+    kept tables (without their rows), so it sets their sequences to the snapshot database's
+    values: restored into a worker whose database had since run a migration test (its
+    django_migrations rows, and its sequence, further on), the next migration it applied
+    collided with a row it held ("Key (id)=(142) already exists"), and every later test on that
+    worker met a half-migrated schema."""
+    from agents.evals.isolation import KEEP
+
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        for table in sorted(KEEP):
+            cursor.execute(f"SELECT setval(pg_get_serial_sequence(%s, 'id'), COALESCE(MAX(id), 1), "
+                           f"MAX(id) IS NOT NULL) FROM {quote(table)}", [table])
 
 
 def _forget_cached_rows() -> None:
