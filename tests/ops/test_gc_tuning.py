@@ -38,4 +38,6 @@ def test_cpythons_defaults_can_be_kept(gc_state):
     before = gc.get_freeze_count()
     done = gc_tune()
     assert done == {"frozen": 0, "threshold": (700, 10, 10)}
-    assert gc.get_freeze_count() == before
+    # nothing more frozen (the test process's own freeze, tests/conftest.py, may lose an object
+    # that dies meanwhile: its count can only fall)
+    assert gc.get_freeze_count() <= before
