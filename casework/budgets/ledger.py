@@ -65,6 +65,8 @@ def price_ratios(provider: str, model: str) -> tuple[int, int, int]:
     try:
         return _ratio_cache[provider, model]
     except KeyError:
+        if len(_ratio_cache) > 1000:  # model names come from settings and callers: keep it bounded
+            _ratio_cache.clear()
         ratios = _ratio_cache[provider, model] = _ratios(provider, model)
         return ratios
 
@@ -81,8 +83,6 @@ def _ratios(provider: str, model: str) -> tuple[int, int, int]:
         return 0, 0, 1
     in_num, in_den = price.input_per_million.as_integer_ratio()
     out_num, out_den = price.output_per_million.as_integer_ratio()
-    if len(_ratio_cache) > 1000:
-        _ratio_cache.clear()
     return in_num * out_den, out_num * in_den, in_den * out_den
 
 
