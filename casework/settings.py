@@ -454,6 +454,7 @@ CELERY_TASK_ROUTES = {
     "agents.chat.tasks.chat_answer": {"queue": "chat"},
     "agents.tasks.resume_stale_runs": {"queue": "ops"},
     "agents.tasks.approvals_expire": {"queue": "ops"},
+    "casework.budgets.tasks.budget_holds_release": {"queue": "ops"},
     "agents.chat.tasks.chat_resend_lost": {"queue": "ops"},
     "audit.tasks.audit_sequence_pending": {"queue": "ops"},
     "casework.access.tasks.access_send_reminders": {"queue": "ops"},
@@ -919,6 +920,12 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": float(RUN_SCAN_INTERVAL_SECONDS)},
     },
 }
+# A killed worker's budget reservations and leases are given back (casework/budgets/holds.py).
+CELERY_BEAT_SCHEDULE["budgets-holds-release"] = {
+    "task": "casework.budgets.tasks.budget_holds_release",
+    "schedule": float(RUN_SCAN_INTERVAL_SECONDS),
+    "options": {"expires": float(RUN_SCAN_INTERVAL_SECONDS)},
+}
 # Deadlines: warn CASE_SLA_WARN_HOURS before a case's due_at, record breaches (once each).
 CELERY_BEAT_SCHEDULE["cases-sla-check"] = {
     "task": "casework.cases.notifications.tasks.cases_sla_check",
@@ -1184,6 +1191,14 @@ CASE_BUDGET_WARN_RATIO = env.float("CASE_BUDGET_WARN_RATIO", default=0.8)
 CASE_BUDGET_LEASE_CALLS = env.int("CASE_BUDGET_LEASE_CALLS", default=16)
 CASE_BUDGET_LEASE_MAX_CALLS = env.int("CASE_BUDGET_LEASE_MAX_CALLS", default=32)
 CASE_BUDGET_LEASE_IDLE_SECONDS = env.float("CASE_BUDGET_LEASE_IDLE_SECONDS", default=1.0)
+# What each process holds reserved in a case's ledger is recorded with it (casework/budgets/holds.py);
+# a process renews its holds every quarter of CASE_BUDGET_HOLD_STALE_SECONDS while it has any. A
+# sweep (every RUN_SCAN_INTERVAL_SECONDS) gives back to their cases the holds of processes that are
+# gone: at once for a pid on the sweeping worker's host that no longer runs, and for any hold not
+# renewed for CASE_BUDGET_HOLD_STALE_SECONDS (a killed worker on another host, or one frozen).
+CASE_BUDGET_HOLD_STALE_SECONDS = env.int("CASE_BUDGET_HOLD_STALE_SECONDS", default=120)
+if CASE_BUDGET_HOLD_STALE_SECONDS < 4:
+    raise ImproperlyConfigured("CASE_BUDGET_HOLD_STALE_SECONDS must be at least 4.")
 if CASE_BUDGET_LEASE_CALLS < 0 or CASE_BUDGET_LEASE_IDLE_SECONDS < 0 or CASE_BUDGET_LEASE_MAX_CALLS < 0:
     raise ImproperlyConfigured("CASE_BUDGET_LEASE_CALLS, CASE_BUDGET_LEASE_MAX_CALLS and "
                                "CASE_BUDGET_LEASE_IDLE_SECONDS must not be negative.")

@@ -106,6 +106,7 @@ class _Lease:
     reserve_prices: tuple = ("", "", (0, 0, 1))
     settle_prices: tuple = ("", "", (0, 0, 1))
     refill_refused: bool = False  # the budget had no room for one: this lease runs out instead
+    lost: bool = False  # the sweep gave its hold back (this process was frozen): nothing of it is reserved
     used_at: float = 0.0  # time.monotonic() (the loop's clock) when its last call here ended
     # Its calls' settlements, summed here and written as one row (at the sweep, at its return):
     # until then the ledger holds their estimates reserved, which can only refuse early.
@@ -182,6 +183,8 @@ class _Writer:
     idle: threading.Condition = None  # type: ignore[assignment]
     pool: concurrent.futures.ThreadPoolExecutor | None = None
     leases: dict = field(default_factory=dict)  # none: leases are the loop's writer's (_LoopWriter)
+    renewing: bool = False  # a renewal of this process's holds is scheduled (_renewal_arm)
+    renew_due: bool = False
 
     def __post_init__(self) -> None:
         self.idle = threading.Condition(self.lock)
@@ -216,7 +219,8 @@ class _Writer:
             with self.lock:
                 reserves, self.reserves = self.reserves, []
                 settlements, self.settlements = self.settlements, []
-                if not reserves and not settlements:
+                renew, self.renew_due = self.renew_due, False
+                if not reserves and not settlements and not renew:
                     self.busy = False
                     self.idle.notify_all()
                     return
@@ -234,17 +238,48 @@ class _Writer:
                     results = [exc] * len(reserves)
                 for (_, loop, future), result in zip(reserves, results, strict=True):
                     loop.call_soon_threadsafe(_resolve, future, result)
+                if not self.renewing:
+                    self.renewing = True
+                    _renewal_schedule(self._renew_tick)
             try:
                 _on_connection(settle_now)
             except Exception:  # noqa: BLE001 - logged; the reservations stay (they can only refuse early)
                 import logging
 
                 logging.getLogger(__name__).exception("Settling %d budget reservations failed", len(settlements))
+            if renew:
+                try:
+                    held = _on_connection(_charger.holds_renew)
+                except Exception:  # noqa: BLE001 - logged; tried again at the next renewal
+                    import logging
+
+                    logging.getLogger(__name__).exception("Renewing this process's budget holds failed")
+                    held = True
+                if held:
+                    _renewal_schedule(self._renew_tick)
+                else:
+                    self.renewing = False
+
+    def _renew_tick(self) -> None:
+        with self.lock:
+            self.renew_due = True
+            self._wake()
 
     def flush(self, timeout: float = 30.0) -> None:
         """Wait until everything queued is written (tests; a worker's end)."""
         with self.lock:
             self.idle.wait_for(lambda: not self.busy, timeout=timeout)
+
+
+def _renewal_schedule(tick: Callable[[], None]) -> None:
+    """Call `tick` on the process's loop in a quarter of CASE_BUDGET_HOLD_STALE_SECONDS: it asks
+    the writer to renew this process's holds (casework/budgets/holds.py), so that the sweep can
+    tell a live process's from a gone one's. The writer schedules the next while it holds any."""
+    from agents.runtime import aio
+
+    loop = aio.get_loop()
+    delay = settings.CASE_BUDGET_HOLD_STALE_SECONDS / 4
+    loop.call_soon_threadsafe(loop.call_later, delay, tick)
 
 
 def _resolve(future: asyncio.Future, result: Any) -> None:
@@ -293,6 +328,8 @@ class _LoopWriter:
         self.leases_by_case: dict[int, _Lease] = {}
         self.refills: list[_Lease] = []  # leases below half, to be refilled ahead (_refill_ask)
         self.sweeping = False
+        self.renewing = False  # a renewal of this process's holds is scheduled (_renewal_schedule)
+        self.renew_due = False
 
     def take(self, case: str, provider: str, model: str, input_tokens: int, most_tokens: int) -> Leased | None:
         """The call's reservation from its case's lease, with no statement and no wait; None
@@ -381,6 +418,8 @@ class _LoopWriter:
             return
         if lease is not None:
             lease.in_flight -= 1
+            if lease.lost:  # nothing of it is reserved any more: only the spend is written
+                settlement = dataclasses.replace(settlement, reservation=Leased(reservation.case_id, 0, 0))
         if self.leases and not settlement.released:
             settlement = self._absorb_excess(settlement)
         self.settlements.append(settlement)
@@ -439,7 +478,8 @@ class _LoopWriter:
     async def _drain(self) -> None:
         import logging
 
-        while self.reserves or self.settlements or self.refills:
+        while self.reserves or self.settlements or self.refills or self.renew_due:
+            renew, self.renew_due = self.renew_due, False
             reserves, self.reserves = self.reserves, []
             refills, self.refills = self.refills, []
             settlements, self.settlements = self.settlements, []
@@ -474,10 +514,46 @@ class _LoopWriter:
                     lease.refilling, lease.refill_refused = False, True
                 for (_, future), result in zip(reserves, results, strict=True):
                     _resolve(future, result)
+                if not self.renewing:
+                    self.renewing = True
+                    _renewal_schedule(self._renew_tick)
             try:
                 await self._with_connection(settle_now)
             except Exception:  # noqa: BLE001 - logged; the reservations stay (they can only refuse early)
                 logging.getLogger(__name__).exception("Settling %d budget reservations failed", len(settlements))
+            if renew:
+                await self._holds_renew()
+
+    def _renew_tick(self) -> None:
+        self.renew_due = True
+        self._wake()
+
+    async def _holds_renew(self) -> None:
+        """Renew this process's holds; forget the leases whose hold the sweep gave back (this
+        process was frozen past CASE_BUDGET_HOLD_STALE_SECONDS): the ledger no longer backs them.
+        What their calls settled in memory is still written (its spend counts)."""
+        import logging
+
+        try:
+            held = await self._with_connection(_charger.aholds_renew)
+        except Exception:  # noqa: BLE001 - logged; tried again at the next renewal
+            logging.getLogger(__name__).exception("Renewing this process's budget holds failed")
+            _renewal_schedule(self._renew_tick)
+            return
+        lost = [lease for lease in self.leases.values() if lease.case_id not in held]
+        for lease in lost:
+            logging.getLogger(__name__).warning(
+                "The budget lease of case %s was given back by the sweep (this process did not renew its "
+                "holds in time): forgotten here.", lease.reference)
+            lease.lost = True
+            self.leases.pop(lease.reference, None)
+            self.leases_by_case.pop(lease.case_id, None)
+            if (settled := lease.settled()) is not None:
+                self.settlements.append(settled)
+        if held or self.leases:
+            _renewal_schedule(self._renew_tick)
+        else:
+            self.renewing = False
 
     def _absorb_excess(self, settlement: Settlement) -> Settlement:
         """A call that used more than its estimate (the prompt's count is an estimate) takes the

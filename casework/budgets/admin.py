@@ -1,5 +1,6 @@
 """Budgets in the admin: each case type's budget (edited here, saved through the audited
-service), every case's ledger (read-only, need-to-know scoped), and the price table of
+service), every case's ledger and what each process holds reserved in it (read-only,
+need-to-know scoped), and the price table of
 settings.LLM_PRICES (read-only, shown above the type budgets)."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from django.contrib import admin
 from agents.llm.prices import price_table
 from audit.admin_scope import CaseScopedAdmin
 from casework.budgets.limits import settings_limits, usd_text
-from casework.budgets.models import CaseBudget, CaseTypeBudget
+from casework.budgets.models import BudgetHold, CaseBudget, CaseTypeBudget
 from casework.budgets.services import case_type_budget_set
 from casework.cases.types import CASE_TYPES
 
@@ -65,6 +66,30 @@ class CaseBudgetAdmin(CaseScopedAdmin, admin.ModelAdmin):
     @admin.display(description="limit")
     def limit(self, obj):
         return usd_text(obj.limit_musd)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(BudgetHold)
+class BudgetHoldAdmin(CaseScopedAdmin, admin.ModelAdmin):
+    """Read-only: what each worker process holds reserved in a case's ledger (casework/budgets/
+    holds.py); a gone process's are given back by the sweep, audited."""
+
+    list_display = ("case", "host", "pid", "reserved", "reserved_tokens", "renewed_at")
+    search_fields = ("case__reference", "host")
+    list_select_related = ("case",)
+    readonly_fields = [f.name for f in BudgetHold._meta.fields]
+
+    @admin.display(description="reserved")
+    def reserved(self, obj):
+        return usd_text(obj.reserved_musd)
 
     def has_add_permission(self, request):
         return False

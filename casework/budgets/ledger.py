@@ -34,6 +34,16 @@ from django.db import IntegrityError, connection, transaction
 from agents.llm.errors import BudgetReached
 from agents.llm.prices import price_for
 from agents.runtime.charging import ReserveRequest, Settlement
+from casework.budgets.holds import (
+    aholds_renew,
+    holds_add,
+    holds_add_params,
+    holds_add_sql,
+    holds_renew,
+    holds_take,
+    holds_take_params,
+    holds_take_sql,
+)
 from casework.budgets.limits import type_limits, usd_text
 from casework.budgets.models import CaseBudget
 from casework.cases.models import Case
@@ -100,46 +110,64 @@ def _values(rows: list[tuple], kinds: tuple[str, ...]) -> tuple[str, list]:
     return sql, [value for row in rows for value in row]
 
 
-def _reserve_sql(count: int, need: bool = False) -> str:
+def _reserve_update(source: str, need: bool, returning: str) -> str:
     """Reserve v.c1 µ$ and v.c2 tokens where they fit; with `need`, only where v.c3 µ$ and v.c4
-    tokens would (a lease: what it takes, and the headroom it must leave beside it)."""
+    tokens would (a lease: what it takes, and the headroom it must leave beside it). `source`
+    is the rows' derived table (named v)."""
     budget, case = _tables()
-    kinds = ("TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT") if need else ("TEXT", "BIGINT", "BIGINT")
-    values, _ = _values([(None,) * len(kinds)] * count, kinds)
     need_musd, need_tokens = ("v.c3", "v.c4") if need else ("v.c1", "v.c2")
     return (
         f"UPDATE {budget} SET reserved_musd = {budget}.reserved_musd + v.c1, "
         f"reserved_tokens = {budget}.reserved_tokens + v.c2 "
-        f"FROM ({values}) AS v, {case} AS c "
+        f"FROM {source} AS v, {case} AS c "
         f"WHERE c.reference = v.c0 AND {budget}.case_id = c.id "
         f"AND ({budget}.limit_musd IS NULL OR {budget}.spent_musd + {budget}.reserved_musd + {need_musd} "
         f"<= {budget}.limit_musd) "
         f"AND ({budget}.limit_tokens IS NULL OR {budget}.spent_tokens + {budget}.reserved_tokens + {need_tokens} "
         f"<= {budget}.limit_tokens) "
-        # SQLite's RETURNING may not name the FROM clause's tables; a subquery it allows.
-        f"RETURNING (SELECT reference FROM {case} WHERE id = {budget}.case_id), {budget}.case_id")
+        f"RETURNING {returning}")
 
 
-def _settle_sql(count: int) -> str:
+def _reserve_sql(count: int) -> str:
+    budget, case = _tables()
+    values, _ = _values([(None,) * 3] * count, ("TEXT", "BIGINT", "BIGINT"))
+    # SQLite's RETURNING may not name the FROM clause's tables; a subquery it allows.
+    return _reserve_update(f"({values})", False,
+                           f"(SELECT reference FROM {case} WHERE id = {budget}.case_id), {budget}.case_id")
+
+
+def _settle_update(source: str, given_back: tuple[str, str]) -> str:
+    """Exchange reservations for spend: per case v.c0, give back `given_back` (µ$, tokens: what
+    this process held of v.c1 and v.c2, holds.py), add v.c3 µ$ and v.c4 tokens spent, v.c5 calls."""
     budget, _ = _tables()
-    values, _ = _values([(None,) * 6] * count, ("BIGINT",) * 6)
+    musd, tokens = given_back
     return (
-        f"UPDATE {budget} SET reserved_musd = {budget}.reserved_musd - v.c1, "
-        f"reserved_tokens = {budget}.reserved_tokens - v.c2, spent_musd = {budget}.spent_musd + v.c3, "
+        f"UPDATE {budget} SET reserved_musd = {budget}.reserved_musd - {musd}, "
+        f"reserved_tokens = {budget}.reserved_tokens - {tokens}, spent_musd = {budget}.spent_musd + v.c3, "
         f"spent_tokens = {budget}.spent_tokens + v.c4, calls = {budget}.calls + v.c5 "
-        f"FROM ({values}) AS v WHERE {budget}.case_id = v.c0 "
+        f"FROM {source} WHERE {budget}.case_id = v.c0 "
         f"RETURNING {budget}.case_id, {budget}.spent_musd, {budget}.spent_tokens, {budget}.limit_musd, "
         f"{budget}.limit_tokens, {budget}.warned_at")
 
 
+def _settle_sql(count: int) -> str:
+    values, _ = _values([(None,) * 6] * count, ("BIGINT",) * 6)
+    return _settle_update(f"({values}) AS v", ("v.c1", "v.c2"))
+
+
 def _reserve_rows(rows: list[tuple[str, int, int]]) -> dict[str, int]:
-    """One conditional UPDATE reserving each (reference, µ$, tokens) row, one row per case;
-    returns {reference: case id} of the rows it took (a case whose row would pass its limit,
-    or that has no ledger yet, is left out)."""
+    """One conditional UPDATE reserving each (reference, µ$, tokens) row, one row per case, and
+    this process's holds of what it took (holds.py), in one transaction; returns {reference:
+    case id} of the rows it took (a case whose row would pass its limit, or that has no ledger
+    yet, is left out)."""
     _, params = _values(rows, ("TEXT", "BIGINT", "BIGINT"))
-    with connection.cursor() as cursor:
+    amounts = {reference: (musd, tokens) for reference, musd, tokens in rows}
+    with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(_reserve_sql(len(rows)), params)
-        return {reference: case_id for reference, case_id in cursor.fetchall()}
+        taken = {reference: case_id for reference, case_id in cursor.fetchall()}
+        if taken:
+            holds_add(cursor, [(case_id, *amounts[reference]) for reference, case_id in taken.items()])
+    return taken
 
 
 class BudgetCharger:
@@ -189,8 +217,11 @@ class BudgetCharger:
         """Each reservation exchanged for its call's real usage (or given back, for a failed
         call), summed per case into one UPDATE; then the 80% warning of each case that passed it."""
         rows = _settle_rows(settlements)
-        _, params = _values(rows, ("BIGINT",) * 6)
-        with connection.cursor() as cursor:
+        with transaction.atomic(), connection.cursor() as cursor:
+            # What this process still holds of each reservation is given back (all of it, unless
+            # the sweep gave its hold back meanwhile: holds.py); what was spent is added anyway.
+            rows = holds_take(cursor, rows)
+            _, params = _values(rows, ("BIGINT",) * 6)
             cursor.execute(_settle_sql(len(rows)), params)
             written = cursor.fetchall()
         for case_id in _to_warn(written):
@@ -241,6 +272,10 @@ class BudgetCharger:
             results.append(result)
         return results
 
+    # The writer renews this process's holds (casework/budgets/holds.py) while it holds anything.
+    holds_renew = staticmethod(holds_renew)
+    aholds_renew = staticmethod(aholds_renew)
+
     # What a call takes from its case's lease and settles there (the lease keeps the ratios).
     price = staticmethod(estimate_musd)
     ratios = staticmethod(price_ratios)
@@ -278,7 +313,7 @@ class BudgetCharger:
         from agents.runtime.aio import in_thread
 
         rows = _settle_rows(settlements)
-        cursor = await conn.execute(_asettle_sql(), _rows_json(rows))
+        cursor = await conn.execute(_asettle_sql(), [*_rows_json(rows), *holds_take_params()])
         written = await cursor.fetchall()
         for case_id in _to_warn(written):
             from casework.budgets.services import budget_warn
@@ -314,19 +349,29 @@ def _rows_json(rows: list[tuple]) -> list[str]:
 @functools.cache
 def _areserve_sql(need: bool) -> str:
     """The reservation's statement for the loop's writer (PostgreSQL), its rows as JSON: made
-    once per process (the same text whatever the batch)."""
+    once per process (the same text whatever the batch). With it, in the same statement, this
+    process's holds of what it took (holds.py; parameters after the rows: holds.holds_add_params)."""
+    budget, _ = _tables()
     width = 5 if need else 3
-    return _reserve_sql(1, need).replace(_values([(None,) * width], ("TEXT",) + ("BIGINT",) * (width - 1))[0],
-                                         _json_rows(("text",) + ("bigint",) * (width - 1)))
+    rows = _json_rows(("text",) + ("bigint",) * (width - 1))
+    taken = _reserve_update("v", need, f"c.reference AS reference, {budget}.case_id AS case_id, v.c1 AS musd, "
+                                       "v.c2 AS tokens")
+    return (f"WITH v AS ({rows}), t AS ({taken}), h AS ({holds_add_sql('t')}) "
+            "SELECT reference, case_id FROM t")
 
 
 @functools.cache
 def _asettle_sql() -> str:
-    return _settle_sql(1).replace(_values([(None,) * 6], ("BIGINT",) * 6)[0], _json_rows(("bigint",) * 6))
+    """The settlement's statement for the loop's writer: what this process holds of each case's
+    reservations given back, in the same statement as its hold (holds.py); parameters: the rows,
+    then holds.holds_take_params."""
+    rows = _json_rows(("bigint",) * 6)
+    return (f"WITH v AS ({rows}), h AS ({holds_take_sql('v')}) "
+            + _settle_update("v LEFT JOIN h ON h.case_id = v.c0", ("COALESCE(h.musd, 0)", "COALESCE(h.tokens, 0)")))
 
 
 async def _areserve_rows(conn, rows: list[tuple], need: bool = False) -> dict[str, int]:
-    cursor = await conn.execute(_areserve_sql(need), _rows_json(rows))
+    cursor = await conn.execute(_areserve_sql(need), [*_rows_json(rows), *holds_add_params()])
     return {reference: case_id for reference, case_id in await cursor.fetchall()}
 
 

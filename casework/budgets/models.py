@@ -96,3 +96,28 @@ class CaseBudget(models.Model):
         if self.limit_tokens is not None:
             shares.append(self.spent_tokens / self.limit_tokens if self.limit_tokens else 1.0)
         return max(shares) if shares else None
+
+
+class BudgetHold(models.Model):
+    """What one process holds reserved in one case's ledger (its calls in flight and its lease):
+    moved in the same statement as the ledger's reserved counters (casework/budgets/ledger.py),
+    so a case's `reserved` is the sum of its holds. The process renews its holds while it has
+    any (every CASE_BUDGET_HOLD_STALE_SECONDS / 4); a hold whose process is gone (not renewed
+    for CASE_BUDGET_HOLD_STALE_SECONDS, or a pid on this host that no longer runs) is given back
+    to its case by the sweep (casework/budgets/holds.py), audited: a killed worker's
+    reservations do not stay reserved for ever."""
+
+    holder = models.CharField(max_length=64, help_text="The process: host, pid and a random token.")
+    host = models.CharField(max_length=255)
+    pid = models.PositiveIntegerField()
+    case = models.ForeignKey("cases.Case", on_delete=models.CASCADE, related_name="+")
+    reserved_musd = models.BigIntegerField(default=0)
+    reserved_tokens = models.BigIntegerField(default=0)
+    renewed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["holder", "case"], name="budgethold_one_per_holder_case")]
+        indexes = [models.Index(fields=["renewed_at"], name="budgethold_renewed")]
+
+    def __str__(self) -> str:
+        return f"hold of {self.host}:{self.pid} on case {self.case_id}"

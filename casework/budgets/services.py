@@ -97,8 +97,7 @@ def _after_limits_changed(actor, budget: CaseBudget) -> list[int]:
 
     spent = CaseBudget(spent_musd=budget.spent_musd, spent_tokens=budget.spent_tokens, limit_musd=budget.limit_musd,
                        limit_tokens=budget.limit_tokens)
-    room = (budget.limit_musd is None or budget.spent_musd + budget.reserved_musd < budget.limit_musd) and (
-        budget.limit_tokens is None or budget.spent_tokens + budget.reserved_tokens < budget.limit_tokens)
+    room = _room(budget)
     share = spent.share()
     if share is None or share < settings.CASE_BUDGET_WARN_RATIO:
         budget.warned_at = None
@@ -110,6 +109,22 @@ def _after_limits_changed(actor, budget: CaseBudget) -> list[int]:
         limit_musd=budget.limit_musd, limit_tokens=budget.limit_tokens, overridden=budget.overridden,
         warned_at=budget.warned_at, reached_at=budget.reached_at)
     return resumed
+
+
+def _room(budget: CaseBudget) -> bool:
+    return (budget.limit_musd is None or budget.spent_musd + budget.reserved_musd < budget.limit_musd) and (
+        budget.limit_tokens is None or budget.spent_tokens + budget.reserved_tokens < budget.limit_tokens)
+
+
+def budget_room_made(*, case_id: int) -> list[int]:
+    """Reserved headroom came back without a lead (a gone process's hold, casework/budgets/holds.py):
+    a case marked at its budget that now has room loses the mark, and its runs waiting in
+    "Budget reached" go back to the queue. In the caller's transaction; returns the runs let go."""
+    budget = CaseBudget.objects.select_for_update().filter(case_id=case_id, reached_at__isnull=False).first()
+    if budget is None or not _room(budget):
+        return []
+    CaseBudget.objects.filter(pk=budget.pk).update(reached_at=None)
+    return _resume_runs("system", case_id)
 
 
 def _resume_runs(actor, case_id: int) -> list[int]:

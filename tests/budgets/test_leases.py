@@ -11,6 +11,7 @@ refill is written before the next call whatever the machine's speed."""
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 from django.db import connection
@@ -19,7 +20,7 @@ from agents.llm.base import Completion, LLMRequest, Message
 from agents.runtime import aio, charging
 from agents.runtime.runner import run_agent
 from casework.budgets.ledger import BudgetCharger
-from casework.budgets.models import CaseBudget
+from casework.budgets.models import BudgetHold, CaseBudget
 from casework.cases.services import case_create
 from tests.budgets.test_reservation import AGENTS, INPUT, endpoint, one_call_estimate  # noqa: F401 - fixture
 
@@ -82,9 +83,18 @@ def test_a_case_s_calls_take_their_reservations_from_its_lease_refilled_ahead_an
         [(case.reference, 16, 16)]]
     (lease,) = charging._writer.leases.values()
     assert lease.musd == (1 + 4 + 8 + 16 * 3 - 40) * musd
+    # What the ledger holds reserved is this process's hold (casework/budgets/holds.py): what is
+    # left of the lease and the estimates of the calls it settled in memory, not yet written.
+    (hold,) = BudgetHold.objects.filter(case=case)
+    budget = CaseBudget.objects.get(case=case)
+    assert (budget.reserved_musd, budget.reserved_tokens) == (hold.reserved_musd, hold.reserved_tokens)
+    assert hold.reserved_musd == lease.musd + lease.settled_musd and hold.reserved_tokens == (
+        lease.tokens + lease.settled_tokens)
+    assert hold.pid == os.getpid()
     charging.flush()  # the leases are given back, the settlements written
     budget = CaseBudget.objects.get(case=case)
     assert budget.reserved_musd == 0 and budget.reserved_tokens == 0
+    assert BudgetHold.objects.get(case=case).reserved_musd == 0
     assert budget.spent_musd == 40 * musd and budget.calls == 40 and budget.refused == 0
     assert charging._writer.leases == {}
 
