@@ -92,27 +92,11 @@ def _filled(tables: list[str]) -> list[str]:
     filled = []
     with connection.cursor() as cursor:
         for start in range(0, len(tables), 200):
-            sql = " UNION ALL ".join(  # noqa: S608 - names from introspection
+            cursor.execute(" UNION ALL ".join(  # noqa: S608 - names from introspection
                 f"SELECT {n} WHERE EXISTS (SELECT 1 FROM {quote(table)})"
-                for n, table in enumerate(tables[start:start + 200], start))
-            filled += [tables[row[0]] for row in _fetch_planned_once(cursor, sql)]
+                for n, table in enumerate(tables[start:start + 200], start)))
+            filled += [tables[row[0]] for row in cursor.fetchall()]
     return filled
-
-
-def _fetch_planned_once(cursor, sql: str) -> list[tuple]:
-    """Rows of `sql` (no parameters). On PostgreSQL it is prepared on the connection, so that it
-    is planned once per connection rather than at every call: planning a UNION of 200 EXISTS
-    takes about 13 ms here, and the test suite empties the tables after each of ~500 tests
-    (pg_stat_statements: 20 s of the server's CPU a run). The plan is made again by PostgreSQL
-    itself when a table in it changes."""
-    if connection.vendor != "postgresql":
-        cursor.execute(sql)
-        return cursor.fetchall()
-    import psycopg
-
-    with psycopg.Cursor(connection.connection) as prepared:  # server-side binding: Django's binds client-side
-        prepared.execute(sql, prepare=True)
-        return prepared.fetchall()
 
 
 def _empty_postgresql(filled: list[str]) -> bool:
