@@ -47,8 +47,21 @@ class CaseTypeBudgetAdmin(admin.ModelAdmin):
         return super().changelist_view(request, extra_context={**(extra_context or {}), **extra})
 
 
+class _ReadOnly:
+    """Shown, never edited here: the ledger and the holds move only through the services."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(CaseBudget)
-class CaseBudgetAdmin(CaseScopedAdmin, admin.ModelAdmin):
+class CaseBudgetAdmin(CaseScopedAdmin, _ReadOnly, admin.ModelAdmin):
     """Read-only: a case's budget changes through a lead (the case page, the API), its spend
     through the reservations."""
 
@@ -67,18 +80,9 @@ class CaseBudgetAdmin(CaseScopedAdmin, admin.ModelAdmin):
     def limit(self, obj):
         return usd_text(obj.limit_musd)
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(BudgetHold)
-class BudgetHoldAdmin(CaseScopedAdmin, admin.ModelAdmin):
+class BudgetHoldAdmin(CaseScopedAdmin, _ReadOnly, admin.ModelAdmin):
     """Read-only: what each worker process holds reserved in a case's ledger (casework/budgets/
     holds.py); a gone process's are given back by the sweep, audited."""
 
@@ -90,12 +94,3 @@ class BudgetHoldAdmin(CaseScopedAdmin, admin.ModelAdmin):
     @admin.display(description="reserved")
     def reserved(self, obj):
         return usd_text(obj.reserved_musd)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
