@@ -262,6 +262,9 @@ class _Writer:
 
     def _renew_tick(self) -> None:
         with self.lock:
+            if _writer is not self:  # shut down (pool_shutdown): its holds went with its queue
+                self.renewing = False
+                return
             self.renew_due = True
             self._wake()
 
@@ -525,6 +528,9 @@ class _LoopWriter:
                 await self._holds_renew()
 
     def _renew_tick(self) -> None:
+        if _writer is not self:  # shut down (pool_shutdown): nothing to renew from here
+            self.renewing = False
+            return
         self.renew_due = True
         self._wake()
 
@@ -542,9 +548,10 @@ class _LoopWriter:
             return
         lost = [lease for lease in self.leases.values() if lease.case_id not in held]
         for lease in lost:
-            logging.getLogger(__name__).warning(
-                "The budget lease of case %s was given back by the sweep (this process did not renew its "
-                "holds in time): forgotten here.", lease.reference)
+            if lease.musd or lease.tokens or lease.in_flight or lease.calls:  # (an empty one's hold was at 0)
+                logging.getLogger(__name__).warning(
+                    "The budget lease of case %s was given back by the sweep (this process did not renew its "
+                    "holds in time): forgotten here.", lease.reference)
             lease.lost = True
             self.leases.pop(lease.reference, None)
             self.leases_by_case.pop(lease.case_id, None)
