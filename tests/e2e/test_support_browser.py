@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 
 from casework.support.agents.language import detect_language
 from casework.support.models import Ticket
+from tests.e2e.conftest import POLL_GUARD_MS
 from tests.support.conftest import smtp_server, support_data  # noqa: F401 - fixtures
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -68,7 +69,7 @@ def test_the_page_follows_a_triage_until_the_worker_finishes(page, log_in, alice
     log_in(page, "alice", "alice-pass-123", next_path=f"/cases/{ticket.case.reference}/")
     expect(page.locator("#support-triage")).to_contain_text("running")
     execute_run(queued.pk)  # the worker
-    expect(page.locator("#support-triage")).not_to_contain_text("running", timeout=15_000)
+    expect(page.locator("#support-triage")).not_to_contain_text("running", timeout=POLL_GUARD_MS)
     expect(page.locator("#support-thread")).to_contain_text("Still failing")
     expect(page.locator("#support-reply")).to_have_value(Ticket.objects.get(pk=ticket.pk).suggested_reply)
     assert page.js_errors == []

@@ -8,6 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from casework.transactions.models import Recommendation, RuleDraft
+from tests.e2e.conftest import POLL_GUARD_MS
 from tests.transactions.conftest import investigate, load
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -53,5 +54,6 @@ def test_the_page_follows_a_queued_investigation_until_the_worker_finishes(page,
 
     run_pipeline(AgentRun.objects.get(case=investigation.case).pk)  # the worker, now
 
-    expect(page.get_by_test_id("txn-status")).to_have_text("Completed")  # polled in, no reload
+    # Polled in, no reload (the guard is only a guard: tests/e2e/conftest.py, POLL_GUARD_MS).
+    expect(page.get_by_test_id("txn-status")).to_have_text("Completed", timeout=POLL_GUARD_MS)
     expect(page.locator("#txn-timelines")).to_contain_text("rule_draft_tool")
