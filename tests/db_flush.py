@@ -62,13 +62,15 @@ def _should_reload_connections(self: TransactionTestCase) -> bool:
 
 
 def _reusable(conn) -> bool:
-    if conn.vendor != "postgresql" or conn.connection is None:
-        return conn.connection is None
-    if conn.in_atomic_block or conn.needs_rollback or not conn.get_autocommit():
-        return False
-    info = conn.connection.info
-    return (not conn.connection.closed and info.transaction_status == 0  # idle
-            and info.dbname == conn.settings_dict["NAME"] and conn.is_usable())
+    """Not open (nothing to close), or a PostgreSQL connection in autocommit (no atomic block),
+    idle (no transaction open), on the test database and answering."""
+    if conn.connection is None:
+        return True
+    from psycopg.pq import TransactionStatus
+
+    return (conn.vendor == "postgresql" and conn.get_autocommit()
+            and conn.connection.info.transaction_status == TransactionStatus.IDLE
+            and conn.connection.info.dbname == conn.settings_dict["NAME"] and conn.is_usable())
 
 
 @contextlib.contextmanager

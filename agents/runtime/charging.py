@@ -172,8 +172,36 @@ def _leasing() -> bool:
     return settings.CASE_BUDGET_LEASE_CALLS > 0 and hasattr(_charger, "areserve_leasing")
 
 
+class _Renewal:
+    """A writer's renewal of this process's budget holds (casework/budgets/holds.py): armed by its
+    first reservation, then every quarter of CASE_BUDGET_HOLD_STALE_SECONDS while the process
+    holds anything, each renewal written by the writer itself, in its own queue (`renew_due`)."""
+
+    renewing = False  # a renewal is scheduled
+    renew_due = False  # the writer's next drain renews
+
+    def _renewal_arm(self) -> None:
+        if not self.renewing:
+            self.renewing = True
+            _renewal_schedule(self._renew_tick)
+
+    def _renewal_next(self, held: bool) -> None:
+        """After a renewal: the next while anything is held, else none until the next reservation."""
+        if held:
+            _renewal_schedule(self._renew_tick)
+        else:
+            self.renewing = False
+
+    def _renew_tick(self) -> None:
+        if _writer is not self:  # shut down (pool_shutdown): nothing to renew from here
+            self.renewing = False
+            return
+        self.renew_due = True
+        self._wake()
+
+
 @dataclass
-class _Writer:
+class _Writer(_Renewal):
     """The queue and the one thread that writes it (started on demand, again after a fork)."""
 
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -183,8 +211,6 @@ class _Writer:
     idle: threading.Condition = None  # type: ignore[assignment]
     pool: concurrent.futures.ThreadPoolExecutor | None = None
     leases: dict = field(default_factory=dict)  # none: leases are the loop's writer's (_LoopWriter)
-    renewing: bool = False  # a renewal of this process's holds is scheduled (_renewal_arm)
-    renew_due: bool = False
 
     def __post_init__(self) -> None:
         self.idle = threading.Condition(self.lock)
@@ -238,9 +264,7 @@ class _Writer:
                     results = [exc] * len(reserves)
                 for (_, loop, future), result in zip(reserves, results, strict=True):
                     loop.call_soon_threadsafe(_resolve, future, result)
-                if not self.renewing:
-                    self.renewing = True
-                    _renewal_schedule(self._renew_tick)
+                self._renewal_arm()
             try:
                 _on_connection(settle_now)
             except Exception:  # noqa: BLE001 - logged; the reservations stay (they can only refuse early)
@@ -249,24 +273,17 @@ class _Writer:
                 logging.getLogger(__name__).exception("Settling %d budget reservations failed", len(settlements))
             if renew:
                 try:
-                    held = _on_connection(_charger.holds_renew)
+                    held = bool(_on_connection(_charger.holds_renew))
                 except Exception:  # noqa: BLE001 - logged; tried again at the next renewal
                     import logging
 
                     logging.getLogger(__name__).exception("Renewing this process's budget holds failed")
                     held = True
-                if held:
-                    _renewal_schedule(self._renew_tick)
-                else:
-                    self.renewing = False
+                self._renewal_next(held)
 
     def _renew_tick(self) -> None:
-        with self.lock:
-            if _writer is not self:  # shut down (pool_shutdown): its holds went with its queue
-                self.renewing = False
-                return
-            self.renew_due = True
-            self._wake()
+        with self.lock:  # _wake is called under the lock
+            super()._renew_tick()
 
     def flush(self, timeout: float = 30.0) -> None:
         """Wait until everything queued is written (tests; a worker's end)."""
@@ -311,7 +328,7 @@ def _on_connection(fn, *args):
         return fn(*args)
 
 
-class _LoopWriter:
+class _LoopWriter(_Renewal):
     """The same queue written from the event loop itself, for a charger that can write without
     blocking (PostgreSQL through psycopg's async connection: ledger.BudgetCharger.aconnect).
     No thread: a thread writing while the loop's calls hold the GIL waits for it at every step
@@ -331,8 +348,6 @@ class _LoopWriter:
         self.leases_by_case: dict[int, _Lease] = {}
         self.refills: list[_Lease] = []  # leases below half, to be refilled ahead (_refill_ask)
         self.sweeping = False
-        self.renewing = False  # a renewal of this process's holds is scheduled (_renewal_schedule)
-        self.renew_due = False
 
     def take(self, case: str, provider: str, model: str, input_tokens: int, most_tokens: int) -> Leased | None:
         """The call's reservation from its case's lease, with no statement and no wait; None
@@ -517,22 +532,13 @@ class _LoopWriter:
                     lease.refilling, lease.refill_refused = False, True
                 for (_, future), result in zip(reserves, results, strict=True):
                     _resolve(future, result)
-                if not self.renewing:
-                    self.renewing = True
-                    _renewal_schedule(self._renew_tick)
+                self._renewal_arm()
             try:
                 await self._with_connection(settle_now)
             except Exception:  # noqa: BLE001 - logged; the reservations stay (they can only refuse early)
                 logging.getLogger(__name__).exception("Settling %d budget reservations failed", len(settlements))
             if renew:
                 await self._holds_renew()
-
-    def _renew_tick(self) -> None:
-        if _writer is not self:  # shut down (pool_shutdown): nothing to renew from here
-            self.renewing = False
-            return
-        self.renew_due = True
-        self._wake()
 
     async def _holds_renew(self) -> None:
         """Renew this process's holds; forget the leases whose hold the sweep gave back (this
@@ -544,7 +550,7 @@ class _LoopWriter:
             held = await self._with_connection(_charger.aholds_renew)
         except Exception:  # noqa: BLE001 - logged; tried again at the next renewal
             logging.getLogger(__name__).exception("Renewing this process's budget holds failed")
-            _renewal_schedule(self._renew_tick)
+            self._renewal_next(True)
             return
         lost = [lease for lease in self.leases.values() if lease.case_id not in held]
         for lease in lost:
@@ -557,10 +563,7 @@ class _LoopWriter:
             self.leases_by_case.pop(lease.case_id, None)
             if (settled := lease.settled()) is not None:
                 self.settlements.append(settled)
-        if held or self.leases:
-            _renewal_schedule(self._renew_tick)
-        else:
-            self.renewing = False
+        self._renewal_next(bool(held))  # every lease left is a held case's
 
     def _absorb_excess(self, settlement: Settlement) -> Settlement:
         """A call that used more than its estimate (the prompt's count is an estimate) takes the

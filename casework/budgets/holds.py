@@ -124,13 +124,13 @@ def holds_take(cursor, rows: list[tuple]) -> list[tuple]:
     cursor.execute(f"SELECT case_id, reserved_musd, reserved_tokens FROM {_table()} "
                    f"WHERE holder = %s AND case_id IN ({places}){lock}", [name, *[row[0] for row in rows]])
     held = {case_id: (musd, tokens) for case_id, musd, tokens in cursor.fetchall()}
-    out, taken = [], []
+    out, taken, now = [], [], _now_param()
     for case_id, musd, tokens, *rest in rows:
         held_musd, held_tokens = held.get(case_id, (0, 0))
         give_musd, give_tokens = min(musd, held_musd), min(tokens, held_tokens)
         out.append((case_id, give_musd, give_tokens, *rest))
         if case_id in held:
-            taken.append((give_musd, give_tokens, _now_param(), name, case_id))
+            taken.append((give_musd, give_tokens, now, name, case_id))
     if taken:
         cursor.executemany(f"UPDATE {_table()} SET reserved_musd = reserved_musd - %s, "
                            "reserved_tokens = reserved_tokens - %s, renewed_at = %s "
@@ -192,18 +192,13 @@ def holds_release_gone(*, now: datetime | None = None) -> int:
     now = now or timezone.now()
     stale_before = now - timedelta(seconds=settings.CASE_BUDGET_HOLD_STALE_SECONDS)
     me, host, _ = holder()
-    candidates = (BudgetHold.objects.exclude(holder=me).filter(renewed_at__lt=stale_before)
-                  .order_by("renewed_at", "pk").values_list("pk", "pid", "host")[:SCAN_LIMIT])
-    gone = [(pk, "not renewed") for pk, _, _ in candidates]
-    seen = {pk for pk, _ in gone}
-    for pk, pid in (BudgetHold.objects.exclude(holder=me).filter(host=host).order_by("pk")
-                    .values_list("pk", "pid")[:SCAN_LIMIT]):
-        if pk not in seen and _pid_gone(pid):
-            gone.append((pk, "process gone"))
-    released = 0
-    for pk, why in gone:
-        released += _release(pk, why, stale_before if why == "not renewed" else None)
-    return released
+    others = BudgetHold.objects.exclude(holder=me)
+    stale = list(others.filter(renewed_at__lt=stale_before).order_by("renewed_at", "pk")
+                 .values_list("pk", flat=True)[:SCAN_LIMIT])
+    dead_here = [pk for pk, pid in others.filter(host=host).exclude(pk__in=stale).order_by("pk")
+                 .values_list("pk", "pid")[:SCAN_LIMIT] if _pid_gone(pid)]
+    return (sum(_release(pk, "not renewed", stale_before) for pk in stale)
+            + sum(_release(pk, "process gone", None) for pk in dead_here))
 
 
 def _release(pk: int, why: str, stale_before: datetime | None) -> int:
@@ -212,7 +207,9 @@ def _release(pk: int, why: str, stale_before: datetime | None) -> int:
     from casework.budgets.services import budget_room_made
 
     with transaction.atomic():
-        rows = BudgetHold.objects.select_for_update(skip_locked=True).filter(pk=pk)
+        # Only the hold's row is locked (not its case's, which select_related joins): a case row
+        # locked by someone else must not make the sweep skip the hold.
+        rows = BudgetHold.objects.select_for_update(skip_locked=True, of=("self",)).filter(pk=pk)
         if stale_before is not None:
             rows = rows.filter(renewed_at__lt=stale_before)  # renewed meanwhile: alive after all
         hold = rows.select_related("case").first()
