@@ -96,3 +96,17 @@ class CaseScopedAdmin:
             if ids is not None:
                 kwargs["queryset"] = db_field.related_model._default_manager.filter(pk__in=ids)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+class ReadOnlyRows:
+    """Mix in before admin.ModelAdmin (or an inline): its rows are shown, never added, changed or
+    deleted in the admin; they move only through their services, which audit them."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from audit.admin_scope import CaseScopedAdmin
+from audit.admin_scope import CaseScopedAdmin, ReadOnlyRows
 from casework.access.models import (
     AccessLevel,
     AdvisoryReport,
@@ -82,15 +82,8 @@ class AbsenceAdmin(admin.ModelAdmin):
     autocomplete_fields = ["employee"]
 
 
-class ReadOnlyAdmin(CaseScopedAdmin, admin.ModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+class ReadOnlyAdmin(CaseScopedAdmin, ReadOnlyRows, admin.ModelAdmin):
+    pass
 
 
 @admin.register(HRMutation)

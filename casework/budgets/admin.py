@@ -9,7 +9,7 @@ from django.conf import settings
 from django.contrib import admin
 
 from agents.llm.prices import price_table
-from audit.admin_scope import CaseScopedAdmin
+from audit.admin_scope import CaseScopedAdmin, ReadOnlyRows
 from casework.budgets.limits import settings_limits, usd_text
 from casework.budgets.models import BudgetHold, CaseBudget, CaseTypeBudget
 from casework.budgets.services import case_type_budget_set
@@ -47,21 +47,8 @@ class CaseTypeBudgetAdmin(admin.ModelAdmin):
         return super().changelist_view(request, extra_context={**(extra_context or {}), **extra})
 
 
-class _ReadOnly:
-    """Shown, never edited here: the ledger and the holds move only through the services."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
 @admin.register(CaseBudget)
-class CaseBudgetAdmin(CaseScopedAdmin, _ReadOnly, admin.ModelAdmin):
+class CaseBudgetAdmin(CaseScopedAdmin, ReadOnlyRows, admin.ModelAdmin):
     """Read-only: a case's budget changes through a lead (the case page, the API), its spend
     through the reservations."""
 
@@ -82,7 +69,7 @@ class CaseBudgetAdmin(CaseScopedAdmin, _ReadOnly, admin.ModelAdmin):
 
 
 @admin.register(BudgetHold)
-class BudgetHoldAdmin(CaseScopedAdmin, _ReadOnly, admin.ModelAdmin):
+class BudgetHoldAdmin(CaseScopedAdmin, ReadOnlyRows, admin.ModelAdmin):
     """Read-only: what each worker process holds reserved in a case's ledger (casework/budgets/
     holds.py); a gone process's are given back by the sweep, audited."""
 

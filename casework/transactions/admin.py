@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from audit.admin_scope import CaseScopedAdmin
+from audit.admin_scope import CaseScopedAdmin, ReadOnlyRows
 from casework.transactions.models import (
     CardAccount,
     CurrencyRate,
@@ -38,15 +38,8 @@ class TransactionAdmin(admin.ModelAdmin):
     date_hierarchy = "occurred_at"
 
 
-class ReadOnly(admin.ModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+class ReadOnly(ReadOnlyRows, admin.ModelAdmin):
+    pass
 
 
 @admin.register(Investigation)
