@@ -104,17 +104,10 @@ def resume_stale_runs(*, now: datetime | None = None) -> int:
     """
     from django.utils import timezone
 
-    try:
-        return _resume_stale_runs(now=now or timezone.now())
-    except Exception as exc:
-        from casework.db_transient import db_connections_reset, is_transient_db_error
+    from casework.db_transient import scan_or_skip
 
-        if not is_transient_db_error(exc):
-            raise
-        # The database is restarting: the next scan (RUN_SCAN_INTERVAL_SECONDS) looks again.
-        db_connections_reset()
-        logger.warning("Stale-run scan skipped: transient database error (%s: %s).", type(exc).__name__, exc)
-        return 0
+    # The database restarting: the next scan (RUN_SCAN_INTERVAL_SECONDS) looks again.
+    return scan_or_skip("Stale-run scan", lambda: _resume_stale_runs(now=now or timezone.now()), 0)
 
 
 def _resume_stale_runs(*, now: datetime) -> int:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Callable
+from typing import TypeVar
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 
@@ -103,6 +105,23 @@ def db_connections_reset() -> None:
                 conn.close()
         except DatabaseError:  # closing a dead connection may itself complain
             logger.debug("Closing connection %s failed", conn.alias, exc_info=True)
+
+
+T = TypeVar("T")
+
+
+def scan_or_skip(what: str, scan: Callable[[], T], skipped: T) -> T:
+    """A periodic scan (a beat task) that meets a transient database error (a restart) is
+    skipped, not failed: the broken connections are dropped and the next scan looks again.
+    Any other error is raised."""
+    try:
+        return scan()
+    except Exception as exc:
+        if not is_transient_db_error(exc):
+            raise
+        db_connections_reset()
+        logger.warning("%s skipped: transient database error (%s: %s).", what, type(exc).__name__, exc)
+        return skipped
 
 
 def backoff_seconds(attempt: int, *, initial: float = 0.5, cap: float = 30.0, rng: random.Random | None = None) -> float:

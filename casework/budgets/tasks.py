@@ -1,10 +1,6 @@
 from __future__ import annotations
 
-import logging
-
 from celery import shared_task
-
-logger = logging.getLogger(__name__)
 
 
 @shared_task(soft_time_limit=60, time_limit=90)
@@ -17,13 +13,7 @@ def budget_holds_release(now: str | None = None) -> int:
     from django.utils import timezone
 
     from casework.budgets.holds import holds_release_gone
-    from casework.db_transient import db_connections_reset, is_transient_db_error
+    from casework.db_transient import scan_or_skip
 
-    try:
-        return holds_release_gone(now=datetime.fromisoformat(now) if now else timezone.now())
-    except Exception as exc:
-        if not is_transient_db_error(exc):
-            raise
-        db_connections_reset()
-        logger.warning("Budget hold scan skipped: transient database error (%s: %s).", type(exc).__name__, exc)
-        return 0
+    return scan_or_skip("Budget hold scan", lambda: holds_release_gone(
+        now=datetime.fromisoformat(now) if now else timezone.now()), 0)
