@@ -127,6 +127,7 @@ def test_the_case_page_shows_spend_and_only_a_lead_gets_the_form(case, lena, ali
     alice_page = as_alice.get(f"/cases/{case.reference}/").content.decode()
     for page in (lead_page, alice_page):
         assert "Spent <strong>$1.00</strong> of $4.00 (25%)" in page
+        assert "<strong>1,234</strong> tokens of no limit" in page  # grouped, as the money is
     assert 'id="budget-form"' in lead_page and 'id="budget-form"' not in alice_page
     answer = as_lead.post(f"/cases/{case.reference}/budget/", {"action": "set", "limit_usd": "8", "limit_tokens": "",
                                                                "reason": "More."}, HTTP_HX_REQUEST="true")
